@@ -1,0 +1,69 @@
+# denorm: build, test and demo. `make help` lists the targets.
+#
+# Tests that need servers read DENORM_TEST_PG and DENORM_TEST_MONGO, which
+# scripts/testenv.sh sets for the command it runs (throwaway PostgreSQL + FerretDB).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(PATH):/usr/local/go/bin
+
+GO        ?= go
+TESTFLAGS ?= -race -count=1 -timeout 30m
+PKGS      ?= ./...
+BENCH     ?= .
+
+TESTSERVER_SRC := $(filter-out %_test.go,$(wildcard tools/testserver/*.go)) tools/testserver/go.mod tools/testserver/go.sum
+
+.PHONY: all help build tools deps test test-tools test-short demo bench lint clean
+
+all: build
+
+help:
+	@echo "make build       build bin/denorm"
+	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
+	@echo "make deps        install PostgreSQL if missing (root, apt), then tools"
+	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)')"
+	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
+	@echo "make test-short  go test -short, no servers"
+	@echo "make demo        migrate testdata/examples/seed.sql with the person mapping and print the documents"
+	@echo "make bench       benchmarks against throwaway servers"
+	@echo "make lint        gofmt check and go vet"
+	@echo "make clean       remove bin/"
+
+build:
+	$(GO) build -o bin/denorm ./cmd/denorm
+
+tools: bin/testserver
+
+# Its own module: FerretDB's dependencies stay out of denorm's go.mod.
+bin/testserver: $(TESTSERVER_SRC)
+	cd tools/testserver && GOWORK=off $(GO) build -o ../../bin/testserver .
+
+deps:
+	scripts/pg.sh install
+	$(MAKE) tools
+
+test: deps build test-tools
+	scripts/testenv.sh $(GO) test $(TESTFLAGS) $(PKGS)
+
+# The test server's own tests (an in-process FerretDB; no external servers).
+test-tools:
+	cd tools/testserver && GOWORK=off $(GO) test -count=1 ./...
+
+test-short:
+	$(GO) test -short $(PKGS)
+
+demo: deps build
+	scripts/testenv.sh scripts/demo.sh
+
+bench: deps build
+	scripts/testenv.sh $(GO) test -run '^$$' -bench '$(BENCH)' $(PKGS)
+
+lint:
+	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))"; \
+	if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	cd tools/testserver && GOWORK=off $(GO) vet ./...
+
+clean:
+	rm -rf bin/

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/pipeline"
+)
+
+type migrateOptions struct {
+	mapping    string
+	source     string
+	target     string
+	batchSize  int
+	maxDocSize int
+	rejects    string
+	progress   string
+}
+
+const defaultTarget = "denorm-out"
+
+func newMigrateCmd(g *globals) *cobra.Command {
+	o := &migrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "migrate --mapping FILE --source URL [--target TARGET]",
+		Short: "Copy the source database into documents, as the mapping file says",
+		Long: `migrate reads every table the mapping names from one consistent snapshot of the
+source database, builds the documents and writes them to the target.
+
+TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db)
+or, for anything else, a directory: each collection is written there to
+<collection>.jsonl as relaxed Extended JSON, one document a line, which
+mongoimport reads. Default: ./` + defaultTarget + `.
+
+Writes replace documents by _id, so running migrate again gives the same
+result. Memory is bounded by --batch-size, never by table size.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			return runMigrate(cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
+	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read, built and written at a time")
+	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
+	f.StringVar(&o.rejects, "rejects", "", "write rejected rows to this JSON Lines file (collection, source, error)")
+	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
+	return cmd
+}
+
+func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
+	ctx := cmd.Context()
+	if o.batchSize <= 0 {
+		return usageError{fmt.Errorf("--batch-size must be positive")}
+	}
+	switch o.progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
+	}
+	conn, err := connectSource(ctx, o.source)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	snap, err := extract.Begin(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer snap.Close(ctx)
+	plan, err := loadPlan(ctx, snap, o.mapping)
+	if err != nil {
+		return err
+	}
+	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
+
+	sink, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	if err != nil {
+		return err
+	}
+	defer sink.Close(ctx)
+
+	var (
+		mu       sync.Mutex
+		rejected int64
+		rejFile  *os.File
+		rejEnc   *json.Encoder
+	)
+	if o.rejects != "" {
+		rejFile, err = os.Create(o.rejects)
+		if err != nil {
+			return fmt.Errorf("rejects file: %w", err)
+		}
+		defer rejFile.Close()
+		rejEnc = json.NewEncoder(rejFile)
+	}
+	prog := newProgress(g, o.progress)
+	start := time.Now()
+	stats, err := pipeline.Migrate(ctx, snap, plan, sink, pipeline.Options{
+		BatchSize: o.batchSize,
+		Progress:  prog.update,
+		Reject: func(r pipeline.Rejected) {
+			mu.Lock()
+			defer mu.Unlock()
+			rejected++
+			if rejEnc != nil {
+				_ = rejEnc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()})
+			}
+			if rejected <= 20 || g.verbose {
+				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
+			}
+		},
+	})
+	prog.finish()
+	if cerr := sink.Close(ctx); err == nil && cerr != nil {
+		err = cerr
+	}
+	printSummary(g, stats, time.Since(start), o.target)
+	if err != nil {
+		return err
+	}
+	if rejected > 0 {
+		if o.rejects != "" {
+			fmt.Fprintf(g.stderr, "rejected rows are listed in %s\n", o.rejects)
+		}
+		return rejectedError{rejected}
+	}
+	return nil
+}
+
+func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, target string) {
+	w := g.stdout
+	fmt.Fprintf(w, "%-24s %12s %12s %8s %10s %10s\n", "COLLECTION", "READ", "WRITTEN", "FAILED", "TIME", "DOCS/S")
+	var read, written, failed int64
+	for _, s := range stats {
+		rate := 0.0
+		if s.Elapsed > 0 {
+			rate = float64(s.Written) / s.Elapsed.Seconds()
+		}
+		status := ""
+		if !s.Done {
+			status = "  (interrupted)"
+		}
+		fmt.Fprintf(w, "%-24s %12d %12d %8d %10s %10.0f%s\n", s.Collection, s.Read, s.Written, s.Failed, s.Elapsed.Round(time.Millisecond), rate, status)
+		read, written, failed = read+s.Read, written+s.Written, failed+s.Failed
+	}
+	fmt.Fprintf(w, "%-24s %12d %12d %8d %10s\n", "TOTAL", read, written, failed, elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "target: %s\n", load.RedactURI(target))
+}

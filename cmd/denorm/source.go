@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+)
+
+// connectSource opens the source database.
+func connectSource(ctx context.Context, url string) (*pgx.Conn, error) {
+	if url == "" {
+		return nil, usageError{fmt.Errorf("no source database: give --source postgres://... or set DENORM_SOURCE")}
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("source URL: %w", load.Redact(err, url))}
+	}
+	cfg.RuntimeParams["application_name"] = "denorm"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to source: %w", load.Redact(err, url))
+	}
+	return conn, nil
+}
+
+// loadPlan parses the mapping, reads the catalog inside snap and resolves.
+func loadPlan(ctx context.Context, q extract.Querier, path string) (*mappings.Plan, error) {
+	if path == "" {
+		return nil, usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
+	}
+	f, err := mappings.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := extract.ReadCatalog(ctx, q, f.Tables())
+	if err != nil {
+		return nil, err
+	}
+	return mappings.Resolve(f, cat)
+}

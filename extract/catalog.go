@@ -1,0 +1,122 @@
+// Package extract reads the source PostgreSQL database: catalog
+// introspection, one consistent read-only snapshot, and the batched streams
+// of rows a Plan needs. It never writes to the source.
+//
+// Root tables are read by keyset pagination in _id order; related rows are
+// fetched set-wise for a whole batch of parents (one query per relation per
+// batch, never one per parent row), so memory is bounded by the batch size
+// and the embedded relations' fan-out, never by table size.
+package extract
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/mappings"
+)
+
+// Querier is what catalog introspection needs: a *pgx.Conn or a pgx.Tx.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// ReadCatalog describes the named tables ("schema.table"). Tables that do
+// not exist are absent from the result; Resolve reports them.
+func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Catalog, error) {
+	cat := &mappings.Catalog{Tables: map[string]*mappings.Table{}}
+	if len(tables) == 0 {
+		return cat, nil
+	}
+	schemas := make([]string, len(tables))
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		s, n, _ := strings.Cut(mappings.QualifiedName(t), ".")
+		schemas[i], names[i] = s, n
+	}
+	rows, err := q.Query(ctx, `
+SELECT n.nspname, c.relname, c.oid::int8, c.reltuples::int8,
+       a.attname, format_type(a.atttypid, a.atttypmod), t.typname, t.typcategory::text,
+       coalesce(et.typname, ''), coalesce(et.typcategory::text, ''), a.attnotnull
+FROM unnest($1::text[], $2::text[]) AS want(nsp, rel)
+JOIN pg_namespace n ON n.nspname = want.nsp
+JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = want.rel AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+JOIN pg_type t ON t.oid = a.atttypid
+LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
+ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	oids := map[int64]*mappings.Table{}
+	for rows.Next() {
+		var (
+			schema, name string
+			oid, tuples  int64
+			col          mappings.Column
+		)
+		if err := rows.Scan(&schema, &name, &oid, &tuples, &col.Name, &col.Type, &col.TypeName, &col.Category,
+			&col.ElemTypeName, &col.ElemCategory, &col.NotNull); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read catalog: %w", err)
+		}
+		key := schema + "." + name
+		t := cat.Tables[key]
+		if t == nil {
+			t = &mappings.Table{Schema: schema, Name: name, Estimate: tuples}
+			cat.Tables[key] = t
+			oids[oid] = t
+		}
+		t.Columns = append(t.Columns, col)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	if len(oids) == 0 {
+		return cat, nil
+	}
+	ids := make([]int64, 0, len(oids))
+	for id := range oids {
+		ids = append(ids, id)
+	}
+	// Keys: the primary key, and unique indexes (non-partial) whose
+	// columns are all NOT NULL.
+	rows, err = q.Query(ctx, `
+SELECT i.indrelid::int8, i.indisprimary,
+       array_agg(a.attname ORDER BY k.ord), bool_and(a.attnotnull)
+FROM pg_index i
+CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+WHERE i.indrelid = ANY($1::oid[]) AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+GROUP BY i.indexrelid, i.indrelid, i.indisprimary
+ORDER BY i.indrelid, NOT i.indisprimary, i.indexrelid`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			oid     int64
+			primary bool
+			cols    []string
+			notNull bool
+		)
+		if err := rows.Scan(&oid, &primary, &cols, &notNull); err != nil {
+			return nil, fmt.Errorf("read catalog keys: %w", err)
+		}
+		t := oids[oid]
+		switch {
+		case primary:
+			t.PrimaryKey = cols
+		case notNull:
+			t.Unique = append(t.Unique, cols)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read catalog keys: %w", err)
+	}
+	return cat, nil
+}

@@ -1,0 +1,481 @@
+package extract
+
+// Type conversion: how each PostgreSQL column is selected (SelectExpr) and
+// how the value pgx decodes is turned into a document value (Convert).
+//
+//	PostgreSQL                     selected as          document value (BSON)
+//	smallint, integer              native               int32
+//	bigint                         native               int64
+//	numeric                        native               Decimal (Decimal128), float64 or string by NumericMode
+//	real, double precision         native               float64 (NaN, ±Inf kept; real via its shortest decimal text)
+//	text, varchar, char(n), name   native               string (char(n) keeps PostgreSQL's blank padding)
+//	citext                         ::text               string
+//	boolean                        native               bool
+//	date, timestamp, timestamptz   native               time.Time in UTC (timestamp without zone taken as UTC);
+//	                                                    ±infinity is an error (a BSON date has no infinity)
+//	uuid                           native               UUID (binary subtype 4)
+//	bytea                          native               Binary (binary subtype 0)
+//	json, jsonb                    ::text               Doc / Array / scalars, parsed here keeping key order
+//	enums (category E)             ::text               string (the label)
+//	every other type               ::text               string: PostgreSQL's text output (interval "1 day",
+//	                                                    inet, money, xml, ranges, bit, time, composites,
+//	                                                    domains, ...); it follows session settings such as
+//	                                                    IntervalStyle and lc_monetary
+//	one-dimensional arrays         native (the above)   Array, each element converted as above, NULL -> nil
+//	  of other element types       ::text[]             Array of strings (json[]/jsonb[] elements parsed)
+//	NULL                                                nil
+//
+// Arrays with more than one dimension are refused by the query itself (pgx
+// would silently flatten them): SelectExpr wraps array columns in a CASE that
+// fails with "malformed array literal: "denorm: column ... holds a
+// 2-dimensional array ..."" for such a value. Array lower bounds are ignored.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
+)
+
+// nativeTypes are the pg_type.typname values pgx decodes (binary protocol)
+// into values Convert takes as they are.
+var nativeTypes = map[string]bool{
+	"int2": true, "int4": true, "int8": true,
+	"float4": true, "float8": true,
+	"numeric": true,
+	"text":    true, "varchar": true, "bpchar": true, "name": true,
+	"bool": true,
+	"date": true, "timestamp": true, "timestamptz": true,
+	"uuid":  true,
+	"bytea": true,
+}
+
+// SelectExpr is the SQL expression that selects col so that Convert
+// understands what pgx's rows.Values() returns for it. qualifier is a table
+// alias, or empty. See the table at the top of this file.
+func SelectExpr(col mappings.Column, qualifier string) string {
+	ref := pgx.Identifier{col.Name}.Sanitize()
+	if qualifier != "" {
+		ref = pgx.Identifier{qualifier}.Sanitize() + "." + ref
+	}
+	if col.Category == "A" && col.ElemTypeName != "" && col.TypeName == "_"+col.ElemTypeName {
+		// Only true arrays (int2vector and oidvector are category A too).
+		var arrType, expr string
+		if nativeTypes[col.ElemTypeName] {
+			arrType = "pg_catalog." + pgx.Identifier{col.TypeName}.Sanitize()
+			expr = ref
+		} else {
+			arrType = "pg_catalog._text"
+			expr = ref + "::pg_catalog._text"
+		}
+		// A multi-dimensional value fails the cast of the message text
+		// to the array type, with the message in the error. The branch is
+		// not constant, so the planner does not fold it.
+		msg := fmt.Sprintf("denorm: column %s holds a ' || array_ndims(%s) || '-dimensional array; only one-dimensional arrays are supported: select a slice, filter the rows or cast the column",
+			strings.ReplaceAll(pgx.Identifier{col.Name}.Sanitize(), "'", "''"), ref)
+		return fmt.Sprintf("CASE WHEN array_ndims(%s) > 1 THEN ('%s')::%s ELSE %s END", ref, msg, arrType, expr)
+	}
+	if nativeTypes[col.TypeName] {
+		return ref
+	}
+	// json/jsonb (keeps key order), enums, citext and every other type.
+	return ref + "::pg_catalog.text"
+}
+
+// Convert turns v, a value rows.Values() returned for a column selected by
+// SelectExpr, into a document value (see transform). SQL NULL is nil.
+func Convert(col mappings.Column, v any, numeric mappings.NumericMode) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if x, ok := v.([]any); ok {
+		if col.Category != "A" {
+			return nil, unexpected(&col, v)
+		}
+		elem := mappings.Column{Name: col.Name, Type: strings.TrimSuffix(col.Type, "[]"), TypeName: col.ElemTypeName, Category: col.ElemCategory}
+		out := make(transform.Array, len(x))
+		for i, e := range x {
+			if _, nested := e.([]any); nested {
+				return nil, unexpected(&col, e)
+			}
+			c, err := convertScalar(&elem, e, numeric)
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i+1, err)
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
+	return convertScalar(&col, v, numeric)
+}
+
+func convertScalar(col *mappings.Column, v any, numeric mappings.NumericMode) (any, error) {
+	switch col.TypeName {
+	case "json", "jsonb":
+		switch x := v.(type) {
+		case string:
+			return parseJSONText([]byte(x))
+		case []byte:
+			return parseJSONText(x)
+		case nil:
+			return nil, nil
+		}
+		return nil, unexpected(col, v)
+	case "numeric":
+		switch x := v.(type) {
+		case pgtype.Numeric:
+			if !x.Valid {
+				return nil, nil
+			}
+			return numericValue(col, numericText(col, &x), numeric)
+		case string:
+			return numericValue(col, x, numeric)
+		case nil:
+			return nil, nil
+		}
+		return nil, unexpected(col, v)
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int32:
+		return x, nil
+	case int16:
+		return int32(x), nil
+	case int64:
+		return x, nil
+	case float64:
+		return x, nil
+	case float32:
+		return float32To64(x), nil
+	case string:
+		return x, nil
+	case bool:
+		return x, nil
+	case time.Time:
+		return x.UTC(), nil
+	case pgtype.InfinityModifier:
+		return nil, infinityError(col, x)
+	case [16]byte:
+		return transform.UUID(x), nil
+	case []byte:
+		return transform.Binary(x), nil
+	case pgtype.Numeric:
+		// numeric values of a column whose catalog type is not numeric
+		// (not produced by SelectExpr, but exact anyway).
+		if !x.Valid {
+			return nil, nil
+		}
+		return numericValue(col, numericText(col, &x), numeric)
+	}
+	return nil, unexpected(col, v)
+}
+
+func typeDesc(col *mappings.Column) string {
+	if col.Type != "" {
+		return col.Type
+	}
+	if col.TypeName != "" {
+		return col.TypeName
+	}
+	return "unknown type"
+}
+
+func unexpected(col *mappings.Column, v any) error {
+	return fmt.Errorf("column type %s: cannot convert a value of Go type %T (select the column with extract.SelectExpr)", typeDesc(col), v)
+}
+
+func infinityError(col *mappings.Column, m pgtype.InfinityModifier) error {
+	s := "infinity"
+	if m < 0 {
+		s = "-infinity"
+	}
+	return fmt.Errorf("%s value %s cannot be written: a BSON date has no infinity; filter such rows out or cast the column (e.g. to text) in the mapping", typeDesc(col), s)
+}
+
+// float32To64 widens a real through its shortest decimal text, so 0.1::real
+// becomes 0.1 (what PostgreSQL prints), not 0.10000000149011612.
+func float32To64(f float32) float64 {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
+		return float64(f)
+	}
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)
+	d, err := strconv.ParseFloat(string(s), 64)
+	if err != nil {
+		return float64(f)
+	}
+	return d
+}
+
+// numericValue writes the exact decimal text s as the numeric mode says.
+func numericValue(col *mappings.Column, s string, mode mappings.NumericMode) (any, error) {
+	switch mode {
+	case mappings.NumericDecimal, "":
+		return transform.Decimal(s), nil
+	case mappings.NumericString:
+		return s, nil
+	case mappings.NumericDouble:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+				return nil, fmt.Errorf("%s value %s is out of range for a double; use numeric mode decimal or string", typeDesc(col), abbrev(s))
+			}
+			return nil, fmt.Errorf("%s value %s: %w", typeDesc(col), abbrev(s), err)
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown numeric mode %q", mode)
+}
+
+func abbrev(s string) string {
+	if len(s) > 60 {
+		return s[:28] + "..." + s[len(s)-28:] + fmt.Sprintf(" (%d characters)", len(s))
+	}
+	return s
+}
+
+// numericText is the exact decimal text of n as PostgreSQL prints it
+// ("12.50", "-3", "1000", "0.001", "NaN", "Infinity", "-Infinity"). pgx
+// drops the scale of zero values (0.00 arrives as 0): the column's declared
+// scale (numeric(p,s)) restores it; an unconstrained numeric zero is "0".
+func numericText(col *mappings.Column, n *pgtype.Numeric) string {
+	scale := -1
+	if !n.NaN && n.InfinityModifier == 0 && n.Exp == 0 && (n.Int == nil || n.Int.Sign() == 0) {
+		scale = numericScale(col.Type)
+	}
+	return formatNumeric(n, scale)
+}
+
+func formatNumeric(n *pgtype.Numeric, scale int) string {
+	switch {
+	case n.NaN:
+		return "NaN"
+	case n.InfinityModifier == pgtype.Infinity:
+		return "Infinity"
+	case n.InfinityModifier == pgtype.NegativeInfinity:
+		return "-Infinity"
+	}
+	if n.Int == nil || n.Int.Sign() == 0 {
+		if n.Exp < 0 && -int(n.Exp) > scale {
+			scale = -int(n.Exp)
+		}
+		if scale > 0 {
+			return "0." + strings.Repeat("0", scale)
+		}
+		return "0"
+	}
+	neg := n.Int.Sign() < 0
+	var digits []byte
+	if n.Int.IsInt64() {
+		x := n.Int.Int64()
+		u := uint64(x)
+		if neg {
+			u = uint64(-(x + 1)) + 1 // |x|, also for math.MinInt64
+		}
+		digits = strconv.AppendUint(make([]byte, 0, 20), u, 10)
+	} else {
+		digits = new(big.Int).Abs(n.Int).Append(nil, 10)
+	}
+	exp := int(n.Exp)
+	var b []byte
+	if exp >= 0 {
+		b = make([]byte, 0, len(digits)+exp+1)
+		if neg {
+			b = append(b, '-')
+		}
+		b = append(b, digits...)
+		for range exp {
+			b = append(b, '0')
+		}
+		return string(b)
+	}
+	frac := -exp
+	b = make([]byte, 0, len(digits)+frac+3)
+	if neg {
+		b = append(b, '-')
+	}
+	if len(digits) <= frac {
+		b = append(b, '0', '.')
+		for range frac - len(digits) {
+			b = append(b, '0')
+		}
+		b = append(b, digits...)
+	} else {
+		b = append(b, digits[:len(digits)-frac]...)
+		b = append(b, '.')
+		b = append(b, digits[len(digits)-frac:]...)
+	}
+	return string(b)
+}
+
+// numericScale is s of a "numeric(p,s)" (or "numeric(p,s)[]") type, or -1.
+func numericScale(typ string) int {
+	rest, ok := strings.CutPrefix(typ, "numeric(")
+	if !ok {
+		return -1
+	}
+	_, rest, ok = strings.Cut(rest, ",")
+	if !ok {
+		return 0 // numeric(p) has scale 0
+	}
+	s, _, ok := strings.Cut(rest, ")")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// parseJSONText parses JSON text into a document value keeping key order:
+// objects become transform.Doc, arrays transform.Array, numbers int32 when
+// they are integers that fit, else int64 when they fit, else float64;
+// strings, booleans and null (nil) as themselves. When a key repeats in an
+// object (json, unlike jsonb, keeps duplicates) the last value wins, at the
+// key's first position, as in jsonb.
+func parseJSONText(text []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	v, err := parseJSONValue(dec)
+	if err != nil {
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the JSON value")
+		}
+		return nil, fmt.Errorf("json: %w", err)
+	}
+	return v, nil
+}
+
+func parseJSONValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return parseJSONToken(dec, tok)
+}
+
+func parseJSONToken(dec *json.Decoder, tok json.Token) (any, error) {
+	switch x := tok.(type) {
+	case json.Delim:
+		switch x {
+		case '{':
+			return parseJSONObject(dec)
+		case '[':
+			arr := transform.Array{}
+			for dec.More() {
+				v, err := parseJSONValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return nil, err
+			}
+			return arr, nil
+		}
+		return nil, fmt.Errorf("unexpected %q", rune(x))
+	case json.Number:
+		return jsonNumber(string(x))
+	case string:
+		return x, nil
+	case bool:
+		return x, nil
+	case nil:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected token %T", tok)
+}
+
+func parseJSONObject(dec *json.Decoder) (any, error) {
+	doc := transform.Doc{}
+	var index map[string]int // for large objects: key -> position
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := kt.(string)
+		if !ok {
+			return nil, fmt.Errorf("object key is %T", kt)
+		}
+		v, err := parseJSONValue(dec)
+		if err != nil {
+			return nil, err
+		}
+		pos := -1
+		if index != nil {
+			if p, ok := index[key]; ok {
+				pos = p
+			}
+		} else {
+			for i := range doc {
+				if doc[i].Key == key {
+					pos = i
+					break
+				}
+			}
+		}
+		if pos >= 0 {
+			doc[pos].Value = v
+			continue
+		}
+		doc = append(doc, transform.Field{Key: key, Value: v})
+		if index != nil {
+			index[key] = len(doc) - 1
+		} else if len(doc) == 32 {
+			index = make(map[string]int, 64)
+			for i := range doc {
+				index[doc[i].Key] = i
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return nil, err
+	}
+	return doc, nil
+}
+
+func jsonNumber(s string) (any, error) {
+	isInt := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
+			isInt = false
+			break
+		}
+	}
+	if isInt {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if n >= math.MinInt32 && n <= math.MaxInt32 {
+				return int32(n), nil
+			}
+			return n, nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, fmt.Errorf("number %s is out of range for a double", abbrev(s))
+	}
+	return f, nil
+}

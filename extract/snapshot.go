@@ -1,0 +1,80 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/mappings"
+)
+
+// Snapshot is one read-only REPEATABLE READ transaction: every query made
+// through it sees the database as of the same instant, so documents built
+// from several tables are consistent with each other.
+//
+// A Snapshot is used by one goroutine at a time (a pgx connection runs one
+// query at a time).
+type Snapshot struct {
+	tx pgx.Tx
+	// ID is the exported snapshot identifier (pg_export_snapshot), which
+	// other connections can adopt to read the same data.
+	ID string
+}
+
+// Begin opens a snapshot on conn. It never writes: the transaction is READ
+// ONLY, so even a buggy query cannot modify the source.
+func Begin(ctx context.Context, conn *pgx.Conn) (*Snapshot, error) {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("begin snapshot: %w", err)
+	}
+	s := &Snapshot{tx: tx}
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, fmt.Errorf("export snapshot: %w", err)
+	}
+	return s, nil
+}
+
+// Query runs a query inside the snapshot.
+func (s *Snapshot) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return s.tx.Query(ctx, sql, args...)
+}
+
+// Close ends the snapshot (the transaction is rolled back: it wrote nothing).
+func (s *Snapshot) Close(ctx context.Context) error {
+	return s.tx.Rollback(ctx)
+}
+
+// CheckQueries has PostgreSQL parse and plan every query the plan will run
+// (without running them), so errors in filters or types surface before a
+// migration starts. Each failure is a problem at the node's declaration.
+func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mappings.Problems {
+	var ps mappings.Problems
+	var walk func(n *mappings.Node, sql string)
+	walk = func(n *mappings.Node, sql string) {
+		// A failed statement aborts the transaction: check inside a savepoint.
+		sp, err := s.tx.Begin(ctx)
+		if err == nil {
+			_, err = sp.Prepare(ctx, "", sql)
+			if rerr := sp.Rollback(ctx); err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: n.Pos,
+				Msg: fmt.Sprintf("%s: PostgreSQL rejects the query for table %q: %v", n.Path, n.Table.Name, err)})
+			return
+		}
+		for _, c := range n.Children {
+			walk(c, relatedQuery(c))
+		}
+	}
+	for _, cp := range plan.Collections {
+		after := make([]string, len(cp.ID))
+		sql, _ := rootQuery(cp, after, 1)
+		walk(cp.Root, sql)
+	}
+	return ps
+}

@@ -1,0 +1,171 @@
+// Package testenv gives integration tests their own databases on the real
+// PostgreSQL and MongoDB-wire servers that `make test` starts
+// (scripts/testenv.sh exports DENORM_TEST_PG and DENORM_TEST_MONGO).
+//
+// Without those variables a test fails with instructions, unless the short
+// suite was asked for (go test -short), where it is skipped with a message.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+var counter atomic.Int64
+
+func need(t testing.TB, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v != "" {
+		return v
+	}
+	if testing.Short() {
+		t.Skipf("%s not set: integration test skipped in the short suite", env)
+	}
+	t.Fatalf("%s is not set: run the suite with `make test` (it starts PostgreSQL and FerretDB), or `go test -short` for unit tests only", env)
+	return ""
+}
+
+// uniqueName is a database name unique to this test and process.
+func uniqueName(t testing.TB) string {
+	re := regexp.MustCompile(`[^a-z0-9]+`)
+	n := re.ReplaceAllString(strings.ToLower(t.Name()), "_")
+	if len(n) > 30 {
+		n = n[:30]
+	}
+	return fmt.Sprintf("t_%s_%d_%d", n, os.Getpid(), counter.Add(1))
+}
+
+// Root returns the repository root (where go.mod is).
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// PostgresDB creates an empty database, runs the given SQL files in it and
+// returns its URL. The database is dropped when the test ends.
+func PostgresDB(t testing.TB, sqlFiles ...string) string {
+	t.Helper()
+	admin := need(t, "DENORM_TEST_PG")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("connect to test PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	name := uniqueName(t)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	dbURL := u.String()
+	for _, f := range sqlFiles {
+		ExecFile(t, dbURL, f)
+	}
+	return dbURL
+}
+
+// ExecFile runs an SQL file (simple protocol, several statements) in db.
+func ExecFile(t testing.TB, dbURL, file string) {
+	t.Helper()
+	sql, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Exec(t, dbURL, string(sql))
+}
+
+// Exec runs SQL statements in db.
+func Exec(t testing.TB, dbURL, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("exec SQL: %v", err)
+	}
+}
+
+// MongoDB returns the URI of a fresh database on the test server (its name
+// in the path) and a handle to it. The database is dropped at the end.
+func MongoDB(t testing.TB) (string, *mongo.Database) {
+	t.Helper()
+	base := need(t, "DENORM_TEST_MONGO")
+	client, err := mongo.Connect(options.Client().ApplyURI(base))
+	if err != nil {
+		t.Fatalf("connect to test MongoDB-wire server: %v", err)
+	}
+	name := uniqueName(t)
+	db := client.Database(name)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = db.Drop(ctx)
+		_ = client.Disconnect(ctx)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String(), db
+}
+
+// DumpCollection returns every document of a collection sorted by _id as
+// relaxed Extended JSON lines.
+func DumpCollection(t testing.TB, db *mongo.Database, coll string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cur, err := db.Collection(coll).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		t.Fatalf("find %s: %v", coll, err)
+	}
+	defer cur.Close(ctx)
+	var out []string
+	for cur.Next(ctx) {
+		b, err := bson.MarshalExtJSON(cur.Current, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	if err := cur.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package load
+
+// BSON encoding of document values (see transform), without reflection:
+//
+//	nil                BSON null
+//	int32, int64       int32, int64
+//	float64            double (NaN, ±Inf kept)
+//	string             string
+//	bool               boolean
+//	time.Time          UTC datetime, milliseconds since the epoch (sub-millisecond
+//	                   digits are dropped, rounding toward the past)
+//	transform.Decimal  Decimal128 parsed from the text; an error when the text
+//	                   does not fit (more than 34 significant digits, exponent
+//	                   out of range) or is not a number
+//	transform.UUID     binary subtype 4
+//	transform.Binary   binary subtype 0
+//	transform.Doc      embedded document, keys in order
+//	transform.Array    array
+//
+// Anything else is an error naming the value's key path ("a.b.2").
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/denorm/denorm/transform"
+)
+
+// AppendDocument appends the BSON encoding of d to dst.
+func AppendDocument(dst []byte, d transform.Doc) ([]byte, error) {
+	idx, dst := bsoncore.AppendDocumentStart(dst)
+	dst, err := appendFields(dst, d, nil)
+	if err != nil {
+		return dst, err
+	}
+	return bsoncore.AppendDocumentEnd(dst, idx)
+}
+
+// EncodeDocument returns the BSON encoding of d.
+func EncodeDocument(d transform.Doc) (bson.Raw, error) {
+	b, err := AppendDocument(nil, d)
+	if err != nil {
+		return nil, err
+	}
+	return bson.Raw(b), nil
+}
+
+// AppendRelaxedJSON appends raw as relaxed Extended JSON, the format
+// mongoimport reads (one document, no trailing newline).
+func AppendRelaxedJSON(dst []byte, raw bson.Raw) ([]byte, error) {
+	b, err := bson.MarshalExtJSON(raw, false, false)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// keyPath is the chain of keys to the value being encoded, built only for
+// error messages.
+type keyPath struct {
+	parent *keyPath
+	key    string
+}
+
+func (p *keyPath) String() string {
+	if p == nil {
+		return ""
+	}
+	var keys []string
+	for q := p; q != nil; q = q.parent {
+		keys = append(keys, q.key)
+	}
+	for i, j := 0, len(keys)-1; i < j; i, j = i+1, j-1 {
+		keys[i], keys[j] = keys[j], keys[i]
+	}
+	return strings.Join(keys, ".")
+}
+
+func appendFields(dst []byte, d transform.Doc, parent *keyPath) ([]byte, error) {
+	var err error
+	for i := range d {
+		f := &d[i]
+		if strings.IndexByte(f.Key, 0) >= 0 {
+			return dst, fmt.Errorf("field %q: a BSON key cannot contain a NUL character", (&keyPath{parent, f.Key}).String())
+		}
+		dst, err = appendValue(dst, f.Key, f.Value, parent)
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// Array keys "0".."99" without allocating.
+var indexKeys = func() [100]string {
+	var k [100]string
+	for i := range k {
+		k[i] = strconv.Itoa(i)
+	}
+	return k
+}()
+
+func indexKey(i int) string {
+	if i < len(indexKeys) {
+		return indexKeys[i]
+	}
+	return strconv.Itoa(i)
+}
+
+func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return bsoncore.AppendNullElement(dst, key), nil
+	case string:
+		return bsoncore.AppendStringElement(dst, key, x), nil
+	case int32:
+		return bsoncore.AppendInt32Element(dst, key, x), nil
+	case int64:
+		return bsoncore.AppendInt64Element(dst, key, x), nil
+	case float64:
+		return bsoncore.AppendDoubleElement(dst, key, x), nil
+	case bool:
+		return bsoncore.AppendBooleanElement(dst, key, x), nil
+	case time.Time:
+		return bsoncore.AppendDateTimeElement(dst, key, x.UnixMilli()), nil
+	case transform.Decimal:
+		d, err := bson.ParseDecimal128(string(x))
+		if err != nil {
+			return dst, fmt.Errorf("field %q: decimal %s does not fit a BSON Decimal128 (34 significant digits, exponent -6176..6111); use numeric mode string or double", (&keyPath{parent, key}).String(), decimalAbbrev(string(x)))
+		}
+		hi, lo := d.GetBytes()
+		return bsoncore.AppendDecimal128Element(dst, key, hi, lo), nil
+	case transform.UUID:
+		return bsoncore.AppendBinaryElement(dst, key, bson.TypeBinaryUUID, x[:]), nil
+	case transform.Binary:
+		return bsoncore.AppendBinaryElement(dst, key, bson.TypeBinaryGeneric, x), nil
+	case transform.Doc:
+		idx, b := bsoncore.AppendDocumentElementStart(dst, key)
+		b, err := appendFields(b, x, &keyPath{parent, key})
+		if err != nil {
+			return b, err
+		}
+		return bsoncore.AppendDocumentEnd(b, idx)
+	case transform.Array:
+		idx, b := bsoncore.AppendArrayElementStart(dst, key)
+		p := &keyPath{parent, key}
+		var err error
+		for i, e := range x {
+			b, err = appendValue(b, indexKey(i), e, p)
+			if err != nil {
+				return b, err
+			}
+		}
+		return bsoncore.AppendArrayEnd(b, idx)
+	}
+	return dst, fmt.Errorf("field %q: unsupported value type %T", (&keyPath{parent, key}).String(), v)
+}
+
+func decimalAbbrev(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%s...%s (%d characters)", s[:28], s[len(s)-28:], len(s))
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package mappings
+
+import "strings"
+
+// Catalog is what the source database says about the tables a mapping uses.
+// extract fills it from pg_catalog; Resolve checks a mapping against it.
+type Catalog struct {
+	// Tables by qualified name "schema.table".
+	Tables map[string]*Table
+}
+
+// Table describes one source table.
+type Table struct {
+	Schema  string
+	Name    string
+	Columns []Column
+	// PrimaryKey lists the primary key columns in key order; empty when the
+	// table has none.
+	PrimaryKey []string
+	// Unique lists the column sets of unique constraints and unique indexes
+	// whose columns are all NOT NULL (usable as document keys).
+	Unique [][]string
+	// Estimate is the planner's row estimate (pg_class.reltuples); -1 when unknown.
+	Estimate int64
+}
+
+// Column describes one column.
+type Column struct {
+	Name string
+	// Type is the SQL type as format_type prints it: "integer", "numeric(12,2)",
+	// "text[]", "timestamp with time zone", or a user type's name.
+	Type string
+	// TypeName is pg_type.typname: "int4", "numeric", "_text", "mood".
+	TypeName string
+	// Category is pg_type.typcategory: "N" numeric, "S" string, "B" boolean,
+	// "D" date/time, "U" user (uuid, json, bytea), "A" array, "E" enum, ...
+	Category string
+	// ElemTypeName is the element's typname for arrays ("int4" for "_int4").
+	ElemTypeName string
+	// ElemCategory is the element's typcategory for arrays.
+	ElemCategory string
+	NotNull      bool
+}
+
+// Table returns the table named name ("t" means "public.t"), or nil.
+func (c *Catalog) Table(name string) *Table {
+	if c == nil {
+		return nil
+	}
+	return c.Tables[QualifiedName(name)]
+}
+
+// QualifiedName adds the default schema "public" to an unqualified name.
+func QualifiedName(name string) string {
+	if strings.Contains(name, ".") {
+		return name
+	}
+	return "public." + name
+}
+
+// Column returns the column named name, or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+// NumericMode says how PostgreSQL NUMERIC values are written.
+type NumericMode string
+
+const (
+	// NumericDecimal writes BSON Decimal128 (exact; the default).
+	NumericDecimal NumericMode = "decimal"
+	// NumericDouble writes BSON double (may round).
+	NumericDouble NumericMode = "double"
+	// NumericString writes the exact decimal text as a string.
+	NumericString NumericMode = "string"
+)

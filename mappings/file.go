@@ -1,0 +1,204 @@
+// Package mappings defines denorm's mapping file: the YAML format, its
+// parser (every problem reported at once, each as file:line:col), the JSON
+// Schema that checks its structure, the checks of its meaning, and Resolve,
+// which checks a mapping against the live catalog and compiles it into the
+// Plan that extract and transform execute.
+//
+// The package does no I/O besides reading the mapping file; the catalog is
+// passed in by the caller.
+package mappings
+
+import (
+	"go.yaml.in/yaml/v3"
+)
+
+// CurrentVersion is the mapping format version this build reads.
+const CurrentVersion = 1
+
+// Pos is a position in the mapping file, 1-based.
+type Pos struct {
+	Line, Col int
+}
+
+// positions records where each key of a YAML mapping and its value sit.
+type positions struct {
+	self Pos
+	keys map[string]Pos
+	vals map[string]Pos
+}
+
+func positionsOf(n *yaml.Node) positions {
+	p := positions{self: Pos{n.Line, n.Column}, keys: map[string]Pos{}, vals: map[string]Pos{}}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p.keys[k.Value] = Pos{k.Line, k.Column}
+			p.vals[k.Value] = Pos{v.Line, v.Column}
+		}
+	}
+	return p
+}
+
+// at returns the position of key's value, or of the node itself when the
+// key is absent.
+func (p positions) at(key string) Pos {
+	if v, ok := p.vals[key]; ok {
+		return v
+	}
+	return p.self
+}
+
+// File is a parsed mapping file.
+type File struct {
+	Path    string
+	Version int `yaml:"version"`
+	// Numeric is the default for NUMERIC columns: decimal, double or string.
+	Numeric     NumericMode   `yaml:"numeric"`
+	Collections []*Collection `yaml:"collections"`
+	pos         positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (f *File) UnmarshalYAML(n *yaml.Node) error {
+	type plain File
+	if err := n.Decode((*plain)(f)); err != nil {
+		return err
+	}
+	f.pos = positionsOf(n)
+	return nil
+}
+
+// Entity is what collections and relations share: rows of one table turned
+// into (sub)documents.
+type Entity struct {
+	// Table is "table" or "schema.table".
+	Table string `yaml:"table"`
+	// Filter is an SQL boolean expression over the table's columns that rows
+	// must satisfy.
+	Filter string `yaml:"filter"`
+	// Fields lists the document's fields in order; nil means ["*"].
+	Fields []*Field `yaml:"fields"`
+	// Lookups are many-to-one relations whose columns fields may use as
+	// "name.column", as values or as keys.
+	Lookups []*Relation `yaml:"lookups"`
+	// Rename maps column names to field names for columns taken by "*" or
+	// listed without a name.
+	Rename map[string]string `yaml:"rename"`
+	// Exclude lists columns "*" leaves out.
+	Exclude []string `yaml:"exclude"`
+}
+
+// Collection is one target collection built from a root table.
+type Collection struct {
+	// Name is the target collection.
+	Name   string `yaml:"name"`
+	Entity `yaml:",inline"`
+	// ID lists the columns whose values make _id; default: the primary key.
+	// One column gives a scalar _id, several give an embedded document.
+	ID  StringList `yaml:"id"`
+	pos positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (c *Collection) UnmarshalYAML(n *yaml.Node) error {
+	type plain Collection
+	if err := n.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	c.pos = positionsOf(n)
+	return nil
+}
+
+// Relation is a related table: embedded rows, or a lookup.
+type Relation struct {
+	// Name names a lookup (fields refer to "name.column"); unused for embeds.
+	Name   string `yaml:"name"`
+	Entity `yaml:",inline"`
+	// Join pairs columns of this relation's table (keys) with columns of the
+	// enclosing entity's table (values): {person_id: id}.
+	Join JoinSpec `yaml:"join"`
+	// As is "array" (default for embeds) or "object" (at most one row).
+	As string `yaml:"as"`
+	// OrderBy lists "column" or "column desc" entries ordering an array.
+	OrderBy StringList `yaml:"orderBy"`
+	// Limit keeps only the first Limit rows in OrderBy order (a subset).
+	Limit int `yaml:"limit"`
+	pos   positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (r *Relation) UnmarshalYAML(n *yaml.Node) error {
+	type plain Relation
+	if err := n.Decode((*plain)(r)); err != nil {
+		return err
+	}
+	r.pos = positionsOf(n)
+	return nil
+}
+
+// Field is one field of a document. Exactly one of Column, Embed must be
+// set; Key makes the field's name come from the data (a pivot).
+type Field struct {
+	// Name is the field name; default: the column name in camelCase.
+	Name string `yaml:"name"`
+	// Column is "column" or "lookup.column".
+	Column string `yaml:"column"`
+	// Key is "column" or "lookup.column" whose value names the field.
+	Key string `yaml:"key"`
+	// Embed embeds related rows as an array or an object.
+	Embed *Relation `yaml:"embed"`
+	// Numeric overrides the file's numeric mode for this column.
+	Numeric NumericMode `yaml:"numeric"`
+	// All is set for the "*" entry.
+	All bool `yaml:"-"`
+	pos positions
+}
+
+// UnmarshalYAML accepts "column", "*" or a mapping.
+func (f *Field) UnmarshalYAML(n *yaml.Node) error {
+	f.pos = positionsOf(n)
+	if n.Kind == yaml.ScalarNode {
+		if n.Value == "*" {
+			f.All = true
+		} else {
+			f.Column = n.Value
+		}
+		return nil
+	}
+	type plain Field
+	return n.Decode((*plain)(f))
+}
+
+// StringList accepts one string or a list of strings.
+type StringList []string
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (s *StringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*s = StringList{n.Value}
+		return nil
+	}
+	var l []string
+	if err := n.Decode(&l); err != nil {
+		return err
+	}
+	*s = l
+	return nil
+}
+
+// JoinPair is one column pair of a join.
+type JoinPair struct {
+	// Column is in the relation's table; Parent in the enclosing entity's.
+	Column, Parent string
+}
+
+// JoinSpec is an ordered list of join pairs, written as a YAML mapping.
+type JoinSpec []JoinPair
+
+// UnmarshalYAML implements yaml.Unmarshaler keeping the mapping's order.
+func (j *JoinSpec) UnmarshalYAML(n *yaml.Node) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		*j = append(*j, JoinPair{Column: n.Content[i].Value, Parent: n.Content[i+1].Value})
+	}
+	return nil
+}

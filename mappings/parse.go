@@ -1,0 +1,335 @@
+package mappings
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Schema is the JSON Schema of the mapping file (draft 2020-12), published
+// for editors as mappings/schema.json.
+//
+//go:embed schema.json
+var Schema []byte
+
+// Problem is one thing wrong with a mapping file.
+type Problem struct {
+	File string
+	Pos  Pos
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Pos.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Pos.Line, p.Pos.Col, p.Msg)
+}
+
+// Problems is every problem found in a mapping file, in file order. It is
+// the error type of Load, Parse and Resolve.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (ps Problems) sorted() Problems {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Pos.Line != ps[j].Pos.Line {
+			return ps[i].Pos.Line < ps[j].Pos.Line
+		}
+		return ps[i].Pos.Col < ps[j].Pos.Col
+	})
+	return ps
+}
+
+// IsProblems reports whether err is (or wraps) a Problems list.
+func IsProblems(err error) bool {
+	var ps Problems
+	return errors.As(err, &ps)
+}
+
+// Load reads and parses the mapping file at path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read mapping: %w", err)
+	}
+	return Parse(path, data)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Parse parses a mapping file: YAML syntax, then structure (the JSON
+// Schema), then meaning. It returns every problem found at the deepest
+// level reached, as Problems.
+func Parse(path string, data []byte) (*File, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, Problems{{File: path, Pos: Pos{line, 1}, Msg: "invalid YAML: " + m[2]}}
+		}
+		if msg == "EOF" {
+			msg = "the file is empty"
+		}
+		return nil, Problems{{File: path, Pos: Pos{1, 1}, Msg: strings.TrimPrefix(msg, "yaml: ")}}
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if ps := checkStructure(path, doc); len(ps) > 0 {
+		return nil, ps
+	}
+	f := &File{Path: path}
+	if err := doc.Decode(f); err != nil {
+		return nil, Problems{{File: path, Pos: Pos{doc.Line, doc.Column}, Msg: err.Error()}}
+	}
+	if f.Numeric == "" {
+		f.Numeric = NumericDecimal
+	}
+	if ps := f.check(); len(ps) > 0 {
+		return nil, ps.sorted()
+	}
+	return f, nil
+}
+
+var (
+	schemaOnce sync.Once
+	schemaDoc  *jsonschema.Schema
+	schemaErr  error
+)
+
+func compiledSchema() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("mapping.json", doc); err != nil {
+			schemaErr = err
+			return
+		}
+		schemaDoc, schemaErr = c.Compile("mapping.json")
+	})
+	return schemaDoc, schemaErr
+}
+
+// checkStructure validates the YAML tree against the JSON Schema and turns
+// each failure into a Problem at the offending node.
+func checkStructure(path string, doc *yaml.Node) Problems {
+	sch, err := compiledSchema()
+	if err != nil {
+		return Problems{{File: path, Msg: "internal: mapping schema: " + err.Error()}}
+	}
+	nodes := map[string]*yaml.Node{}
+	inst, err := instanceOf(doc, "", nodes)
+	if err != nil {
+		return Problems{{File: path, Pos: Pos{doc.Line, doc.Column}, Msg: err.Error()}}
+	}
+	verr := sch.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return Problems{{File: path, Msg: verr.Error()}}
+	}
+	printer := message.NewPrinter(language.English)
+	seen := map[string]bool{}
+	var ps Problems
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		ptr := "/" + strings.Join(escapeAll(e.InstanceLocation), "/")
+		if len(e.InstanceLocation) == 0 {
+			ptr = ""
+		}
+		n := nodes[ptr]
+		pos := Pos{doc.Line, doc.Column}
+		if n != nil {
+			pos = Pos{n.Line, n.Column}
+		}
+		where := describe(e.InstanceLocation)
+		var msg string
+		switch k := e.ErrorKind.(type) {
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				kp := pos
+				if n != nil {
+					for i := 0; i+1 < len(n.Content); i += 2 {
+						if n.Content[i].Value == p {
+							kp = Pos{n.Content[i].Line, n.Content[i].Column}
+						}
+					}
+				}
+				m := fmt.Sprintf("unknown key %q in %s%s", p, where, knownKeys(e.InstanceLocation, nodes, ptr))
+				if !seen[m] {
+					seen[m] = true
+					ps = append(ps, Problem{File: path, Pos: kp, Msg: m})
+				}
+			}
+			return
+		case *kind.Required:
+			msg = fmt.Sprintf("%s is missing %s", where, quoteList(k.Missing))
+		default:
+			msg = fmt.Sprintf("%s: %s", where, e.ErrorKind.LocalizedString(printer))
+		}
+		if !seen[msg] {
+			seen[msg] = true
+			ps = append(ps, Problem{File: path, Pos: pos, Msg: msg})
+		}
+	}
+	walk(ve)
+	return ps.sorted()
+}
+
+func knownKeys(loc []string, nodes map[string]*yaml.Node, ptr string) string {
+	var keys []string
+	switch {
+	case len(loc) == 0:
+		keys = []string{"version", "numeric", "collections"}
+	case len(loc) == 2 && loc[0] == "collections":
+		keys = []string{"name", "table", "id", "filter", "fields", "lookups", "rename", "exclude"}
+	case loc[len(loc)-1] == "embed" || (len(loc) >= 2 && loc[len(loc)-2] == "lookups"):
+		keys = []string{"name", "table", "join", "as", "orderBy", "limit", "filter", "fields", "lookups", "rename", "exclude"}
+	case len(loc) >= 2 && loc[len(loc)-2] == "fields":
+		keys = []string{"name", "column", "key", "embed", "numeric"}
+	default:
+		return ""
+	}
+	return " (known keys: " + strings.Join(keys, ", ") + ")"
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	if len(q) == 1 {
+		return "required key " + q[0]
+	}
+	return "required keys " + strings.Join(q, ", ")
+}
+
+func escapeAll(loc []string) []string {
+	out := make([]string, len(loc))
+	for i, s := range loc {
+		out[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+	}
+	return out
+}
+
+// describe names a location for humans: collections[0].fields[2].embed.
+func describe(loc []string) string {
+	if len(loc) == 0 {
+		return "the mapping file"
+	}
+	var b strings.Builder
+	for _, s := range loc {
+		if _, err := strconv.Atoi(s); err == nil {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// instanceOf converts a YAML tree into the generic value the JSON Schema
+// validator takes, recording the node behind every JSON pointer.
+func instanceOf(n *yaml.Node, ptr string, nodes map[string]*yaml.Node) (any, error) {
+	nodes[ptr] = n
+	switch n.Kind {
+	case yaml.AliasNode:
+		return instanceOf(n.Alias, ptr, nodes)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: mapping keys must be plain strings", k.Line)
+			}
+			p := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k.Value, "~", "~0"), "/", "~1")
+			if _, dup := m[k.Value]; dup {
+				return nil, fmt.Errorf("duplicate key %q", k.Value)
+			}
+			v, err := instanceOf(n.Content[i+1], p, nodes)
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			v, err := instanceOf(c, ptr+"/"+strconv.Itoa(i), nodes)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return l, nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, nil
+		case "!!bool":
+			var b bool
+			if err := n.Decode(&b); err != nil {
+				return nil, err
+			}
+			return b, nil
+		case "!!int":
+			var i int64
+			if err := n.Decode(&i); err != nil {
+				return nil, err
+			}
+			return i, nil
+		case "!!float":
+			var f float64
+			if err := n.Decode(&f); err != nil {
+				return nil, err
+			}
+			return f, nil
+		default:
+			return n.Value, nil
+		}
+	}
+	return nil, fmt.Errorf("unsupported YAML node")
+}

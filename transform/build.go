@@ -1,0 +1,177 @@
+// Package transform turns source rows into documents following a compiled
+// mappings.Plan. It is pure: no I/O, no database drivers; the same code
+// serves migrate, plan and verify, so what one shows the others write and
+// check.
+package transform
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/denorm/denorm/mappings"
+)
+
+// Related gives the rows of relation n that join a row of n's parent node,
+// in the relation's order. Implementations are read-only and safe for
+// concurrent use; the returned slice must not be modified.
+type Related interface {
+	Related(n *mappings.Node, parent []any) [][]any
+}
+
+// RowError is a source row that could not become a document.
+type RowError struct {
+	Collection string
+	Source     string
+	Err        error
+}
+
+func (e *RowError) Error() string {
+	return fmt.Sprintf("%s: %s: %v", e.Collection, e.Source, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// Build makes the documents of one batch of root rows. Rows that cannot be
+// made into a document are returned as errors, one per row; the others
+// still produce documents.
+func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
+	docs := make([]Document, 0, len(roots))
+	var errs []*RowError
+	for _, row := range roots {
+		d, err := BuildOne(cp, row, rel)
+		if err != nil {
+			errs = append(errs, &RowError{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs, errs
+}
+
+// BuildOne makes the document of one root row.
+func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, error) {
+	id := ID(cp, row)
+	body := make(Doc, 0, len(cp.Root.Fields)+1)
+	body = append(body, Field{Key: "_id", Value: id})
+	body, err := appendFields(body, cp.Root, row, rel)
+	if err != nil {
+		return Document{}, err
+	}
+	return Document{Collection: cp.Name, ID: id, Body: body, Source: SourceKey(cp, row)}, nil
+}
+
+// ID is the _id value of a root row: the key column's value, or a document
+// of the key columns for a composite key.
+func ID(cp *mappings.CollectionPlan, row []any) any {
+	if len(cp.ID) == 1 {
+		return row[cp.ID[0]]
+	}
+	d := make(Doc, len(cp.ID))
+	for i, c := range cp.ID {
+		d[i] = Field{Key: cp.IDNames[i], Value: row[c]}
+	}
+	return d
+}
+
+// SourceKey names a root row for messages: `person (id)=(42)`.
+func SourceKey(cp *mappings.CollectionPlan, row []any) string {
+	cols := make([]string, len(cp.ID))
+	vals := make([]string, len(cp.ID))
+	for i, c := range cp.ID {
+		cols[i] = cp.Root.Columns[c].Name
+		vals[i] = fmt.Sprint(row[c])
+	}
+	return fmt.Sprintf("%s (%s)=(%s)", cp.Root.Table.Name, strings.Join(cols, ", "), strings.Join(vals, ", "))
+}
+
+// appendFields appends n's fields for row to d.
+func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) {
+	for i := range n.Fields {
+		f := &n.Fields[i]
+		switch f.Kind {
+		case mappings.FieldColumn:
+			v := refValue(f.Value, row, rel)
+			if v == nil {
+				continue // NULL scalars are left out
+			}
+			name := f.Name
+			if f.Key != nil {
+				k := refValue(*f.Key, row, rel)
+				s, err := keyString(k)
+				if err != nil {
+					return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Key), err)
+				}
+				name = s
+			}
+			d = append(d, Field{Key: name, Value: v})
+		case mappings.FieldEmbed:
+			c := f.Embed
+			rows := rel.Related(c, row)
+			if c.Object {
+				if len(rows) == 0 {
+					continue // no related row: left out, like NULL
+				}
+				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, rows[0], rel)
+				if err != nil {
+					return nil, err
+				}
+				d = append(d, Field{Key: f.Name, Value: sub})
+				continue
+			}
+			arr := make(Array, 0, len(rows))
+			for _, r := range rows {
+				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, r, rel)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, sub)
+			}
+			d = append(d, Field{Key: f.Name, Value: arr})
+		}
+	}
+	return d, nil
+}
+
+func refValue(r mappings.Ref, row []any, rel Related) any {
+	if r.Lookup == nil {
+		return row[r.Col]
+	}
+	rows := rel.Related(r.Lookup, row)
+	if len(rows) == 0 {
+		return nil
+	}
+	return rows[0][r.Col]
+}
+
+func refName(n *mappings.Node, r mappings.Ref) string {
+	if r.Lookup == nil {
+		return n.Table.Name + "." + n.Columns[r.Col].Name
+	}
+	return r.Lookup.Table.Name + "." + r.Lookup.Columns[r.Col].Name
+}
+
+// keyString turns a pivot value into a field name.
+func keyString(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", fmt.Errorf("the value is NULL")
+	case string:
+		if x == "" {
+			return "", fmt.Errorf("the value is an empty string")
+		}
+		return x, nil
+	case int32:
+		return strconv.FormatInt(int64(x), 10), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case Decimal:
+		return string(x), nil
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano), nil
+	}
+	return "", fmt.Errorf("a %T value cannot name a field", v)
+}

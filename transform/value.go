@@ -1,0 +1,65 @@
+package transform
+
+// The document model. Documents are ordered: key order is part of the output
+// (MongoDB compares documents field by field, and users read them in order).
+//
+// A document value is one of:
+//
+//	nil                 BSON null (only inside arrays or JSON; NULL columns are left out)
+//	int32, int64        BSON int32 / int64
+//	float64             BSON double (NaN and ±Inf kept)
+//	string              BSON string
+//	bool                BSON boolean
+//	time.Time           BSON date (milliseconds since the epoch, UTC)
+//	Decimal             BSON Decimal128, from the exact decimal text
+//	UUID                BSON binary subtype 4
+//	Binary              BSON binary subtype 0
+//	Doc                 embedded document
+//	Array               array
+//
+// Converters in extract produce only these types; sinks in load encode only
+// these types and report anything else as an error.
+
+// Field is one key/value pair of a document.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Doc is an ordered document.
+type Doc []Field
+
+// Get returns the value of key and whether it is present.
+func (d Doc) Get(key string) (any, bool) {
+	for _, f := range d {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Array is a BSON array.
+type Array []any
+
+// Decimal is an exact decimal number in its canonical text form ("12.50",
+// "-3", "1E+3", "NaN", "Infinity", "-Infinity"), kept as text so that no
+// precision is lost between PostgreSQL NUMERIC and BSON Decimal128.
+type Decimal string
+
+// UUID is a 16-byte UUID, written as BSON binary subtype 4.
+type UUID [16]byte
+
+// Binary is opaque bytes, written as BSON binary subtype 0.
+type Binary []byte
+
+// Document is one target document with where it came from.
+type Document struct {
+	Collection string
+	// ID is the value of _id, also the first field of Body.
+	ID any
+	// Body holds every field, _id first.
+	Body Doc
+	// Source names the source row, for error messages: `person (id)=(42)`.
+	Source string
+}
