@@ -118,5 +118,35 @@ ORDER BY i.indrelid, NOT i.indisprimary, i.indexrelid`, ids)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read catalog keys: %w", err)
 	}
+	rows.Close()
+	rows, err = q.Query(ctx, `
+SELECT c.conrelid::int8, rn.nspname || '.' || rc.relname,
+       array_agg(a.attname ORDER BY k.ord), array_agg(ra.attname ORDER BY k.ord)
+FROM pg_constraint c
+JOIN pg_class rc ON rc.oid = c.confrelid
+JOIN pg_namespace rn ON rn.oid = rc.relnamespace
+CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(attnum, refattnum, ord)
+JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum
+JOIN pg_attribute ra ON ra.attrelid = c.confrelid AND ra.attnum = k.refattnum
+WHERE c.contype = 'f' AND c.conrelid = ANY($1::oid[])
+GROUP BY c.oid, c.conrelid, rn.nspname, rc.relname
+ORDER BY c.conrelid, c.conname`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog foreign keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			oid int64
+			fk  mappings.ForeignKey
+		)
+		if err := rows.Scan(&oid, &fk.RefTable, &fk.Columns, &fk.RefColumns); err != nil {
+			return nil, fmt.Errorf("read catalog foreign keys: %w", err)
+		}
+		oids[oid].ForeignKeys = append(oids[oid].ForeignKeys, fk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read catalog foreign keys: %w", err)
+	}
 	return cat, nil
 }

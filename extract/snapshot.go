@@ -52,8 +52,7 @@ func (s *Snapshot) Close(ctx context.Context) error {
 // migration starts. Each failure is a problem at the node's declaration.
 func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mappings.Problems {
 	var ps mappings.Problems
-	var walk func(n *mappings.Node, sql string)
-	walk = func(n *mappings.Node, sql string) {
+	prepare := func(sql string) error {
 		// A failed statement aborts the transaction: check inside a savepoint.
 		sp, err := s.tx.Begin(ctx)
 		if err == nil {
@@ -62,19 +61,47 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 				err = rerr
 			}
 		}
-		if err != nil {
-			ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: n.Pos,
-				Msg: fmt.Sprintf("%s: PostgreSQL rejects the query for table %q: %v", n.Path, n.Table.Name, err)})
+		return err
+	}
+	var walk func(cp *mappings.CollectionPlan, n *mappings.Node)
+	walk = func(cp *mappings.CollectionPlan, n *mappings.Node) {
+		if err := prepare(nodeQuery(cp, n)); err != nil {
+			pos, what := n.Pos, "the query for table "+strconvQuote(n.Table.Name)
+			if n.Filter != "" {
+				// Blame the filter when the query passes without it.
+				bare := *n
+				bare.Filter = ""
+				if prepare(nodeQuery(cp, &bare)) == nil {
+					pos, what = n.FilterPos, "the filter"
+				}
+			}
+			ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: pos,
+				Msg: fmt.Sprintf("%s: PostgreSQL rejects %s: %v", n.Path, what, err)})
 			return
 		}
 		for _, c := range n.Children {
-			walk(c, relatedQuery(c))
+			walk(cp, c)
 		}
 	}
 	for _, cp := range plan.Collections {
-		after := make([]string, len(cp.ID))
-		sql, _ := rootQuery(cp, after, 1)
-		walk(cp.Root, sql)
+		walk(cp, cp.Root)
 	}
 	return ps
 }
+
+// nodeQuery is the statement node n of cp runs (with dummy keys).
+func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
+	if n.Parent != nil {
+		return relatedQuery(n)
+	}
+	after := make(Key, len(cp.Key()))
+	for i := range after {
+		after[i] = new(string)
+	}
+	c := *cp
+	c.Root = n
+	sql, _ := rootQuery(&c, after, 1)
+	return sql
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

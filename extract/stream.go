@@ -16,11 +16,17 @@ import (
 )
 
 // Batch is a page of root rows with every related row they need. Values are
-// document values (see transform), in each node's Columns order.
+// document values (see transform), in each node's Columns order (followed
+// by its KeyCols).
 //
 // A Batch is immutable once returned and may be read from any goroutine.
 type Batch struct {
-	Roots   [][]any
+	Roots [][]any
+	// After is the stream key of the last root row (see Key): reading
+	// resumes after it.
+	After Key
+	// Queries is the number of statements the batch took.
+	Queries int
 	related map[*mappings.Node]map[string][][]any
 }
 
@@ -38,21 +44,41 @@ func (b *Batch) Related(n *mappings.Node, parent []any) [][]any {
 	return m[k]
 }
 
-// Reader reads one collection's rows batch by batch in _id order.
+// Key is a position in a collection's root stream: the text form of each
+// key column's value (PostgreSQL input syntax), nil for NULL. It is what a
+// checkpoint stores.
+type Key []*string
+
+// String shows a key for messages: (42, 'x', NULL).
+func (k Key) String() string {
+	parts := make([]string, len(k))
+	for i, v := range k {
+		if v == nil {
+			parts[i] = "NULL"
+		} else {
+			parts[i] = strconv.Quote(*v)
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// Reader reads one collection's root rows batch by batch in stream order
+// (the _id columns, or a bucket collection's full order), each batch with
+// the related rows its documents need. Reader is used by one goroutine.
 type Reader struct {
 	snap      *Snapshot
 	plan      *mappings.CollectionPlan
 	batchSize int
-	after     []string // last _id read, as text parameters
+	after     Key
 	done      bool
 	// Queries counts the statements sent, for reports and tests.
 	Queries int
 }
 
 // NewReader reads plan's collection from snap in batches of batchSize root
-// rows. after, when not nil, is the text form of the last _id already
+// rows. after, when not nil, is the position of the last row already
 // handled: reading resumes after it.
-func NewReader(snap *Snapshot, plan *mappings.CollectionPlan, batchSize int, after []string) *Reader {
+func NewReader(snap *Snapshot, plan *mappings.CollectionPlan, batchSize int, after Key) *Reader {
 	if batchSize <= 0 {
 		batchSize = 1000
 	}
@@ -70,34 +96,36 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extract %q after key %v: %w", root.Table.Name, r.after, err)
 	}
-	r.Queries++
+	queries := 1
 	if len(roots) < r.batchSize {
 		r.done = true
 	}
 	if len(roots) == 0 {
+		r.Queries += queries
 		return nil, io.EOF
 	}
 	b := &Batch{Roots: roots, related: map[*mappings.Node]map[string][][]any{}}
-	last := roots[len(roots)-1]
-	r.after = r.after[:0]
-	for _, i := range r.plan.ID {
-		s, err := textParam(last[i])
-		if err != nil {
-			return nil, err
-		}
-		r.after = append(r.after, s)
+	after, err := KeyOf(r.plan, roots[len(roots)-1])
+	if err != nil {
+		return nil, fmt.Errorf("extract %q: %w", root.Table.Name, err)
 	}
-	if err := r.children(ctx, b, root, roots); err != nil {
+	n, err := r.children(ctx, b, root, roots)
+	if err != nil {
 		return nil, err
 	}
+	queries += n
+	r.after, b.After, b.Queries = after, after, queries
+	r.Queries += queries
 	return b, nil
 }
 
-// AfterKey is the text form of the last _id returned.
-func (r *Reader) AfterKey() []string { return append([]string(nil), r.after...) }
+// After is the position of the last root row returned.
+func (r *Reader) After() Key { return append(Key(nil), r.after...) }
 
-// children fetches, set-wise, the rows of every relation of n for parents.
-func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, parents [][]any) error {
+// children fetches, set-wise, the rows of every relation of n for parents,
+// and returns the number of statements sent.
+func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, parents [][]any) (int, error) {
+	queries := 0
 	for _, c := range n.Children {
 		keys := make([][]string, len(c.ParentCols))
 		seen := map[string]bool{}
@@ -117,47 +145,53 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 		if len(seen) == 0 {
 			continue
 		}
-		sql := relatedQuery(c)
 		args := make([]any, len(keys))
 		for i := range keys {
 			args[i] = keys[i]
 		}
-		rows, err := r.read(ctx, c, sql, args)
+		rows, err := r.read(ctx, c, relatedQuery(c), args)
 		if err != nil {
-			return fmt.Errorf("extract %q for %s: %w", c.Table.Name, c.Path, err)
+			return queries, fmt.Errorf("extract %q for %s: %w", c.Table.Name, c.Path, err)
 		}
-		r.Queries++
+		queries++
 		for _, row := range rows {
 			k, ok := joinKey(row, c.JoinCols)
 			if ok {
 				m[k] = append(m[k], row)
 			}
 		}
-		if err := r.children(ctx, b, c, rows); err != nil {
-			return err
+		if c.Kind == mappings.NodeEmbed {
+			q, err := r.children(ctx, b, c, rows)
+			queries += q
+			if err != nil {
+				return queries, err
+			}
 		}
 	}
-	return nil
+	return queries, nil
 }
 
-// read runs sql and converts every row of n to document values.
+// read runs sql and converts every row of n to document values: the
+// node's Columns, then its KeyCols.
 func (r *Reader) read(ctx context.Context, n *mappings.Node, sql string, args []any) ([][]any, error) {
 	rows, err := r.snap.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	width := len(n.Columns) + len(n.KeyCols)
 	var out [][]any
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, err
 		}
-		row := make([]any, len(n.Columns))
-		for i := range n.Columns {
-			v, err := Convert(n.Columns[i], vals[i], n.Numeric[i])
+		row := make([]any, width)
+		for i := 0; i < width; i++ {
+			col, mode := keyColumn(n, i)
+			v, err := Convert(col, vals[i], mode)
 			if err != nil {
-				return nil, fmt.Errorf("%s, column %q: %w", rowName(n, row, vals), n.Columns[i].Name, err)
+				return nil, fmt.Errorf("%s, column %q: %w", rowName(n, vals), col.Name, err)
 			}
 			row[i] = v
 		}
@@ -169,7 +203,15 @@ func (r *Reader) read(ctx context.Context, n *mappings.Node, sql string, args []
 	return out, nil
 }
 
-func rowName(n *mappings.Node, _ []any, raw []any) string {
+// keyColumn is the column behind value i of a row of n.
+func keyColumn(n *mappings.Node, i int) (mappings.Column, mappings.NumericMode) {
+	if i < len(n.Columns) {
+		return n.Columns[i], n.Numeric[i]
+	}
+	return n.KeyCols[i-len(n.Columns)], mappings.NumericDecimal
+}
+
+func rowName(n *mappings.Node, raw []any) string {
 	var cols, vals []string
 	for _, k := range n.Table.PrimaryKey {
 		for i, c := range n.Columns {
@@ -189,18 +231,85 @@ func tableRef(t *mappings.Table) string {
 	return pgx.Identifier{t.Schema, t.Name}.Sanitize()
 }
 
-func colRef(c string) string { return "t." + pgx.Identifier{c}.Sanitize() }
+func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize() }
 
+func colRef(c string) string { return qualRef("t", c) }
+
+// selectList selects n's Columns from t and its KeyCols from j (through)
+// or t.
 func selectList(n *mappings.Node) string {
-	parts := make([]string, len(n.Columns))
-	for i, c := range n.Columns {
-		parts[i] = SelectExpr(c, "t")
+	parts := make([]string, 0, len(n.Columns)+len(n.KeyCols))
+	for _, c := range n.Columns {
+		parts = append(parts, SelectExpr(c, "t"))
+	}
+	for _, c := range n.KeyCols {
+		parts = append(parts, SelectExpr(c, keyQual(n)))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// rootQuery is the keyset page query: rows after the last key, in key order.
-func rootQuery(p *mappings.CollectionPlan, after []string, limit int) (string, []any) {
+// keyQual is the alias of the table holding n's join key columns.
+func keyQual(n *mappings.Node) string {
+	if n.Through != nil {
+		return "j"
+	}
+	return "t"
+}
+
+// keyRefs are the SQL references of n's join key columns.
+func keyRefs(n *mappings.Node) []string {
+	var out []string
+	if n.Through != nil || n.Kind == mappings.NodeAggregate {
+		for _, c := range n.KeyCols {
+			out = append(out, qualRef(keyQual(n), c.Name))
+		}
+		return out
+	}
+	for _, c := range n.JoinCols {
+		out = append(out, colRef(n.Columns[c].Name))
+	}
+	return out
+}
+
+// keyTypes are the SQL types of n's join key columns.
+func keyTypes(n *mappings.Node) []string {
+	var out []string
+	if n.Through != nil || n.Kind == mappings.NodeAggregate {
+		for _, c := range n.KeyCols {
+			out = append(out, c.Type)
+		}
+		return out
+	}
+	for _, c := range n.JoinCols {
+		out = append(out, n.Columns[c].Type)
+	}
+	return out
+}
+
+// fromClause is n's table, joined to its join table when it has one.
+func fromClause(n *mappings.Node) string {
+	if n.Through == nil {
+		return tableRef(n.Table) + " AS t"
+	}
+	on := make([]string, len(n.Through.On))
+	for i, p := range n.Through.On {
+		on[i] = fmt.Sprintf("%s = %s", colRef(p[0]), qualRef("j", p[1]))
+	}
+	return fmt.Sprintf("%s AS j JOIN %s AS t ON %s", tableRef(n.Through.Table), tableRef(n.Table), strings.Join(on, " AND "))
+}
+
+// orderExpr is one ORDER BY item with explicit NULLS placement
+// (PostgreSQL's defaults), which keyset predicates rely on.
+func orderExpr(ref string, desc bool) string {
+	if desc {
+		return ref + " DESC NULLS FIRST"
+	}
+	return ref + " ASC NULLS LAST"
+}
+
+// rootQuery is the keyset page query: rows after the last key, in stream
+// order.
+func rootQuery(p *mappings.CollectionPlan, after Key, limit int) (string, []any) {
 	n := p.Root
 	var b strings.Builder
 	fmt.Fprintf(&b, "SELECT %s FROM %s AS t", selectList(n), tableRef(n.Table))
@@ -208,35 +317,84 @@ func rootQuery(p *mappings.CollectionPlan, after []string, limit int) (string, [
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
 	}
+	key := p.Key()
 	var args []any
-	keys := make([]string, len(p.ID))
-	for i, c := range p.ID {
-		keys[i] = colRef(n.Columns[c].Name)
-	}
-	if len(after) > 0 {
-		ps := make([]string, len(after))
-		for i, a := range after {
-			args = append(args, a)
-			ps[i] = fmt.Sprintf("$%d::text::%s", len(args), n.Columns[p.ID[i]].Type)
-		}
-		where = append(where, fmt.Sprintf("(%s) > (%s)", strings.Join(keys, ", "), strings.Join(ps, ", ")))
+	if len(after) == len(key) {
+		pred, a := keysetPredicate(n, key, after, 0)
+		where = append(where, pred)
+		args = a
 	}
 	if len(where) > 0 {
 		b.WriteString(" WHERE " + strings.Join(where, " AND "))
 	}
-	fmt.Fprintf(&b, " ORDER BY %s LIMIT %d", strings.Join(keys, ", "), limit)
+	order := make([]string, len(key))
+	for i, k := range key {
+		order[i] = orderExpr(colRef(n.Columns[k.Col].Name), k.Desc)
+	}
+	fmt.Fprintf(&b, " ORDER BY %s LIMIT %d", strings.Join(order, ", "), limit)
 	return b.String(), args
 }
 
-// orderList is the relation's order, made total by the table's primary key.
+// keysetPredicate is the condition "the row comes after the key `after`"
+// in the order key, with parameters numbered from argBase+1. When every
+// column is ascending and NOT NULL it is a row comparison, which an index
+// serves directly; otherwise the expanded form, NULL-aware.
+func keysetPredicate(n *mappings.Node, key []mappings.OrderCol, after Key, argBase int) (string, []any) {
+	var args []any
+	param := func(i int) string {
+		args = append(args, *after[i])
+		return fmt.Sprintf("$%d::text::%s", argBase+len(args), n.Columns[key[i].Col].Type)
+	}
+	simple := true
+	for i, k := range key {
+		if k.Desc || !n.Columns[k.Col].NotNull || after[i] == nil {
+			simple = false
+		}
+	}
+	if simple {
+		cols := make([]string, len(key))
+		ps := make([]string, len(key))
+		for i, k := range key {
+			cols[i] = colRef(n.Columns[k.Col].Name)
+			ps[i] = param(i)
+		}
+		return fmt.Sprintf("(%s) > (%s)", strings.Join(cols, ", "), strings.Join(ps, ", ")), args
+	}
+	var ors []string
+	for i := range key {
+		var ands []string
+		for j := 0; j < i; j++ {
+			ref := colRef(n.Columns[key[j].Col].Name)
+			if after[j] == nil {
+				ands = append(ands, ref+" IS NULL")
+			} else {
+				ands = append(ands, ref+" = "+param(j))
+			}
+		}
+		ref := colRef(n.Columns[key[i].Col].Name)
+		switch {
+		case !key[i].Desc && after[i] == nil:
+			continue // nothing comes after NULL ascending (NULLS LAST)
+		case !key[i].Desc:
+			ands = append(ands, fmt.Sprintf("(%s > %s OR %s IS NULL)", ref, param(i), ref))
+		case after[i] == nil:
+			ands = append(ands, ref+" IS NOT NULL")
+		default:
+			ands = append(ands, fmt.Sprintf("%s < %s", ref, param(i)))
+		}
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	if len(ors) == 0 {
+		return "false", args
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", args
+}
+
+// orderList is a relation's order, made total by the table's primary key.
 func orderList(n *mappings.Node) []string {
 	var out []string
 	for _, o := range n.Order {
-		s := colRef(n.Columns[o.Col].Name)
-		if o.Desc {
-			s += " DESC"
-		}
-		out = append(out, s)
+		out = append(out, orderExpr(colRef(n.Columns[o.Col].Name), o.Desc))
 	}
 	for _, k := range n.Table.PrimaryKey {
 		out = append(out, colRef(k))
@@ -245,53 +403,58 @@ func orderList(n *mappings.Node) []string {
 }
 
 // relatedQuery fetches the rows of relation n for a set of parent keys
-// given as parallel text arrays, one per join column.
+// given as parallel text arrays, one per join column. Rows come grouped by
+// key, each group in the relation's order.
 func relatedQuery(n *mappings.Node) string {
-	join := make([]string, len(n.JoinCols))
-	unnest := make([]string, len(n.JoinCols))
-	for i, c := range n.JoinCols {
-		col := n.Columns[c]
-		join[i] = colRef(col.Name)
+	keys := keyRefs(n)
+	types := keyTypes(n)
+	unnest := make([]string, len(keys))
+	names := make([]string, len(keys))
+	casts := make([]string, len(keys))
+	for i := range keys {
 		unnest[i] = fmt.Sprintf("$%d::text[]", i+1)
+		names[i] = fmt.Sprintf("k%d", i)
+		casts[i] = fmt.Sprintf("k%d::%s", i, types[i])
 	}
 	filter := ""
 	if n.Filter != "" {
 		filter = " AND (" + n.Filter + ")"
 	}
+	if n.Kind == mappings.NodeAggregate {
+		arg := "*"
+		if n.Agg.Column != "" {
+			arg = colRef(n.Agg.Column)
+		}
+		return fmt.Sprintf("SELECT %s(%s), %s FROM %s WHERE (%s) IN (SELECT %s FROM unnest(%s) AS p(%s))%s GROUP BY %s",
+			n.Agg.Fn, arg, strings.Join(keys, ", "), fromClause(n), strings.Join(keys, ", "), strings.Join(casts, ", "),
+			strings.Join(unnest, ", "), strings.Join(names, ", "), filter, strings.Join(keys, ", "))
+	}
 	order := orderList(n)
 	if n.Limit > 0 {
 		// A subset: the first Limit rows per parent, through the index on
 		// the join columns.
-		cond := make([]string, len(n.JoinCols))
-		pk := make([]string, len(n.JoinCols))
-		for i, c := range n.JoinCols {
-			col := n.Columns[c]
-			pk[i] = fmt.Sprintf("k%d", i)
-			cond[i] = fmt.Sprintf("%s = p.k%d::%s", join[i], i, col.Type)
+		cond := make([]string, len(keys))
+		for i := range keys {
+			cond[i] = fmt.Sprintf("%s = p.k%d::%s", keys[i], i, types[i])
 		}
-		return fmt.Sprintf("SELECT x.* FROM unnest(%s) WITH ORDINALITY AS p(%s, ord) CROSS JOIN LATERAL (SELECT %s, row_number() OVER (ORDER BY %s) AS denorm_rn FROM %s AS t WHERE %s%s ORDER BY %s LIMIT %d) AS x ORDER BY p.ord, x.denorm_rn",
-			strings.Join(unnest, ", "), strings.Join(pk, ", "), selectList(n), strings.Join(order, ", "),
-			tableRef(n.Table), strings.Join(cond, " AND "), filter, strings.Join(order, ", "), n.Limit)
+		return fmt.Sprintf("SELECT x.* FROM unnest(%s) WITH ORDINALITY AS p(%s, ord) CROSS JOIN LATERAL (SELECT %s, row_number() OVER (ORDER BY %s) AS denorm_rn FROM %s WHERE %s%s ORDER BY %s LIMIT %d) AS x ORDER BY p.ord, x.denorm_rn",
+			strings.Join(unnest, ", "), strings.Join(names, ", "), selectList(n), strings.Join(order, ", "),
+			fromClause(n), strings.Join(cond, " AND "), filter, strings.Join(order, ", "), n.Limit)
 	}
-	casts := make([]string, len(n.JoinCols))
-	for i, c := range n.JoinCols {
-		casts[i] = fmt.Sprintf("k%d::%s", i, n.Columns[c].Type)
-	}
-	ks := make([]string, len(n.JoinCols))
-	for i := range ks {
-		ks[i] = fmt.Sprintf("k%d", i)
-	}
-	return fmt.Sprintf("SELECT %s FROM %s AS t WHERE (%s) IN (SELECT %s FROM unnest(%s) AS p(%s))%s ORDER BY %s",
-		selectList(n), tableRef(n.Table), strings.Join(join, ", "), strings.Join(casts, ", "),
-		strings.Join(unnest, ", "), strings.Join(ks, ", "), filter, strings.Join(append(join, order...), ", "))
+	return fmt.Sprintf("SELECT %s FROM %s WHERE (%s) IN (SELECT %s FROM unnest(%s) AS p(%s))%s ORDER BY %s",
+		selectList(n), fromClause(n), strings.Join(keys, ", "), strings.Join(casts, ", "),
+		strings.Join(unnest, ", "), strings.Join(names, ", "), filter, strings.Join(append(keys, order...), ", "))
 }
 
 // joinKey is the map key of a row's values at cols; ok is false when one is
 // NULL (NULL joins nothing).
 func joinKey(row []any, cols []int) (string, bool) {
 	if len(cols) == 1 {
+		if row[cols[0]] == nil {
+			return "", false
+		}
 		s, err := textParam(row[cols[0]])
-		return s, err == nil && row[cols[0]] != nil
+		return s, err == nil
 	}
 	var b strings.Builder
 	for i, c := range cols {
@@ -342,4 +505,22 @@ func textParam(v any) (string, error) {
 		return "", fmt.Errorf("key value is NULL")
 	}
 	return "", fmt.Errorf("a %T cannot be a key", v)
+}
+
+// KeyOf is the stream position of a root row of plan (see Key).
+func KeyOf(plan *mappings.CollectionPlan, row []any) (Key, error) {
+	key := plan.Key()
+	out := make(Key, 0, len(key))
+	for _, k := range key {
+		if row[k.Col] == nil {
+			out = append(out, nil)
+			continue
+		}
+		s, err := textParam(row[k.Col])
+		if err != nil {
+			return nil, fmt.Errorf("key column %q: %w", plan.Root.Columns[k.Col].Name, err)
+		}
+		out = append(out, &s)
+	}
+	return out, nil
 }

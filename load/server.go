@@ -76,7 +76,11 @@ func (s *ServerSink) Write(ctx context.Context, collection string, docs []transf
 		if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 			for _, we := range bwe.WriteErrors {
 				d := batch[we.Index]
-				rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code)})
+				err := fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code)
+				if we.Code == 11000 && d.Discriminator != nil {
+					err = fmt.Errorf("_id %v is already taken by another document type in %q (%s); make the ids distinct", d.ID, collection, we.Message)
+				}
+				rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			}
 			err = nil
 		}
@@ -98,8 +102,14 @@ func (s *ServerSink) Write(ctx context.Context, collection string, docs []transf
 			}
 		}
 		doc := bson.Raw(raw)
+		filter := bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
+		if d.Discriminator != nil {
+			// Replace only a document of the same type: an _id taken by
+			// another type fails as a duplicate key, never overwrites it.
+			filter = append(filter, bson.E{Key: d.Discriminator.Key, Value: doc.Lookup(d.Discriminator.Key)})
+		}
 		models = append(models, mongo.NewReplaceOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: doc.Lookup("_id")}}).
+			SetFilter(filter).
 			SetReplacement(doc).
 			SetUpsert(true))
 		batch = append(batch, d)

@@ -20,8 +20,18 @@ type Table struct {
 	// Unique lists the column sets of unique constraints and unique indexes
 	// whose columns are all NOT NULL (usable as document keys).
 	Unique [][]string
+	// ForeignKeys lists the table's foreign key constraints.
+	ForeignKeys []ForeignKey
 	// Estimate is the planner's row estimate (pg_class.reltuples); -1 when unknown.
 	Estimate int64
+}
+
+// ForeignKey is one foreign key constraint.
+type ForeignKey struct {
+	Columns []string
+	// RefTable is the referenced table's qualified name "schema.table".
+	RefTable   string
+	RefColumns []string
 }
 
 // Column describes one column.

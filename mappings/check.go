@@ -6,17 +6,23 @@ import (
 )
 
 // check finds problems of meaning that need no database: conflicting
-// keys, duplicate names, subsets without an order.
+// keys, duplicate names, subsets without an order, impossible buckets.
 func (f *File) check() Problems {
 	c := checker{file: f.Path}
-	names := map[string]Pos{}
+	byName := map[string][]*Collection{}
+	var order []string
 	for _, col := range f.Collections {
-		if prev, dup := names[col.Name]; dup {
-			c.add(col.pos.at("name"), "collection %q is already defined at line %d", col.Name, prev.Line)
-		} else {
-			names[col.Name] = col.pos.at("name")
+		if _, seen := byName[col.Name]; !seen {
+			order = append(order, col.Name)
 		}
-		c.entity(&col.Entity, col.Name)
+		byName[col.Name] = append(byName[col.Name], col)
+		c.collection(col)
+	}
+	for _, name := range order {
+		c.shared(byName[name])
+	}
+	for _, l := range f.Links {
+		c.link(l, byName)
 	}
 	return c.ps
 }
@@ -30,20 +36,141 @@ func (c *checker) add(p Pos, format string, args ...any) {
 	c.ps = append(c.ps, Problem{File: c.file, Pos: p, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (c *checker) entity(e *Entity, where string) {
+func (c *checker) collection(col *Collection) {
+	where := col.Name
+	if b := col.Bucket; b != nil {
+		where = col.Name + ".bucket"
+		if len(col.ID) > 0 {
+			c.add(col.pos.at("id"), "%s: a bucket collection's _id is \"<parent key>-<page>\"; id does not apply", col.Name)
+		}
+		if col.Discriminator != "" {
+			c.add(col.pos.at("discriminator"), "%s: a bucket collection cannot share its collection with other document types", col.Name)
+		}
+		c.orderBy(b.OrderBy, b.pos.at("orderBy"), where)
+		items, page := b.ItemsField(), b.PageField()
+		if items == page {
+			c.add(b.pos.self, "%s: items and page are both named %q", where, items)
+		}
+		if items == "_id" || page == "_id" {
+			c.add(b.pos.self, "%s: items and page cannot be named \"_id\"", where)
+		}
+	}
+	if col.Discriminator != "" {
+		found := false
+		for _, fd := range col.Fields {
+			if fd.Name == col.Discriminator {
+				found = true
+				if fd.Value == nil {
+					c.add(fd.pos.self, "%s: the discriminator field %q must be a constant (value: ...)", col.Name, fd.Name)
+				}
+			}
+		}
+		if !found {
+			c.add(col.pos.at("discriminator"), "%s: discriminator %q names no field; add {name: %s, value: ...} to fields", col.Name, col.Discriminator, col.Discriminator)
+		}
+	}
+	c.entity(&col.Entity, col.Name, col.Bucket == nil)
+}
+
+// shared checks the entries that write to one collection: several
+// document types need the same discriminator field with distinct values.
+func (c *checker) shared(cols []*Collection) {
+	if len(cols) < 2 {
+		return
+	}
+	first := cols[0]
+	values := map[any]int{}
+	for i, col := range cols {
+		if first.Discriminator == "" || col.Discriminator == "" || col.Bucket != nil {
+			if i == 0 {
+				continue
+			}
+			c.add(col.pos.at("name"), "collection %q is already defined at line %d; several document types in one collection need a discriminator (discriminator: type, and a field {name: type, value: ...} in each)", col.Name, first.pos.at("name").Line)
+			continue
+		}
+		if col.Discriminator != first.Discriminator {
+			c.add(col.pos.at("discriminator"), "%s: every document type of a collection needs the same discriminator field; line %d uses %q", col.Name, first.pos.at("name").Line, first.Discriminator)
+			continue
+		}
+		v := col.discriminatorValue()
+		if v == nil {
+			continue
+		}
+		if line, dup := values[v]; dup {
+			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
+		}
+		values[v] = col.pos.at("name").Line
+	}
+}
+
+func (col *Collection) discriminatorValue() any {
+	for _, fd := range col.Fields {
+		if fd.Name == col.Discriminator && fd.Value != nil {
+			return fd.Value.V
+		}
+	}
+	return nil
+}
+
+func (c *checker) link(l *Link, byName map[string][]*Collection) {
+	fields := map[string]bool{}
+	for _, s := range l.Sides {
+		cols := byName[s.Collection]
+		if len(cols) == 0 {
+			c.add(s.pos.at("collection"), "links: collection %q is not defined in this file", s.Collection)
+			continue
+		}
+		if cols[0].Bucket != nil {
+			c.add(s.pos.at("collection"), "links: %q is a bucket collection; id arrays go on document collections", s.Collection)
+		}
+		if len(l.Sides) == 1 && s.Field == "" {
+			c.add(s.pos.self, "links: a one-sided link needs field: the name of the id array")
+		}
+		key := s.Collection + "\x00" + s.Field
+		if s.Field != "" && fields[key] {
+			c.add(s.pos.self, "links: %s.%s is given twice", s.Collection, s.Field)
+		}
+		fields[key] = true
+	}
+}
+
+// kinds lists the sources a field sets.
+func (fd *Field) kinds() []string {
+	var k []string
+	if fd.Column != "" {
+		k = append(k, "column")
+	}
+	if fd.Embed != nil {
+		k = append(k, "embed")
+	}
+	if fd.Ids != nil {
+		k = append(k, "ids")
+	}
+	if fd.Aggregate != nil {
+		k = append(k, "aggregate")
+	}
+	if fd.Expr != "" {
+		k = append(k, "expr")
+	}
+	if fd.Value != nil {
+		k = append(k, "value")
+	}
+	if fd.Link != "" {
+		k = append(k, "link")
+	}
+	return k
+}
+
+// entity checks an entity's lookups and fields; document says whether its
+// fields make a document whose _id comes first.
+func (c *checker) entity(e *Entity, where string, document bool) {
 	lookups := map[string]bool{}
 	for _, l := range e.Lookups {
 		if lookups[l.Name] {
 			c.add(l.pos.at("name"), "%s: lookup %q is defined twice", where, l.Name)
 		}
 		lookups[l.Name] = true
-		if l.As == "array" {
-			c.add(l.pos.at("as"), "%s: lookup %q finds one row; it cannot be an array (use an embed)", where, l.Name)
-		}
-		if l.Limit > 0 || len(l.OrderBy) > 0 {
-			c.add(l.pos.self, "%s: lookup %q finds one row; orderBy and limit do not apply", where, l.Name)
-		}
-		c.relation(l, where+"."+l.Name)
+		c.relation(l, where+"."+l.Name, "lookup")
 	}
 	stars := 0
 	for _, fd := range e.Fields {
@@ -54,33 +181,42 @@ func (c *checker) entity(e *Entity, where string) {
 			}
 			continue
 		}
-		sources := 0
-		if fd.Column != "" {
-			sources++
-		}
-		if fd.Embed != nil {
-			sources++
-		}
+		kinds := fd.kinds()
 		switch {
-		case sources == 0:
-			c.add(fd.pos.self, "%s: a field needs a column or an embed", where)
-		case sources > 1:
-			c.add(fd.pos.self, "%s: a field takes either a column or an embed, not both", where)
+		case len(kinds) == 0:
+			c.add(fd.pos.self, "%s: a field needs one of column, embed, ids, aggregate, expr, value or link", where)
+		case len(kinds) > 1:
+			c.add(fd.pos.self, "%s: a field takes one of column, embed, ids, aggregate, expr, value or link, not %s", where, strings.Join(kinds, " and "))
+		}
+		kind := ""
+		if len(kinds) > 0 {
+			kind = kinds[0]
 		}
 		if fd.Key != "" && fd.Name != "" {
 			c.add(fd.pos.at("key"), "%s: a field takes its name either from name or from key, not both", where)
 		}
-		if fd.Key != "" && fd.Embed != nil {
-			c.add(fd.pos.at("key"), "%s: key (a pivot) applies to a column, not to an embed", where)
+		if fd.Key != "" && kind != "column" && kind != "expr" && kind != "aggregate" {
+			c.add(fd.pos.at("key"), "%s: key (a pivot) names a column, expr or aggregate field, not %s", where, kind)
 		}
-		if fd.Embed != nil {
-			if fd.Name == "" {
-				c.add(fd.pos.self, "%s: an embedded field needs a name", where)
-			}
-			if fd.Numeric != "" {
-				c.add(fd.pos.at("numeric"), "%s: numeric applies to a column, not to an embed", where)
-			}
-			c.relation(fd.Embed, where+"."+fd.Name)
+		if fd.Name == "" && fd.Key == "" && kind != "column" && kind != "link" && kind != "" {
+			c.add(fd.pos.self, "%s: a field made with %s needs a name", where, kind)
+		}
+		if document && fd.Name == "_id" {
+			c.add(fd.pos.at("name"), "%s: _id is made from the id columns; choose another field name", where)
+		}
+		if fd.Numeric != "" && kind != "column" && kind != "aggregate" {
+			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column or an aggregate, not to %s", where, kind)
+		}
+		if fd.Ref != "" && kind != "column" && kind != "ids" {
+			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
+		}
+		switch kind {
+		case "embed":
+			c.relation(fd.Embed, where+"."+fd.Name, "embed")
+		case "ids":
+			c.relation(fd.Ids, where+"."+fd.Name, "ids")
+		case "aggregate":
+			c.relation(fd.Aggregate, where+"."+fd.Name, "aggregate")
 		}
 		for _, ref := range []string{fd.Column, fd.Key} {
 			if i := strings.IndexByte(ref, '.'); i >= 0 && !lookups[ref[:i]] {
@@ -90,19 +226,28 @@ func (c *checker) entity(e *Entity, where string) {
 	}
 }
 
-func (c *checker) relation(r *Relation, where string) {
-	if r.Limit > 0 && len(r.OrderBy) == 0 {
+func (c *checker) orderBy(list StringList, p Pos, where string) {
+	for _, o := range list {
+		if _, _, err := parseOrder(o); err != nil {
+			c.add(p, "%s: %v", where, err)
+		}
+	}
+}
+
+func (c *checker) relation(r *Relation, where, kind string) {
+	if r.Limit > 0 && len(r.OrderBy) == 0 && kind == "embed" {
 		c.add(r.pos.at("limit"), "%s: limit needs orderBy, or the subset would be arbitrary", where)
 	}
 	if r.As == "object" && r.Limit > 0 {
 		c.add(r.pos.at("limit"), "%s: limit applies to arrays, not to as: object", where)
 	}
-	for _, o := range r.OrderBy {
-		if _, _, err := parseOrder(o); err != nil {
-			c.add(r.pos.at("orderBy"), "%s: %v", where, err)
-		}
+	if kind == "aggregate" && r.Fn != "count" && r.Column == "" {
+		c.add(r.pos.self, "%s: aggregate %s needs column: the column it reads", where, r.Fn)
 	}
-	c.entity(&r.Entity, where)
+	c.orderBy(r.OrderBy, r.pos.at("orderBy"), where)
+	if kind == "embed" {
+		c.entity(&r.Entity, where, false)
+	}
 }
 
 // parseOrder reads "column", "column asc" or "column desc".

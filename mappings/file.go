@@ -9,6 +9,8 @@
 package mappings
 
 import (
+	"fmt"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -55,7 +57,9 @@ type File struct {
 	// Numeric is the default for NUMERIC columns: decimal, double or string.
 	Numeric     NumericMode   `yaml:"numeric"`
 	Collections []*Collection `yaml:"collections"`
-	pos         positions
+	// Links replace join tables by id arrays on one or both sides.
+	Links []*Link `yaml:"links"`
+	pos   positions
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler to record positions.
@@ -95,8 +99,84 @@ type Collection struct {
 	Entity `yaml:",inline"`
 	// ID lists the columns whose values make _id; default: the primary key.
 	// One column gives a scalar _id, several give an embedded document.
-	ID  StringList `yaml:"id"`
-	pos positions
+	ID StringList `yaml:"id"`
+	// Discriminator names the constant field (a field with value:) that
+	// tells the document types of a shared collection apart.
+	Discriminator string `yaml:"discriminator"`
+	// Bucket makes this a bucket collection: the table's rows grouped by
+	// parent key and written in pages of a fixed size.
+	Bucket *Bucket `yaml:"bucket"`
+	pos    positions
+}
+
+// Bucket describes a bucket collection: one document per page of Size
+// rows of the same parent, {_id: "<parent>-<page>", <by>, page, <items>}.
+type Bucket struct {
+	// By lists the columns of the table holding the parent key.
+	By StringList `yaml:"by"`
+	// Size is the number of rows per page.
+	Size int `yaml:"size"`
+	// OrderBy orders each parent's rows (ties broken by the primary key).
+	OrderBy StringList `yaml:"orderBy"`
+	// Items names the array field holding a page's rows (default "items").
+	Items string `yaml:"items"`
+	// Page names the page number field (default "page"); pages count from 0.
+	Page string `yaml:"page"`
+	// SkipLast leaves out each parent's last SkipLast rows in OrderBy
+	// order: the rows a subset embeds in the parent document.
+	SkipLast int `yaml:"skipLast"`
+	pos      positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (b *Bucket) UnmarshalYAML(n *yaml.Node) error {
+	type plain Bucket
+	if err := n.Decode((*plain)(b)); err != nil {
+		return err
+	}
+	b.pos = positionsOf(n)
+	return nil
+}
+
+// Link replaces a join table (many-to-many) by id arrays: each side's
+// collection gets a field holding the ids of the rows of the other side.
+type Link struct {
+	// Table is the join table; it is not copied.
+	Table string      `yaml:"table"`
+	Sides []*LinkSide `yaml:"sides"`
+	pos   positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (l *Link) UnmarshalYAML(n *yaml.Node) error {
+	type plain Link
+	if err := n.Decode((*plain)(l)); err != nil {
+		return err
+	}
+	l.pos = positionsOf(n)
+	return nil
+}
+
+// LinkSide is one side of a link.
+type LinkSide struct {
+	// Collection gets the id array.
+	Collection string `yaml:"collection"`
+	// Column is the join table's column referencing that collection's root
+	// table; default: the one foreign key of the join table to it.
+	Column string `yaml:"column"`
+	// Field names the id array (default: the other side's collection name).
+	Field string `yaml:"field"`
+	pos   positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (l *LinkSide) UnmarshalYAML(n *yaml.Node) error {
+	type plain LinkSide
+	if err := n.Decode((*plain)(l)); err != nil {
+		return err
+	}
+	l.pos = positionsOf(n)
+	return nil
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler to record positions.
@@ -109,7 +189,8 @@ func (c *Collection) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Relation is a related table: embedded rows, or a lookup.
+// Relation is a related table: embedded rows, a lookup, an id array or an
+// aggregate.
 type Relation struct {
 	// Name names a lookup (fields refer to "name.column"); unused for embeds.
 	Name   string `yaml:"name"`
@@ -123,7 +204,33 @@ type Relation struct {
 	OrderBy StringList `yaml:"orderBy"`
 	// Limit keeps only the first Limit rows in OrderBy order (a subset).
 	Limit int `yaml:"limit"`
+	// Through reaches the table through a join table: Through.Join pairs
+	// the join table's columns with the enclosing table's, and Join pairs
+	// this table's columns with the join table's.
+	Through *Through `yaml:"through"`
+	// Column is the value of an id array (default: the single-column
+	// primary key) or the column an aggregate reads.
+	Column string `yaml:"column"`
+	// Fn is an aggregate's function: count, sum, min, max or avg.
+	Fn  string `yaml:"fn"`
+	pos positions
+}
+
+// Through is the join table a relation is reached through.
+type Through struct {
+	Table string   `yaml:"table"`
+	Join  JoinSpec `yaml:"join"`
 	pos   positions
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler to record positions.
+func (t *Through) UnmarshalYAML(n *yaml.Node) error {
+	type plain Through
+	if err := n.Decode((*plain)(t)); err != nil {
+		return err
+	}
+	t.pos = positionsOf(n)
+	return nil
 }
 
 // UnmarshalYAML implements yaml.Unmarshaler to record positions.
@@ -136,8 +243,9 @@ func (r *Relation) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Field is one field of a document. Exactly one of Column, Embed must be
-// set; Key makes the field's name come from the data (a pivot).
+// Field is one field of a document. Exactly one source must be set:
+// Column, Embed, Ids, Aggregate, Expr, Value or Link; Key makes the field's
+// name come from the data (a pivot).
 type Field struct {
 	// Name is the field name; default: the column name in camelCase.
 	Name string `yaml:"name"`
@@ -147,6 +255,19 @@ type Field struct {
 	Key string `yaml:"key"`
 	// Embed embeds related rows as an array or an object.
 	Embed *Relation `yaml:"embed"`
+	// Ids writes the key (or Column) of each related row: an id array.
+	Ids *Relation `yaml:"ids"`
+	// Aggregate writes count/sum/min/max/avg over related rows.
+	Aggregate *Relation `yaml:"aggregate"`
+	// Expr computes the value from the row's columns (expr-lang syntax).
+	Expr string `yaml:"expr"`
+	// Value is a constant (string, number or boolean).
+	Value *Const `yaml:"value"`
+	// Link places the id array of a link (named by its join table) here.
+	Link string `yaml:"link"`
+	// Ref names the collection this field's values reference (weak link),
+	// for dangling-reference reports.
+	Ref string `yaml:"ref"`
 	// Numeric overrides the file's numeric mode for this column.
 	Numeric NumericMode `yaml:"numeric"`
 	// All is set for the "*" entry.
@@ -167,6 +288,33 @@ func (f *Field) UnmarshalYAML(n *yaml.Node) error {
 	}
 	type plain Field
 	return n.Decode((*plain)(f))
+}
+
+// Const is a constant field value from the mapping file.
+type Const struct {
+	// V is a string, int32, int64, float64 or bool.
+	V any
+}
+
+// UnmarshalYAML decodes a scalar, keeping integers as int32 when they fit.
+func (c *Const) UnmarshalYAML(n *yaml.Node) error {
+	v, err := instanceOf(n, "", map[string]*yaml.Node{})
+	if err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case int64:
+		if x >= -1<<31 && x < 1<<31 {
+			c.V = int32(x)
+		} else {
+			c.V = x
+		}
+	case string, float64, bool:
+		c.V = x
+	default:
+		return fmt.Errorf("value must be a string, a number or a boolean")
+	}
+	return nil
 }
 
 // StringList accepts one string or a list of strings.
@@ -201,4 +349,20 @@ func (j *JoinSpec) UnmarshalYAML(n *yaml.Node) error {
 		*j = append(*j, JoinPair{Column: n.Content[i].Value, Parent: n.Content[i+1].Value})
 	}
 	return nil
+}
+
+// ItemsField is the name of a page's array field.
+func (b *Bucket) ItemsField() string {
+	if b.Items == "" {
+		return "items"
+	}
+	return b.Items
+}
+
+// PageField is the name of the page number field.
+func (b *Bucket) PageField() string {
+	if b.Page == "" {
+		return "page"
+	}
+	return b.Page
 }

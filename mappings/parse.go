@@ -54,6 +54,9 @@ func (ps Problems) Error() string {
 	return b.String()
 }
 
+// Sorted orders problems by position.
+func (ps Problems) Sorted() Problems { return ps.sorted() }
+
 func (ps Problems) sorted() Problems {
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].Pos.Line != ps[j].Pos.Line {
@@ -151,7 +154,12 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 	nodes := map[string]*yaml.Node{}
 	inst, err := instanceOf(doc, "", nodes)
 	if err != nil {
-		return Problems{{File: path, Pos: Pos{doc.Line, doc.Column}, Msg: err.Error()}}
+		pos := Pos{doc.Line, doc.Column}
+		var pe posError
+		if errors.As(err, &pe) {
+			pos = pe.pos
+		}
+		return Problems{{File: path, Pos: pos, Msg: err.Error()}}
 	}
 	verr := sch.Validate(inst)
 	if verr == nil {
@@ -215,21 +223,47 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 	return ps.sorted()
 }
 
-func knownKeys(loc []string, nodes map[string]*yaml.Node, ptr string) string {
-	var keys []string
-	switch {
-	case len(loc) == 0:
-		keys = []string{"version", "numeric", "collections"}
-	case len(loc) == 2 && loc[0] == "collections":
-		keys = []string{"name", "table", "id", "filter", "fields", "lookups", "rename", "exclude"}
-	case loc[len(loc)-1] == "embed" || (len(loc) >= 2 && loc[len(loc)-2] == "lookups"):
-		keys = []string{"name", "table", "join", "as", "orderBy", "limit", "filter", "fields", "lookups", "rename", "exclude"}
-	case len(loc) >= 2 && loc[len(loc)-2] == "fields":
-		keys = []string{"name", "column", "key", "embed", "numeric"}
-	default:
+func knownKeys(loc []string, _ map[string]*yaml.Node, _ string) string {
+	keys := keysAt(loc)
+	if keys == "" {
 		return ""
 	}
-	return " (known keys: " + strings.Join(keys, ", ") + ")"
+	return " (known keys: " + keys + ")"
+}
+
+// keysAt lists the keys the schema allows at a location, for messages.
+func keysAt(loc []string) string {
+	last := func(i int) string {
+		if len(loc) >= i {
+			return loc[len(loc)-i]
+		}
+		return ""
+	}
+	switch {
+	case len(loc) == 0:
+		return "version, numeric, collections, links"
+	case len(loc) == 2 && loc[0] == "collections":
+		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude"
+	case len(loc) == 2 && loc[0] == "links":
+		return "table, sides"
+	case len(loc) == 4 && loc[0] == "links" && loc[2] == "sides":
+		return "collection, column, field"
+	case last(1) == "bucket":
+		return "by, size, orderBy, items, page, skipLast"
+	case last(1) == "through":
+		return "table, join"
+	case last(1) == "embed":
+		return "table, join, through, as, orderBy, limit, filter, fields, lookups, rename, exclude"
+	case last(1) == "ids":
+		return "table, join, through, column, orderBy, limit, filter"
+	case last(1) == "aggregate":
+		return "fn, table, join, through, column, filter"
+	case last(2) == "lookups":
+		return "name, table, join, through, orderBy, filter"
+	case last(2) == "fields":
+		return "name, column, key, embed, ids, aggregate, expr, value, link, ref, numeric"
+	}
+	return ""
 }
 
 func quoteList(s []string) string {
@@ -270,25 +304,57 @@ func describe(loc []string) string {
 	return b.String()
 }
 
+// posError is a problem found at a node while walking the YAML tree.
+type posError struct {
+	pos Pos
+	msg string
+}
+
+func (e posError) Error() string { return e.msg }
+
+// maxNodes bounds the nodes instanceOf expands, against alias bombs.
+const maxNodes = 1 << 20
+
 // instanceOf converts a YAML tree into the generic value the JSON Schema
 // validator takes, recording the node behind every JSON pointer.
 func instanceOf(n *yaml.Node, ptr string, nodes map[string]*yaml.Node) (any, error) {
-	nodes[ptr] = n
+	w := walker{nodes: nodes, open: map[*yaml.Node]bool{}}
+	return w.value(n, ptr)
+}
+
+type walker struct {
+	nodes map[string]*yaml.Node
+	// open are the alias targets being expanded: one met again is a cycle.
+	open  map[*yaml.Node]bool
+	count int
+}
+
+func (w *walker) value(n *yaml.Node, ptr string) (any, error) {
+	w.count++
+	if w.count > maxNodes {
+		return nil, fmt.Errorf("the file expands to more than %d nodes (YAML aliases); write it out", maxNodes)
+	}
+	w.nodes[ptr] = n
 	switch n.Kind {
 	case yaml.AliasNode:
-		return instanceOf(n.Alias, ptr, nodes)
+		if w.open[n.Alias] {
+			return nil, posError{Pos{n.Line, n.Column}, fmt.Sprintf("alias *%s refers to a node that contains it: the mapping would nest without end (a cycle of embeddings)", n.Value)}
+		}
+		w.open[n.Alias] = true
+		defer delete(w.open, n.Alias)
+		return w.value(n.Alias, ptr)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: mapping keys must be plain strings", k.Line)
+				return nil, posError{Pos{k.Line, k.Column}, "mapping keys must be plain strings"}
 			}
 			p := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k.Value, "~", "~0"), "/", "~1")
 			if _, dup := m[k.Value]; dup {
-				return nil, fmt.Errorf("duplicate key %q", k.Value)
+				return nil, posError{Pos{k.Line, k.Column}, fmt.Sprintf("duplicate key %q", k.Value)}
 			}
-			v, err := instanceOf(n.Content[i+1], p, nodes)
+			v, err := w.value(n.Content[i+1], p)
 			if err != nil {
 				return nil, err
 			}
@@ -298,7 +364,7 @@ func instanceOf(n *yaml.Node, ptr string, nodes map[string]*yaml.Node) (any, err
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			v, err := instanceOf(c, ptr+"/"+strconv.Itoa(i), nodes)
+			v, err := w.value(c, ptr+"/"+strconv.Itoa(i))
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/expr-lang/expr/vm"
 )
 
 // Plan is a mapping resolved against the catalog: every table, column and
@@ -15,45 +17,140 @@ type Plan struct {
 	Collections []*CollectionPlan
 }
 
-// CollectionPlan builds one target collection.
+// CollectionPlan builds the documents of one collection entry. Several
+// entries may share a target collection (document types told apart by a
+// discriminator).
 type CollectionPlan struct {
 	Name string
+	// Pos is where the entry is declared.
+	Pos  Pos
 	Root *Node
 	// ID holds the indexes in Root.Columns of the _id columns; the root
-	// table is read in this key order.
+	// table is read in this key order. For a bucket collection it is the
+	// full stream order's columns (see Bucket.Key).
 	ID []int
 	// IDNames are the field names inside a composite _id (len(ID) > 1).
 	IDNames []string
+	// Discriminator and DiscriminatorValue are set when the collection
+	// holds several document types: each document has Discriminator =
+	// DiscriminatorValue, and writes replace only documents of their type.
+	Discriminator      string
+	DiscriminatorValue any
+	// Bucket is set for bucket collections.
+	Bucket *BucketPlan
 }
 
-// Node is one table read for a collection: the root, an embedded relation
-// or a lookup.
+// Key returns the columns and directions the root table is streamed in:
+// the _id columns ascending, or a bucket collection's full order.
+func (cp *CollectionPlan) Key() []OrderCol {
+	if cp.Bucket != nil {
+		return cp.Bucket.Key
+	}
+	out := make([]OrderCol, len(cp.ID))
+	for i, c := range cp.ID {
+		out[i] = OrderCol{Col: c}
+	}
+	return out
+}
+
+// BucketPlan describes the pages of a bucket collection.
+type BucketPlan struct {
+	// By holds the indexes in Root.Columns of the parent key columns, and
+	// ByNames their field names.
+	By      []int
+	ByNames []string
+	Size    int
+	// Items and Page name the array and page number fields.
+	Items, Page string
+	SkipLast    int
+	// Key is the stream order: By ascending, then the bucket's orderBy,
+	// then the primary key; it is total, so pages are deterministic.
+	Key []OrderCol
+}
+
+// NodeKind tells how a node's rows are used.
+type NodeKind int
+
+const (
+	// NodeRoot is a collection's root table.
+	NodeRoot NodeKind = iota
+	// NodeEmbed rows become embedded documents (an array or an object).
+	NodeEmbed
+	// NodeLookup gives at most one row whose columns fields use.
+	NodeLookup
+	// NodeIds rows become their Value column: an id array.
+	NodeIds
+	// NodeAggregate gives one row per parent: the aggregate's value.
+	NodeAggregate
+)
+
+// Node is one table read for a collection: the root, an embedded relation,
+// a lookup, an id array or an aggregate.
 type Node struct {
+	Kind NodeKind
 	// Path names the node for messages: "people.contactDetails.type".
 	Path string
 	// Pos is where the node is declared in the mapping file.
 	Pos   Pos
 	Table *Table
-	// Columns are the columns read, in SELECT order.
+	// Columns are the columns of Table read, in SELECT order. For an
+	// aggregate it is one column: the aggregate's result.
 	Columns []Column
 	// Numeric says, per column, how NUMERIC values are written.
 	Numeric []NumericMode
 	Filter  string
-	// JoinCols are indexes in Columns of this node's join columns, and
-	// ParentCols the indexes in the parent's Columns they equal.
+	// FilterPos is where Filter is declared.
+	FilterPos Pos
+	// Through is the join table the rows are reached through, if any.
+	Through *ThroughPlan
+	// KeyCols are columns selected after Columns to match rows to their
+	// parent: the join table's columns (Through) or an aggregate's group
+	// columns. Rows hold len(Columns)+len(KeyCols) values.
+	KeyCols []Column
+	// JoinCols are indexes in a row of the values matched to the parent,
+	// and ParentCols the indexes in the parent's Columns they equal.
 	JoinCols, ParentCols []int
 	Order                []OrderCol
-	Limit                int
+	// Limit keeps the first Limit rows per parent (a subset, or 1 for a
+	// lookup or object embed that picks the first row in Order).
+	Limit int
 	// Object: the relation gives at most one row, embedded as a document.
 	Object bool
-	// Lookup: the rows only feed the parent's fields.
-	Lookup   bool
+	// Value is the index in Columns of an id array's value.
+	Value int
+	// Agg describes an aggregate node.
+	Agg *AggPlan
+	// Parent is the enclosing node (nil for a root).
 	Parent   *Node
 	Children []*Node
 	Fields   []FieldPlan
+	// ExprEnv lists the columns and lookups expressions of this node read.
+	ExprEnv []ExprVar
 }
 
-// OrderCol orders a relation's rows.
+// Lookup reports whether the node only feeds its parent's fields.
+func (n *Node) Lookup() bool { return n.Kind == NodeLookup }
+
+// ThroughPlan is a join table between a node's parent and its table.
+type ThroughPlan struct {
+	Table *Table
+	// On pairs a column name of the node's table with one of the join
+	// table: t.On[i][0] = j.On[i][1].
+	On [][2]string
+}
+
+// AggPlan is an aggregate over related rows.
+type AggPlan struct {
+	// Fn is count, sum, min, max or avg.
+	Fn string
+	// Column is the column read (empty for count(*)).
+	Column string
+	// Zero: the aggregate over no rows is 0 (count and sum of numbers),
+	// rather than NULL (left out).
+	Zero bool
+}
+
+// OrderCol orders rows by a column of Columns.
 type OrderCol struct {
 	Col  int
 	Desc bool
@@ -67,6 +164,14 @@ const (
 	FieldColumn FieldKind = iota
 	// FieldEmbed writes related rows as an array or a document.
 	FieldEmbed
+	// FieldIds writes the Value column of related rows as an array.
+	FieldIds
+	// FieldAggregate writes an aggregate over related rows.
+	FieldAggregate
+	// FieldExpr writes a computed value.
+	FieldExpr
+	// FieldConst writes a constant.
+	FieldConst
 )
 
 // FieldPlan is one compiled field.
@@ -78,8 +183,17 @@ type FieldPlan struct {
 	Value Ref
 	// Key, when set, is the column whose value names the field (a pivot).
 	Key *Ref
-	// Embed is the relation written (FieldEmbed).
+	// Embed is the relation written (FieldEmbed, FieldIds, FieldAggregate).
 	Embed *Node
+	// Program is the compiled expression (FieldExpr), and Source its text.
+	Program *vm.Program
+	Source  string
+	// Const is the constant (FieldConst).
+	Const any
+	// RefCollection names the collection the values reference, if declared.
+	RefCollection string
+	// Pos is where the field is declared.
+	Pos Pos
 }
 
 // Ref points to a column of the current row (Lookup nil) or of the row a
@@ -87,6 +201,16 @@ type FieldPlan struct {
 type Ref struct {
 	Lookup *Node
 	Col    int
+}
+
+// ExprVar is one name an expression reads: a column of the row (Lookup
+// nil), or a lookup whose columns it reads as name.column.
+type ExprVar struct {
+	Name   string
+	Col    int
+	Lookup *Node
+	// Cols are the lookup's columns, by name.
+	Cols map[string]int
 }
 
 // Tables lists the qualified names of every table the file mentions, for
@@ -100,19 +224,33 @@ func (f *File) Tables() []string {
 		}
 	}
 	var entity func(e *Entity)
+	var relation func(r *Relation)
+	relation = func(r *Relation) {
+		if r.Through != nil {
+			add(r.Through.Table)
+		}
+		entity(&r.Entity)
+	}
 	entity = func(e *Entity) {
-		add(e.Table)
+		if e.Table != "" {
+			add(e.Table)
+		}
 		for _, l := range e.Lookups {
-			entity(&l.Entity)
+			relation(l)
 		}
 		for _, fd := range e.Fields {
-			if fd.Embed != nil {
-				entity(&fd.Embed.Entity)
+			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
+				if r != nil {
+					relation(r)
+				}
 			}
 		}
 	}
 	for _, c := range f.Collections {
 		entity(&c.Entity)
+	}
+	for _, l := range f.Links {
+		add(l.Table)
 	}
 	return out
 }
@@ -120,23 +258,78 @@ func (f *File) Tables() []string {
 // Resolve checks the file against the catalog and compiles the plan. It
 // reports every problem found, as Problems.
 func Resolve(f *File, cat *Catalog) (*Plan, error) {
-	r := resolver{checker: checker{file: f.Path}, file: f, cat: cat}
-	plan := &Plan{File: f}
-	for _, c := range f.Collections {
-		if cp := r.collection(c); cp != nil {
-			plan.Collections = append(plan.Collections, cp)
-		}
-	}
-	if len(r.ps) > 0 {
-		return nil, r.ps.sorted()
+	plan, ps := ResolveAll(f, cat)
+	if len(ps) > 0 {
+		return nil, ps
 	}
 	return plan, nil
 }
 
+// ResolveAll is Resolve that also returns, with the problems, the plan of
+// the collection entries that resolved without any, so that callers can
+// go on checking those (validate has PostgreSQL check their queries).
+func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
+	r := resolver{checker: checker{file: f.Path}, file: f, cat: cat, roots: map[string]*Collection{}}
+	for _, c := range f.Collections {
+		if _, ok := r.roots[c.Name]; !ok && c.Bucket == nil {
+			r.roots[c.Name] = c
+		}
+	}
+	r.links = r.resolveLinks()
+	plan := &Plan{File: f}
+	shared := map[string]int{}
+	for _, c := range f.Collections {
+		shared[c.Name]++
+	}
+	linkProblems := len(r.ps)
+	for _, c := range f.Collections {
+		before := len(r.ps)
+		cp := r.collection(c)
+		if cp == nil || len(r.ps) > before {
+			continue
+		}
+		if shared[c.Name] > 1 || c.Discriminator != "" {
+			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
+		}
+		finishKeys(cp.Root)
+		plan.Collections = append(plan.Collections, cp)
+	}
+	if linkProblems > 0 {
+		plan.Collections = nil
+	}
+	return plan, r.ps.sorted()
+}
+
+// finishKeys places the join table's key values of through nodes after
+// their columns, now that every column is known.
+func finishKeys(n *Node) {
+	if n.Through != nil && n.Kind != NodeAggregate {
+		n.JoinCols = n.JoinCols[:0]
+		for i := range n.KeyCols {
+			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
+		}
+	}
+	for _, c := range n.Children {
+		finishKeys(c)
+	}
+}
+
 type resolver struct {
 	checker
-	file *File
-	cat  *Catalog
+	file  *File
+	cat   *Catalog
+	roots map[string]*Collection
+	// links maps a collection name to the id arrays links add to it.
+	links map[string][]*linkField
+}
+
+// linkField is one side of a link, resolved to a relation of the side's
+// root table.
+type linkField struct {
+	name   string
+	table  string // join table
+	rel    *Relation
+	placed bool
 }
 
 func (r *resolver) table(name string, p Pos) *Table {
@@ -147,13 +340,132 @@ func (r *resolver) table(name string, p Pos) *Table {
 	return t
 }
 
+// resolveLinks turns every link side into an id-array relation of its
+// collection's root table.
+func (r *resolver) resolveLinks() map[string][]*linkField {
+	out := map[string][]*linkField{}
+	for _, l := range r.file.Links {
+		jt := r.table(l.Table, l.pos.at("table"))
+		if jt == nil {
+			continue
+		}
+		type side struct {
+			s      *LinkSide
+			col    string // join table column referencing the side's root
+			parent string // the root's column it references
+		}
+		var sides []side
+		ok := true
+		for _, s := range l.Sides {
+			c := r.roots[s.Collection]
+			if c == nil {
+				ok = false // reported by check
+				continue
+			}
+			root := r.cat.Table(c.Table)
+			if root == nil {
+				ok = false // reported with the collection
+				continue
+			}
+			col, parent, err := linkColumn(jt, root, s.Column)
+			if err != nil {
+				r.add(s.pos.self, "links: %s: %v", l.Table, err)
+				ok = false
+				continue
+			}
+			sides = append(sides, side{s: s, col: col, parent: parent})
+		}
+		if !ok {
+			continue
+		}
+		if len(sides) == 1 {
+			// The value is the join table's other foreign key column.
+			other := ""
+			for _, fk := range jt.ForeignKeys {
+				if len(fk.Columns) == 1 && fk.Columns[0] != sides[0].col {
+					if other != "" {
+						r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
+						other = ""
+						break
+					}
+					other = fk.Columns[0]
+				}
+			}
+			if other == "" {
+				continue
+			}
+			sides = append(sides, side{col: other})
+		}
+		for i, s := range sides {
+			if s.s == nil {
+				continue
+			}
+			o := sides[1-i]
+			name := s.s.Field
+			if name == "" && o.s != nil {
+				name = o.s.Collection
+			}
+			rel := &Relation{
+				Entity:  Entity{Table: l.Table},
+				Join:    JoinSpec{{Column: s.col, Parent: s.parent}},
+				Column:  o.col,
+				OrderBy: StringList{o.col},
+				pos:     s.s.pos,
+			}
+			out[s.s.Collection] = append(out[s.s.Collection], &linkField{name: name, table: l.Table, rel: rel})
+		}
+	}
+	return out
+}
+
+// linkColumn finds the join table's column referencing root: the given
+// one, or the single-column foreign key to root. It returns that column
+// and the root column it references.
+func linkColumn(jt, root *Table, col string) (string, string, error) {
+	rootName := root.Schema + "." + root.Name
+	if col != "" {
+		if jt.Column(col) == nil {
+			return "", "", fmt.Errorf("table %q has no column %q", jt.Name, col)
+		}
+		for _, fk := range jt.ForeignKeys {
+			if len(fk.Columns) == 1 && fk.Columns[0] == col && fk.RefTable == rootName {
+				return col, fk.RefColumns[0], nil
+			}
+		}
+		if len(root.PrimaryKey) != 1 {
+			return "", "", fmt.Errorf("%q has no single-column primary key for %s.%s to reference", root.Name, jt.Name, col)
+		}
+		return col, root.PrimaryKey[0], nil
+	}
+	var found []ForeignKey
+	for _, fk := range jt.ForeignKeys {
+		if fk.RefTable == rootName && len(fk.Columns) == 1 {
+			found = append(found, fk)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", "", fmt.Errorf("no foreign key of %q references %q; give column: the join table's column that does", jt.Name, root.Name)
+	case 1:
+		return found[0].Columns[0], found[0].RefColumns[0], nil
+	}
+	return "", "", fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
+}
+
 func (r *resolver) collection(c *Collection) *CollectionPlan {
 	t := r.table(c.Table, c.pos.at("table"))
 	if t == nil {
 		return nil
 	}
-	n := &Node{Path: c.Name, Pos: c.pos.self, Table: t, Filter: c.Filter}
-	cp := &CollectionPlan{Name: c.Name, Root: n}
+	n := &Node{Kind: NodeRoot, Path: c.Name, Pos: c.pos.self, Table: t, Filter: c.Filter, FilterPos: c.pos.at("filter")}
+	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n}
+	if c.Bucket != nil {
+		if !r.bucket(cp, c) {
+			return nil
+		}
+		r.entity(n, &c.Entity, c.pos, c.Bucket.By, nil)
+		return cp
+	}
 	idCols := []string(c.ID)
 	if len(idCols) == 0 {
 		idCols = t.PrimaryKey
@@ -181,8 +493,67 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		cp.ID = append(cp.ID, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
 	}
-	r.entity(n, &c.Entity, c.pos, idCols)
+	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
+	for _, lf := range r.links[c.Name] {
+		if !lf.placed {
+			r.addLinkField(n, lf, c.pos.self)
+		}
+	}
 	return cp
+}
+
+// bucket resolves a bucket collection's key and page layout.
+func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
+	b, n, t := c.Bucket, cp.Root, cp.Root.Table
+	bp := &BucketPlan{Size: b.Size, Items: b.ItemsField(), Page: b.PageField(), SkipLast: b.SkipLast}
+	ok := true
+	for _, col := range b.By {
+		i := r.need(n, col)
+		if i < 0 {
+			r.add(b.pos.at("by"), "%s.bucket: by: table %q has no column %q", c.Name, t.Name, col)
+			ok = false
+			continue
+		}
+		bp.By = append(bp.By, i)
+		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
+		bp.Key = append(bp.Key, OrderCol{Col: i})
+	}
+	for _, name := range bp.ByNames {
+		if name == bp.Items || name == bp.Page {
+			r.add(b.pos.at("by"), "%s.bucket: the parent key field %q has the name of the items or page field", c.Name, name)
+			ok = false
+		}
+	}
+	for _, o := range b.OrderBy {
+		col, desc, err := parseOrder(o)
+		if err != nil {
+			continue // reported by check
+		}
+		i := r.need(n, col)
+		if i < 0 {
+			r.add(b.pos.at("orderBy"), "%s.bucket: orderBy: table %q has no column %q", c.Name, t.Name, col)
+			ok = false
+			continue
+		}
+		n.Order = append(n.Order, OrderCol{Col: i, Desc: desc})
+		bp.Key = append(bp.Key, OrderCol{Col: i, Desc: desc})
+	}
+	key := t.PrimaryKey
+	if len(key) == 0 && len(t.Unique) > 0 {
+		key = t.Unique[0]
+	}
+	if len(key) == 0 {
+		r.add(c.pos.at("table"), "%s: table %q has no primary key or unique key of NOT NULL columns; bucket pages need one to order rows deterministically", c.Name, t.Name)
+		return false
+	}
+	for _, col := range key {
+		bp.Key = append(bp.Key, OrderCol{Col: r.need(n, col)})
+	}
+	for _, k := range bp.Key {
+		cp.ID = append(cp.ID, k.Col)
+	}
+	cp.Bucket = bp
+	return ok
 }
 
 // need returns the index of column col in n.Columns, adding it.
@@ -231,9 +602,28 @@ func isUniqueKey(t *Table, cols []string) bool {
 	return false
 }
 
-// entity compiles fields and lookups of n; skip lists columns "*" leaves out
-// (the _id columns of a root, the join columns of a relation).
-func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
+// fieldNames detects duplicate field names within one (sub)document.
+type fieldNames struct {
+	r     *resolver
+	where string
+	seen  map[string]Pos
+}
+
+func (fn *fieldNames) add(name string, p Pos) {
+	if name == "" {
+		return
+	}
+	if prev, dup := fn.seen[name]; dup {
+		fn.r.add(p, "%s: field %q is already defined at line %d", fn.where, name, prev.Line)
+		return
+	}
+	fn.seen[name] = p
+}
+
+// entity compiles fields and lookups of n; skip lists columns "*" leaves
+// out (the _id columns of a root, the join columns of a relation); links
+// are the id arrays links add to a collection's root.
+func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, links []*linkField) {
 	where := n.Path
 	t := n.Table
 	for col := range e.Rename {
@@ -248,9 +638,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
 	}
 	lookups := map[string]*Node{}
 	for _, l := range e.Lookups {
-		ln := r.relation(n, l, where+"."+l.Name)
-		if ln != nil {
-			ln.Lookup, ln.Object = true, true
+		if ln := r.relation(n, l, where+"."+l.Name, NodeLookup); ln != nil {
 			lookups[l.Name] = ln
 		}
 	}
@@ -284,20 +672,16 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
 			listed[fd.Column] = true
 		}
 	}
-	names := map[string]Pos{}
-	addField := func(fp FieldPlan, p Pos) {
-		if fp.Name != "" {
-			if prev, dup := names[fp.Name]; dup {
-				r.add(p, "%s: field %q is already defined at line %d", where, fp.Name, prev.Line)
-			}
-			names[fp.Name] = p
-		}
+	names := &fieldNames{r: r, where: where, seen: map[string]Pos{}}
+	if n.Kind == NodeRoot {
+		names.seen["_id"] = pos.self
+	}
+	addField := func(fp FieldPlan) {
+		names.add(fp.Name, fp.Pos)
 		n.Fields = append(n.Fields, fp)
 	}
-	if n.Parent == nil {
-		names["_id"] = pos.self
-	}
 	for _, fd := range fields {
+		p := fd.pos.self
 		switch {
 		case fd.All:
 			for _, c := range t.Columns {
@@ -305,12 +689,63 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
 					continue
 				}
 				i := r.need(n, c.Name)
-				addField(FieldPlan{Kind: FieldColumn, Name: fieldName(e, c.Name), Value: Ref{Col: i}}, fd.pos.self)
+				addField(FieldPlan{Kind: FieldColumn, Name: fieldName(e, c.Name), Value: Ref{Col: i}, Pos: p})
 			}
 		case fd.Embed != nil:
-			en := r.relation(n, fd.Embed, where+"."+fd.Name)
-			if en != nil {
-				addField(FieldPlan{Kind: FieldEmbed, Name: fd.Name, Embed: en}, fd.pos.self)
+			if en := r.relation(n, fd.Embed, where+"."+fd.Name, NodeEmbed); en != nil {
+				addField(FieldPlan{Kind: FieldEmbed, Name: fd.Name, Embed: en, Pos: p})
+			}
+		case fd.Ids != nil:
+			if en := r.relation(n, fd.Ids, where+"."+fd.Name, NodeIds); en != nil {
+				addField(FieldPlan{Kind: FieldIds, Name: fd.Name, Embed: en, RefCollection: r.refCollection(fd), Pos: p})
+			}
+		case fd.Aggregate != nil:
+			if en := r.relation(n, fd.Aggregate, where+"."+fd.Name, NodeAggregate); en != nil {
+				if fd.Numeric != "" {
+					en.Numeric[0] = fd.Numeric
+				}
+				fp := FieldPlan{Kind: FieldAggregate, Name: fd.Name, Embed: en, Pos: p}
+				if fd.Key != "" {
+					k, ok := ref(fd.Key, fd.pos.at("key"))
+					if !ok {
+						continue
+					}
+					fp.Key = &k
+				}
+				addField(fp)
+			}
+		case fd.Expr != "":
+			prog, vars, err := compileExpr(fd.Expr, n, lookups, r)
+			if err != nil {
+				r.add(fd.pos.at("expr"), "%s: expr: %v", where, err)
+				continue
+			}
+			n.ExprEnv = mergeVars(n.ExprEnv, vars)
+			fp := FieldPlan{Kind: FieldExpr, Name: fd.Name, Program: prog, Source: fd.Expr, Pos: p}
+			if fd.Key != "" {
+				k, ok := ref(fd.Key, fd.pos.at("key"))
+				if !ok {
+					continue
+				}
+				fp.Key = &k
+			}
+			addField(fp)
+		case fd.Value != nil:
+			addField(FieldPlan{Kind: FieldConst, Name: fd.Name, Const: fd.Value.V, Pos: p})
+		case fd.Link != "":
+			placed := false
+			for _, lf := range links {
+				if lf.table == fd.Link || QualifiedName(lf.table) == QualifiedName(fd.Link) {
+					if fd.Name != "" && fd.Name != lf.name {
+						continue
+					}
+					r.addLinkFieldWith(n, lf, p, addField)
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				r.add(fd.pos.at("link"), "%s: no link on table %q gives this collection an id array%s", where, fd.Link, nameSuffix(fd.Name))
 			}
 		case fd.Column != "":
 			v, ok := ref(fd.Column, fd.pos.at("column"))
@@ -324,7 +759,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
 				}
 				owner.Numeric[v.Col] = fd.Numeric
 			}
-			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v}
+			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
 				if !ok {
@@ -338,63 +773,288 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string) {
 				}
 				fp.Name = fieldName(e, col)
 			}
-			addField(fp, fd.pos.self)
+			addField(fp)
 		}
 	}
 }
 
-// relation resolves an embed or lookup of parent.
-func (r *resolver) relation(parent *Node, rel *Relation, path string) *Node {
+func nameSuffix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf(" named %q", name)
+}
+
+// refCollection checks a field's ref and returns it.
+func (r *resolver) refCollection(fd *Field) string {
+	if fd.Ref == "" {
+		return ""
+	}
+	for _, c := range r.file.Collections {
+		if c.Name == fd.Ref {
+			return fd.Ref
+		}
+	}
+	r.add(fd.pos.at("ref"), "ref: collection %q is not defined in this file", fd.Ref)
+	return ""
+}
+
+func (r *resolver) addLinkField(n *Node, lf *linkField, p Pos) {
+	r.addLinkFieldWith(n, lf, p, func(fp FieldPlan) { n.Fields = append(n.Fields, fp) })
+}
+
+func (r *resolver) addLinkFieldWith(n *Node, lf *linkField, p Pos, add func(FieldPlan)) {
+	lf.placed = true
+	if en := r.relation(n, lf.rel, n.Path+"."+lf.name, NodeIds); en != nil {
+		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, Pos: p})
+	}
+}
+
+// relation resolves an embed, lookup, id array or aggregate of parent.
+func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeKind) *Node {
 	t := r.table(rel.Table, rel.pos.at("table"))
 	if t == nil {
 		return nil
 	}
-	n := &Node{Path: path, Pos: rel.pos.self, Table: t, Filter: rel.Filter, Parent: parent, Limit: rel.Limit, Object: rel.As == "object"}
+	n := &Node{Kind: kind, Path: path, Pos: rel.pos.self, Table: t, Filter: rel.Filter, FilterPos: rel.pos.at("filter"), Parent: parent,
+		Limit: rel.Limit, Object: rel.As == "object" || kind == NodeLookup}
 	ok := true
+	// Where the join's other side lives: the parent, or the join table.
+	other, otherName := parent.Table, parent.Table.Name
+	if rel.Through != nil {
+		jt := r.table(rel.Through.Table, rel.Through.pos.at("table"))
+		if jt == nil {
+			return nil
+		}
+		n.Through = &ThroughPlan{Table: jt}
+		other, otherName = jt, jt.Name
+	}
 	var joinCols []string
 	for _, j := range rel.Join {
-		c := r.need(n, j.Column)
-		if c < 0 {
+		a := t.Column(j.Column)
+		if a == nil {
 			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, t.Name, j.Column)
 			ok = false
 		}
-		p := r.need(parent, j.Parent)
-		if p < 0 {
-			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, parent.Table.Name, j.Parent)
+		b := other.Column(j.Parent)
+		if b == nil {
+			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, otherName, j.Parent)
 			ok = false
 		}
-		if c >= 0 && p >= 0 {
-			a, b := n.Columns[c], parent.Columns[p]
-			if !comparable(a, b) {
-				r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, parent.Table.Name, b.Name, b.Type)
-				ok = false
-			}
+		if a != nil && b != nil && !comparable(*a, *b) {
+			r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
+			ok = false
 		}
-		n.JoinCols = append(n.JoinCols, c)
-		n.ParentCols = append(n.ParentCols, p)
 		joinCols = append(joinCols, j.Column)
-	}
-	if ok && (n.Object || rel.Name != "") && !isUniqueKey(t, joinCols) && rel.Limit == 0 {
-		r.add(rel.pos.at("join"), "%s: join columns (%s) are not a unique key of %q, so several rows may match; use an array embed, or join on a unique key", path, strings.Join(joinCols, ", "), t.Name)
-	}
-	for _, o := range rel.OrderBy {
-		col, desc, err := parseOrder(o)
-		if err != nil {
-			continue // reported by check
-		}
-		c := r.need(n, col)
-		if c < 0 {
-			r.add(rel.pos.at("orderBy"), "%s: orderBy: table %q has no column %q", path, t.Name, col)
-			continue
-		}
-		n.Order = append(n.Order, OrderCol{Col: c, Desc: desc})
 	}
 	if !ok {
 		return nil
 	}
+	if rel.Through != nil {
+		for _, j := range rel.Join {
+			n.Through.On = append(n.Through.On, [2]string{j.Column, j.Parent})
+		}
+		// The parent side of the join table.
+		for _, j := range rel.Through.Join {
+			a := n.Through.Table.Column(j.Column)
+			if a == nil {
+				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, n.Through.Table.Name, j.Column)
+				ok = false
+			}
+			p := r.need(parent, j.Parent)
+			if p < 0 {
+				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, parent.Table.Name, j.Parent)
+				ok = false
+			}
+			if a != nil && p >= 0 && !comparable(*a, parent.Columns[p]) {
+				r.add(rel.Through.pos.at("join"), "%s: through: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, n.Through.Table.Name, a.Name, a.Type, parent.Table.Name, parent.Columns[p].Name, parent.Columns[p].Type)
+				ok = false
+			}
+			if ok {
+				n.KeyCols = append(n.KeyCols, *a)
+				n.ParentCols = append(n.ParentCols, p)
+			}
+		}
+	} else {
+		for _, j := range rel.Join {
+			n.ParentCols = append(n.ParentCols, r.need(parent, j.Parent))
+		}
+	}
+	if !ok {
+		return nil
+	}
+	switch kind {
+	case NodeAggregate:
+		if !r.aggregate(n, rel, path, joinCols) {
+			return nil
+		}
+	default:
+		if rel.Through == nil {
+			for _, c := range joinCols {
+				n.JoinCols = append(n.JoinCols, r.need(n, c))
+			}
+		}
+	}
+	// Order: the declared order; an id array defaults to its values.
+	orderBy := rel.OrderBy
+	if kind == NodeIds {
+		col, ok := r.idsColumn(n, rel, path)
+		if !ok {
+			return nil
+		}
+		n.Value = r.need(n, col)
+		if len(orderBy) == 0 {
+			orderBy = StringList{col}
+		}
+	}
+	if kind != NodeAggregate {
+		for _, o := range orderBy {
+			col, desc, err := parseOrder(o)
+			if err != nil {
+				continue // reported by check
+			}
+			c := r.need(n, col)
+			if c < 0 {
+				r.add(rel.pos.at("orderBy"), "%s: orderBy: table %q has no column %q", path, t.Name, col)
+				continue
+			}
+			n.Order = append(n.Order, OrderCol{Col: c, Desc: desc})
+		}
+	}
+	if n.Object {
+		unique := rel.Through == nil && isUniqueKey(t, joinCols)
+		switch {
+		case unique:
+		case len(rel.OrderBy) > 0:
+			n.Limit = 1 // the first row in order
+		case kind == NodeLookup:
+			r.add(rel.pos.at("join"), "%s: join columns (%s) are not a unique key of %q, so several rows may match; join on a unique key, or add orderBy to use the first row in that order", path, strings.Join(joinCols, ", "), t.Name)
+			return nil
+		default:
+			r.add(rel.pos.at("join"), "%s: join columns (%s) are not a unique key of %q, so several rows may match; use an array embed, join on a unique key, or add orderBy to embed the first row in that order", path, strings.Join(joinCols, ", "), t.Name)
+			return nil
+		}
+	}
+	if kind == NodeEmbed && r.cycle(n, rel) {
+		r.add(rel.pos.at("join"), "%s: cycle of embeddings: this embeds %q back into its own child through the same join, so the document would contain itself", path, t.Name)
+		return nil
+	}
 	parent.Children = append(parent.Children, n)
-	r.entity(n, &rel.Entity, rel.pos, joinCols)
+	if kind == NodeEmbed {
+		r.entity(n, &rel.Entity, rel.pos, joinCols, nil)
+	}
 	return n
+}
+
+// idsColumn is the value column of an id array: column:, or the single
+// column primary key.
+func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool) {
+	if rel.Column != "" {
+		if n.Table.Column(rel.Column) == nil {
+			r.add(rel.pos.at("column"), "%s: table %q has no column %q", path, n.Table.Name, rel.Column)
+			return "", false
+		}
+		return rel.Column, true
+	}
+	if len(n.Table.PrimaryKey) != 1 {
+		r.add(rel.pos.self, "%s: table %q has no single-column primary key; give column: the value to write", path, n.Table.Name)
+		return "", false
+	}
+	return n.Table.PrimaryKey[0], true
+}
+
+// aggregate resolves an aggregate node: Columns is its result, KeyCols
+// the group columns matched to the parent.
+func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
+	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
+	var src *Column
+	if rel.Column != "" {
+		src = n.Table.Column(rel.Column)
+		if src == nil {
+			r.add(rel.pos.at("column"), "%s: table %q has no column %q", path, n.Table.Name, rel.Column)
+			return false
+		}
+	}
+	res, err := aggregateType(rel.Fn, src)
+	if err != nil {
+		r.add(rel.pos.at("fn"), "%s: %v", path, err)
+		return false
+	}
+	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N")
+	n.Agg = agg
+	n.Columns = []Column{res}
+	n.Numeric = []NumericMode{r.file.Numeric}
+	if n.Through == nil {
+		for _, c := range joinCols {
+			n.KeyCols = append(n.KeyCols, *n.Table.Column(c))
+		}
+	}
+	for i := range n.KeyCols {
+		n.JoinCols = append(n.JoinCols, 1+i)
+	}
+	return true
+}
+
+// aggregateType is the SQL type of fn over a column of type src.
+func aggregateType(fn string, src *Column) (Column, error) {
+	bigint := Column{Name: fn, Type: "bigint", TypeName: "int8", Category: "N", NotNull: true}
+	numeric := Column{Name: fn, Type: "numeric", TypeName: "numeric", Category: "N"}
+	double := Column{Name: fn, Type: "double precision", TypeName: "float8", Category: "N"}
+	if fn == "count" {
+		return bigint, nil
+	}
+	c := *src
+	c.Name, c.NotNull = fn, false
+	switch fn {
+	case "min", "max":
+		if c.Category == "A" || c.TypeName == "json" || c.TypeName == "bool" {
+			return Column{}, fmt.Errorf("%s of a %s column is not supported", fn, src.Type)
+		}
+		return c, nil
+	case "sum":
+		switch src.TypeName {
+		case "int2", "int4":
+			return bigint, nil
+		case "int8", "numeric":
+			return numeric, nil
+		case "float4", "float8":
+			return double, nil
+		case "money", "interval":
+			return c, nil
+		}
+	case "avg":
+		switch src.TypeName {
+		case "int2", "int4", "int8", "numeric":
+			return numeric, nil
+		case "float4", "float8":
+			return double, nil
+		case "interval":
+			return c, nil
+		}
+	}
+	return Column{}, fmt.Errorf("%s of a %s column is not supported", fn, src.Type)
+}
+
+// cycle reports whether embed n joins back to its grandparent through the
+// reverse of the join that led to its parent: the child would embed its
+// own parent.
+func (r *resolver) cycle(n *Node, rel *Relation) bool {
+	p := n.Parent
+	if p == nil || p.Parent == nil || p.Through != nil || n.Through != nil || p.Kind != NodeEmbed {
+		return false
+	}
+	gp := p.Parent
+	if n.Table != gp.Table || len(rel.Join) != len(p.JoinCols) {
+		return false
+	}
+	for i, j := range rel.Join {
+		// p joined gp by p.JoinCols[i] = gp.ParentCols[i]; n joins p by
+		// j.Column (in n's table = gp's) = j.Parent (in p's table).
+		if p.Columns[p.JoinCols[i]].Name != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
+			return false
+		}
+	}
+	return true
 }
 
 // comparable reports whether two columns can be joined: same category

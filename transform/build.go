@@ -59,11 +59,16 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 	if err != nil {
 		return Document{}, err
 	}
-	return Document{Collection: cp.Name, ID: id, Body: body, Source: SourceKey(cp, row)}, nil
+	d := Document{Collection: cp.Name, ID: id, Body: body, Source: SourceKey(cp, row)}
+	if cp.Discriminator != "" {
+		d.Discriminator = &Field{Key: cp.Discriminator, Value: cp.DiscriminatorValue}
+	}
+	return d, nil
 }
 
 // ID is the _id value of a root row: the key column's value, or a document
-// of the key columns for a composite key.
+// of the key columns for a composite key. (Bucket pages have their own
+// ids, see Pager.)
 func ID(cp *mappings.CollectionPlan, row []any) any {
 	if len(cp.ID) == 1 {
 		return row[cp.ID[0]]
@@ -88,24 +93,36 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 
 // appendFields appends n's fields for row to d.
 func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) {
+	var env map[string]any
 	for i := range n.Fields {
 		f := &n.Fields[i]
+		var v any
 		switch f.Kind {
 		case mappings.FieldColumn:
-			v := refValue(f.Value, row, rel)
-			if v == nil {
-				continue // NULL scalars are left out
+			v = refValue(f.Value, row, rel)
+		case mappings.FieldConst:
+			v = f.Const
+		case mappings.FieldExpr:
+			if env == nil {
+				env = exprEnv(n, row, rel)
 			}
-			name := f.Name
-			if f.Key != nil {
-				k := refValue(*f.Key, row, rel)
-				s, err := keyString(k)
-				if err != nil {
-					return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Key), err)
+			r, err := evalExpr(f, env)
+			if err != nil {
+				return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
+			}
+			v = r
+		case mappings.FieldAggregate:
+			v = aggregateValue(f.Embed, row, rel)
+		case mappings.FieldIds:
+			c := f.Embed
+			rows := rel.Related(c, row)
+			arr := make(Array, 0, len(rows))
+			for _, r := range rows {
+				if r[c.Value] != nil {
+					arr = append(arr, r[c.Value])
 				}
-				name = s
 			}
-			d = append(d, Field{Key: name, Value: v})
+			v = arr
 		case mappings.FieldEmbed:
 			c := f.Embed
 			rows := rel.Related(c, row)
@@ -117,8 +134,8 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 				if err != nil {
 					return nil, err
 				}
-				d = append(d, Field{Key: f.Name, Value: sub})
-				continue
+				v = sub
+				break
 			}
 			arr := make(Array, 0, len(rows))
 			for _, r := range rows {
@@ -128,10 +145,49 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 				}
 				arr = append(arr, sub)
 			}
-			d = append(d, Field{Key: f.Name, Value: arr})
+			v = arr
 		}
+		if v == nil {
+			continue // NULL scalars are left out
+		}
+		name := f.Name
+		if f.Key != nil {
+			k := refValue(*f.Key, row, rel)
+			s, err := keyString(k)
+			if err != nil {
+				return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Key), err)
+			}
+			name = s
+		}
+		d = append(d, Field{Key: name, Value: v})
 	}
 	return d, nil
+}
+
+// aggregateValue is the aggregate of the rows related to row: its one
+// result row's value, or, over no rows, 0 for count and sum (nil, left
+// out, for min, max and avg).
+func aggregateValue(n *mappings.Node, row []any, rel Related) any {
+	rows := rel.Related(n, row)
+	if len(rows) > 0 && rows[0][0] != nil {
+		return rows[0][0]
+	}
+	if !n.Agg.Zero {
+		return nil
+	}
+	switch n.Columns[0].TypeName {
+	case "numeric":
+		switch n.Numeric[0] {
+		case mappings.NumericDouble:
+			return float64(0)
+		case mappings.NumericString:
+			return "0"
+		}
+		return Decimal("0")
+	case "float4", "float8":
+		return float64(0)
+	}
+	return int64(0)
 }
 
 func refValue(r mappings.Ref, row []any, rel Related) any {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,8 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	code = run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
+
+var update = flag.Bool("update", false, "rewrite golden files")
 
 // examples lists the example mappings that have expected documents.
 func examples(t *testing.T) []string {

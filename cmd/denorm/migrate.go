@@ -141,7 +141,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 
 func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, target string) {
 	w := g.stdout
-	fmt.Fprintf(w, "%-24s %12s %12s %8s %10s %10s\n", "COLLECTION", "READ", "WRITTEN", "FAILED", "TIME", "DOCS/S")
+	fmt.Fprintf(w, "%-20s %-16s %12s %12s %8s %10s %10s\n", "COLLECTION", "FROM TABLE", "ROWS READ", "DOCS WRITTEN", "FAILED", "TIME", "DOCS/S")
 	var read, written, failed int64
 	for _, s := range stats {
 		rate := 0.0
@@ -152,9 +152,9 @@ func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, tar
 		if !s.Done {
 			status = "  (interrupted)"
 		}
-		fmt.Fprintf(w, "%-24s %12d %12d %8d %10s %10.0f%s\n", s.Collection, s.Read, s.Written, s.Failed, s.Elapsed.Round(time.Millisecond), rate, status)
-		read, written, failed = read+s.Read, written+s.Written, failed+s.Failed
+		fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s %10.0f%s\n", s.Collection, s.Table, s.Rows, s.Written, s.Failed, s.Elapsed.Round(time.Millisecond), rate, status)
+		read, written, failed = read+s.Rows, written+s.Written, failed+s.Failed
 	}
-	fmt.Fprintf(w, "%-24s %12d %12d %8d %10s\n", "TOTAL", read, written, failed, elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s\n", "TOTAL", "", read, written, failed, elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "target: %s\n", load.RedactURI(target))
 }

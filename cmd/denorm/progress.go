@@ -44,7 +44,7 @@ func (p *progress) update(s pipeline.Stats) {
 	defer p.mu.Unlock()
 	switch p.mode {
 	case "bar":
-		if p.coll != s.Collection {
+		if p.coll != s.Collection+"\x00"+s.Table {
 			if p.bar != nil {
 				_ = p.bar.Finish()
 			}
@@ -61,12 +61,12 @@ func (p *progress) update(s pipeline.Stats) {
 				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.g.stderr) }),
 			)
-			p.coll = s.Collection
+			p.coll = s.Collection + "\x00" + s.Table
 		}
-		if s.Estimate > 0 && s.Read > s.Estimate {
-			p.bar.ChangeMax64(s.Read)
+		if s.Estimate > 0 && s.Rows > s.Estimate {
+			p.bar.ChangeMax64(s.Rows)
 		}
-		_ = p.bar.Set64(s.Read)
+		_ = p.bar.Set64(s.Rows)
 		if s.Done {
 			_ = p.bar.Finish()
 			p.bar, p.coll = nil, ""
@@ -83,20 +83,20 @@ func (p *progress) update(s pipeline.Stats) {
 func (p *progress) line(s pipeline.Stats) {
 	rate := 0.0
 	if s.Elapsed > 0 {
-		rate = float64(s.Read) / s.Elapsed.Seconds()
+		rate = float64(s.Rows) / s.Elapsed.Seconds()
 	}
 	total, eta := "?", "?"
 	if s.Estimate > 0 {
 		total = fmt.Sprint(s.Estimate)
-		if rate > 0 && s.Estimate > s.Read {
-			eta = (time.Duration(float64(s.Estimate-s.Read)/rate) * time.Second).Round(time.Second).String()
+		if rate > 0 && s.Estimate > s.Rows {
+			eta = (time.Duration(float64(s.Estimate-s.Rows)/rate) * time.Second).Round(time.Second).String()
 		}
 	}
 	state := "running"
 	if s.Done {
 		state, eta = "done", "0s"
 	}
-	fmt.Fprintf(p.g.stderr, "%s: %s %d/%s docs, %.0f docs/s, %d failed, ETA %s\n", s.Collection, state, s.Read, total, rate, s.Failed, eta)
+	fmt.Fprintf(p.g.stderr, "%s: %s %d/%s docs, %.0f docs/s, %d failed, ETA %s\n", s.Collection, state, s.Rows, total, rate, s.Failed, eta)
 }
 
 func (p *progress) finish() {

@@ -58,12 +58,14 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	defer snap.Close(ctx)
-	plan, err := loadPlan(ctx, snap, o.mapping)
+	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		return err
 	}
-	if ps := extract.CheckQueries(ctx, snap, plan); len(ps) > 0 {
-		return ps
+	plan, ps := mappings.ResolveAll(f, cat)
+	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
+	if len(ps) > 0 {
+		return ps.Sorted()
 	}
 	fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections)\n", o.mapping, len(plan.Collections))
 	return nil
