@@ -64,17 +64,12 @@ func (s *DirSink) Write(ctx context.Context, collection string, docs []transform
 	}
 	var rejects []Reject
 	for _, d := range docs {
-		raw, err := encode(d, s.opt.MaxDocSize)
+		var err error
+		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize)
 		if err != nil {
 			rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			continue
 		}
-		s.buf, err = AppendRelaxedJSON(s.buf[:0], raw)
-		if err != nil {
-			rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
-			continue
-		}
-		s.buf = append(s.buf, '\n')
 		if _, err := df.w.Write(s.buf); err != nil {
 			return rejects, fmt.Errorf("write %s: %w", df.f.Name(), err)
 		}
@@ -95,4 +90,21 @@ func (s *DirSink) Close(context.Context) error {
 	}
 	s.files = map[string]*dirFile{}
 	return first
+}
+
+// appendJSONLine appends d as one line of relaxed Extended JSON, after
+// checking its BSON size against the limit.
+func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
+	size, err := DocumentSize(d.Body)
+	if err != nil {
+		return dst, err
+	}
+	if size > maxSize {
+		return dst, &TooLargeError{Size: size, Limit: maxSize}
+	}
+	dst, err = AppendExtJSON(dst, d.Body)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '\n'), nil
 }
