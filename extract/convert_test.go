@@ -98,7 +98,21 @@ func selectConverted(ctx context.Context, conn *pgx.Conn, qt string, col mapping
 	if err != nil {
 		return nil, err
 	}
-	return Convert(col, vals[0], mode)
+	want, err := Convert(col, vals[0], mode)
+	// The reader's decoder (direct decoding of common types from the wire)
+	// must agree with rows.Values() + Convert on every row of the table.
+	n := &mappings.Node{Table: &mappings.Table{Name: "t"}, Columns: []mappings.Column{col}, Numeric: []mappings.NumericMode{mode}}
+	got, derr := newRowDecoder(n, rows).decode(rows.RawValues())
+	if (err == nil) != (derr == nil) {
+		return nil, fmt.Errorf("rowDecoder error %v, Convert error %v", derr, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if g, w := fmt.Sprintf("%#v", got[0]), fmt.Sprintf("%#v", want); g != w {
+		return nil, fmt.Errorf("rowDecoder gives %s, rows.Values() + Convert %s", g, w)
+	}
+	return want, nil
 }
 
 func mustUUID(s string) transform.UUID {

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,6 +18,8 @@ import (
 // query at a time).
 type Snapshot struct {
 	tx pgx.Tx
+	// cfg connects more connections that adopt the snapshot (merge.go).
+	cfg *pgx.ConnConfig
 	// ID is the exported snapshot identifier (pg_export_snapshot), which
 	// other connections can adopt to read the same data.
 	ID string
@@ -29,12 +32,45 @@ func Begin(ctx context.Context, conn *pgx.Conn) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin snapshot: %w", err)
 	}
-	s := &Snapshot{tx: tx}
+	s := &Snapshot{tx: tx, cfg: conn.Config()}
 	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID); err != nil {
 		_ = tx.Rollback(ctx)
 		return nil, fmt.Errorf("export snapshot: %w", err)
 	}
 	return s, nil
+}
+
+// attached is another connection reading the snapshot.
+type attached struct {
+	conn *pgx.Conn
+	tx   pgx.Tx
+}
+
+// attach opens a connection whose READ ONLY REPEATABLE READ transaction
+// adopts the snapshot (SET TRANSACTION SNAPSHOT, as pg_dump's parallel
+// workers do): it sees exactly what the snapshot's own connection sees.
+// The snapshot must stay open while it is used.
+func (s *Snapshot) attach(ctx context.Context) (*attached, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect for a parallel read: %w", err)
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err == nil {
+		_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(s.ID, "'", "''")+"'")
+	}
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("adopt snapshot %s: %w", s.ID, err)
+	}
+	return &attached{conn: conn, tx: tx}, nil
+}
+
+// release ends the transaction and closes the connection.
+func (a *attached) release() {
+	ctx := context.Background()
+	_ = a.tx.Rollback(ctx)
+	_ = a.conn.Close(ctx)
 }
 
 // Query runs a query inside the snapshot.

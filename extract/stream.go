@@ -27,21 +27,17 @@ type Batch struct {
 	After Key
 	// Queries is the number of statements the batch took.
 	Queries int
-	related map[*mappings.Node]map[string][][]any
+	related map[*mappings.Node]*relation
 }
 
 // Related returns the rows of relation n joined to parent (a row of n's
 // parent node), in the relation's order. It implements transform.Related.
 func (b *Batch) Related(n *mappings.Node, parent []any) [][]any {
-	m := b.related[n]
-	if m == nil {
+	rel := b.related[n]
+	if rel == nil {
 		return nil
 	}
-	k, ok := joinKey(parent, n.ParentCols)
-	if !ok {
-		return nil
-	}
-	return m[k]
+	return rel.get(n, parent)
 }
 
 // Key is a position in a collection's root stream: the text form of each
@@ -73,6 +69,12 @@ type Reader struct {
 	done      bool
 	// Queries counts the statements sent, for reports and tests.
 	Queries int
+	// SetWise turns merge streams off (see merge.go): every relation is
+	// read with one set-wise query per batch on the snapshot's connection.
+	SetWise bool
+	merge   *merger
+	tried   bool
+	pending int // stream queries not yet counted in a batch
 }
 
 // NewReader reads plan's collection from snap in batches of batchSize root
@@ -90,6 +92,15 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	if r.done {
 		return nil, io.EOF
 	}
+	if !r.tried && !r.SetWise && r.snap.cfg != nil {
+		r.tried = true
+		// Without a connection for the streams, read set-wise: slower,
+		// same documents.
+		_ = r.startStreams(ctx, streamable(r.plan))
+	}
+	if r.merge != nil {
+		return r.nextMerged(ctx)
+	}
 	root := r.plan.Root
 	sql, args := rootQuery(r.plan, r.after, r.batchSize)
 	roots, err := r.read(ctx, root, sql, args)
@@ -104,7 +115,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		r.Queries += queries
 		return nil, io.EOF
 	}
-	b := &Batch{Roots: roots, related: map[*mappings.Node]map[string][][]any{}}
+	b := &Batch{Roots: roots, related: map[*mappings.Node]*relation{}}
 	after, err := KeyOf(r.plan, roots[len(roots)-1])
 	if err != nil {
 		return nil, fmt.Errorf("extract %q: %w", root.Table.Name, err)
@@ -119,6 +130,14 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	return b, nil
 }
 
+// Close stops the reader's streams, if any, and releases their
+// connections. It may be called at any time, more than once.
+func (r *Reader) Close() {
+	if r.merge != nil {
+		r.merge.close()
+	}
+}
+
 // After is the position of the last root row returned.
 func (r *Reader) After() Key { return append(Key(nil), r.after...) }
 
@@ -127,6 +146,9 @@ func (r *Reader) After() Key { return append(Key(nil), r.after...) }
 func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, parents [][]any) (int, error) {
 	queries := 0
 	for _, c := range n.Children {
+		if r.merge != nil && r.merge.children[c] != nil {
+			continue // read by its stream
+		}
 		keys := make([][]string, len(c.ParentCols))
 		seen := map[string]bool{}
 		for _, p := range parents {
@@ -140,8 +162,8 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 				keys[i] = append(keys[i], s)
 			}
 		}
-		m := map[string][][]any{}
-		b.related[c] = m
+		rel := newRelation(c)
+		b.related[c] = rel
 		if len(seen) == 0 {
 			continue
 		}
@@ -155,10 +177,7 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 		}
 		queries++
 		for _, row := range rows {
-			k, ok := joinKey(row, c.JoinCols)
-			if ok {
-				m[k] = append(m[k], row)
-			}
+			rel.add(c, row)
 		}
 		if c.Kind == mappings.NodeEmbed {
 			q, err := r.children(ctx, b, c, rows)
@@ -179,21 +198,12 @@ func (r *Reader) read(ctx context.Context, n *mappings.Node, sql string, args []
 		return nil, err
 	}
 	defer rows.Close()
-	width := len(n.Columns) + len(n.KeyCols)
 	var out [][]any
+	dec := newRowDecoder(n, rows)
 	for rows.Next() {
-		vals, err := rows.Values()
+		row, err := dec.decode(rows.RawValues())
 		if err != nil {
 			return nil, err
-		}
-		row := make([]any, width)
-		for i := 0; i < width; i++ {
-			col, mode := keyColumn(n, i)
-			v, err := Convert(col, vals[i], mode)
-			if err != nil {
-				return nil, fmt.Errorf("%s, column %q: %w", rowName(n, vals), col.Name, err)
-			}
-			row[i] = v
 		}
 		out = append(out, row)
 	}
@@ -308,7 +318,7 @@ func orderExpr(ref string, desc bool) string {
 }
 
 // rootQuery is the keyset page query: rows after the last key, in stream
-// order.
+// order; limit 0 reads to the end.
 func rootQuery(p *mappings.CollectionPlan, after Key, limit int) (string, []any) {
 	n := p.Root
 	var b strings.Builder
@@ -331,7 +341,10 @@ func rootQuery(p *mappings.CollectionPlan, after Key, limit int) (string, []any)
 	for i, k := range key {
 		order[i] = orderExpr(colRef(n.Columns[k.Col].Name), k.Desc)
 	}
-	fmt.Fprintf(&b, " ORDER BY %s LIMIT %d", strings.Join(order, ", "), limit)
+	fmt.Fprintf(&b, " ORDER BY %s", strings.Join(order, ", "))
+	if limit > 0 {
+		fmt.Fprintf(&b, " LIMIT %d", limit)
+	}
 	return b.String(), args
 }
 

@@ -37,6 +37,9 @@ type ProduceOptions struct {
 	// Pager continues a bucket collection's page numbering.
 	After extract.Key
 	Pager *transform.PagerState
+	// SetWise reads every relation set-wise per batch instead of through
+	// merge streams (see extract.Reader.SetWise).
+	SetWise bool
 }
 
 // Produce builds the documents of one collection entry, reading from snap,
@@ -52,8 +55,10 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 	batches := make(chan *extract.Batch, 1)
 	built := make(chan Built, 1)
 	reader := extract.NewReader(snap, cp, opt.BatchSize, opt.After)
+	reader.SetWise = opt.SetWise
 	g.Go(func() error {
 		defer close(batches)
+		defer reader.Close()
 		for {
 			b, err := reader.Next(ctx)
 			if errors.Is(err, io.EOF) {

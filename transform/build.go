@@ -7,7 +7,6 @@ package transform
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/denorm/denorm/mappings"
@@ -80,15 +79,36 @@ func ID(cp *mappings.CollectionPlan, row []any) any {
 	return d
 }
 
-// SourceKey names a root row for messages: `person (id)=(42)`.
+// SourceKey names a root row for messages: `person (id)=(42)`. It runs
+// for every document, so it builds the text in one allocation.
 func SourceKey(cp *mappings.CollectionPlan, row []any) string {
-	cols := make([]string, len(cp.ID))
-	vals := make([]string, len(cp.ID))
+	var buf [96]byte
+	b := append(buf[:0], cp.Root.Table.Name...)
+	b = append(b, " ("...)
 	for i, c := range cp.ID {
-		cols[i] = cp.Root.Columns[c].Name
-		vals[i] = fmt.Sprint(row[c])
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, cp.Root.Columns[c].Name...)
 	}
-	return fmt.Sprintf("%s (%s)=(%s)", cp.Root.Table.Name, strings.Join(cols, ", "), strings.Join(vals, ", "))
+	b = append(b, ")=("...)
+	for i, c := range cp.ID {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		switch v := row[c].(type) {
+		case int32:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case string:
+			b = append(b, v...)
+		default:
+			b = fmt.Append(b, v)
+		}
+	}
+	b = append(b, ')')
+	return string(b)
 }
 
 // appendFields appends n's fields for row to d.

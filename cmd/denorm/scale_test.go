@@ -76,7 +76,7 @@ func TestBoundedMemory(t *testing.T) {
 	bin := buildBinary(t)
 	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
 	seed := filepath.Join(root, "testdata", "examples", "seed.sql")
-	sizes := []int{20000, 200000}
+	sizes := []int{50000, 500000}
 	var dbs []string
 	for _, n := range sizes {
 		db := testenv.PostgresDB(t, seed)

@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+)
+
+// moreExampleRows adds rows to seed.sql's tables so that batches of a few
+// rows cross parents with no children, many children, and gaps in the keys.
+const moreExampleRows = `
+INSERT INTO person (id, first_name, last_name)
+  SELECT i, 'F' || i, 'L' || i FROM generate_series(100, 400, 3) i;
+INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
+  SELECT 1000 + i, 100 + 3 * (i % 60), 1 + i % 3, 'd' || i, CASE WHEN i % 4 = 0 THEN i END
+  FROM generate_series(1, 500) i;
+INSERT INTO address (id, person_id, type_id, line1, city, zip)
+  SELECT 1000 + i, 100 + 3 * (i % 37), CASE WHEN i % 5 > 0 THEN 1 + i % 2 END, i || ' Main St', 'C' || i % 7, i
+  FROM generate_series(1, 300) i;
+INSERT INTO holding (person_id, stock_id, number_held)
+  SELECT p, s, p + s FROM generate_series(100, 160, 3) p, (SELECT id AS s FROM stock) st WHERE (p + s) % 2 = 0;
+INSERT INTO post (id, name, summary) SELECT i, 'post ' || i, NULL FROM generate_series(100, 130) i;
+INSERT INTO comment (id, post_id, author, comment, created_at)
+  SELECT 5000 + i, 100 + i % 17, 'a' || i, 'c' || i, timestamptz '2024-01-01' + (i % 50) * interval '1 hour'
+  FROM generate_series(1, 900) i;
+`
+
+// produced is everything Produce gave for a collection entry.
+type produced struct {
+	docs   []string
+	afters []string
+	// keys and counts are each batch's position and the documents built
+	// up to it.
+	keys    []extract.Key
+	counts  []int
+	queries int
+}
+
+func produceAll(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *mappings.CollectionPlan, opt ProduceOptions) produced {
+	t.Helper()
+	var p produced
+	err := Produce(ctx, snap, cp, opt, func(b Built) error {
+		if len(b.Errors) > 0 {
+			return fmt.Errorf("row errors: %v", b.Errors[0])
+		}
+		for _, d := range b.Docs {
+			raw, err := load.AppendExtJSON(nil, d.Body)
+			if err != nil {
+				return err
+			}
+			p.docs = append(p.docs, string(raw))
+		}
+		p.afters = append(p.afters, b.After.String())
+		p.keys = append(p.keys, b.After)
+		p.counts = append(p.counts, len(p.docs))
+		p.queries += b.Queries
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", cp.Name, err)
+	}
+	return p
+}
+
+// TestMergeStreamsMatchSetWise reads every example collection through
+// merge streams and set-wise, in batches of several sizes, and from the
+// middle (resuming), and requires the very same documents and positions.
+func TestMergeStreamsMatchSetWise(t *testing.T) {
+	root := testenv.Root(t)
+	db := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	testenv.Exec(t, db, moreExampleRows)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	snap, err := extract.Begin(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close(ctx)
+	files, err := filepath.Glob(filepath.Join(root, "mappings", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example mappings: %v", err)
+	}
+	streamedSomething := false
+	for _, file := range files {
+		f, err := mappings.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := mappings.Resolve(f, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range plan.Collections {
+			for _, bs := range []int{1, 7, 1000} {
+				name := fmt.Sprintf("%s/%s/batch%d", filepath.Base(file), cp.Name, bs)
+				t.Run(name, func(t *testing.T) {
+					want := produceAll(t, ctx, snap, cp, ProduceOptions{BatchSize: bs, SetWise: true})
+					got := produceAll(t, ctx, snap, cp, ProduceOptions{BatchSize: bs})
+					if len(want.docs) == 0 {
+						t.Fatal("no documents: the case tests nothing")
+					}
+					if !slices.Equal(got.docs, want.docs) {
+						t.Fatalf("merge streams built %d documents, set-wise %d; first difference:\n%s", len(got.docs), len(want.docs), firstDiff(got.docs, want.docs))
+					}
+					if !slices.Equal(got.afters, want.afters) {
+						t.Fatalf("positions differ:\n streams  %v\n set-wise %v", got.afters, want.afters)
+					}
+					if len(extractStreamable(cp)) > 0 && bs == 1 {
+						streamedSomething = true
+						if got.queries >= want.queries {
+							t.Errorf("merge streams sent %d statements, set-wise %d: the streams were not used", got.queries, want.queries)
+						}
+					}
+					// Resume from the middle: the rest must be the same.
+					if cp.Bucket == nil && len(want.docs) > 2 && bs == 7 {
+						mid := len(want.keys) / 2
+						after, done := want.keys[mid], want.counts[mid]
+						rest := produceAll(t, ctx, snap, cp, ProduceOptions{BatchSize: bs, After: after})
+						if !slices.Equal(rest.docs, want.docs[done:]) {
+							t.Fatalf("resumed after %v: %d documents, want %d; first difference:\n%s", after, len(rest.docs), len(want.docs)-done, firstDiff(rest.docs, want.docs[done:]))
+						}
+					}
+				})
+			}
+		}
+	}
+	if !streamedSomething {
+		t.Fatal("no example collection has a streamable relation: the test tests nothing")
+	}
+}
+
+func extractStreamable(cp *mappings.CollectionPlan) []*mappings.Node {
+	return extract.Streamable(cp)
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("#%d\n got  %s\n want %s", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("one is a prefix of the other (%d vs %d)", len(a), len(b))
+}
