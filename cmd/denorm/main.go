@@ -56,7 +56,9 @@ type globals struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startProfile()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
 }
