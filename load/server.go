@@ -14,8 +14,9 @@ import (
 	"github.com/denorm/denorm/transform"
 )
 
-// ServerSink writes to a MongoDB-wire server with unordered bulk
-// ReplaceOne upserts keyed by _id, in batches capped by bytes.
+// ServerSink writes to a MongoDB-wire server in batches capped by bytes:
+// unordered inserts, and upserts by _id for the documents already there
+// (see Write).
 type ServerSink struct {
 	client *mongo.Client
 	db     *mongo.Database
@@ -58,42 +59,82 @@ func (s *ServerSink) Database() *mongo.Database { return s.db }
 // Prepare does nothing: collections are created by their first write.
 func (s *ServerSink) Prepare(context.Context, []string) error { return nil }
 
-// Write upserts docs by _id.
+// Write stores docs by _id: a document whose _id is new is inserted, one
+// whose _id exists is replaced. Each byte-capped batch is first sent as one
+// unordered insertMany - the target's fastest write, and the only cheap
+// one on servers where a lookup by _id scans the collection (FerretDB on
+// SQLite: upserting every document made loading quadratic) - and only the
+// documents refused as duplicate keys (a rerun, or the batch replayed when
+// resuming) are then replaced with upserts. Either way a rerun gives the
+// same result.
 func (s *ServerSink) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
 		rejects []Reject
-		models  []mongo.WriteModel
+		raws    []any
 		batch   []transform.Document
 		bytes   int
 	)
+	reject := func(d transform.Document, err error) {
+		rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+	}
 	flush := func() error {
-		if len(models) == 0 {
+		if len(raws) == 0 {
 			return nil
 		}
-		_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-		var bwe mongo.BulkWriteException
+		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
+		var (
+			bwe    mongo.BulkWriteException
+			again  []transform.Document
+			models []mongo.WriteModel
+		)
 		if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 			for _, we := range bwe.WriteErrors {
-				d := batch[we.Index]
-				err := fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code)
-				if we.Code == 11000 && d.Discriminator != nil {
-					err = fmt.Errorf("_id %v is already taken by another document type in %q (%s); make the ids distinct", d.ID, collection, we.Message)
+				d, raw := batch[we.Index], raws[we.Index].(bson.Raw)
+				if we.Code != 11000 {
+					reject(d, fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code))
+					continue
 				}
-				rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+				again = append(again, d)
+				models = append(models, replaceModel(d, raw))
 			}
 			err = nil
 		}
 		if err != nil {
-			return fmt.Errorf("write %d documents to %q: %w", len(models), collection, err)
+			return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
 		}
-		models, batch, bytes = models[:0], batch[:0], 0
+		if len(models) > 0 {
+			_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+			if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
+				// Some servers (FerretDB 1.24) number the failed operations
+				// of a bulk update wrongly. Replaces are idempotent, so the
+				// batch's replaces are made again one at a time: the errors
+				// then belong to known documents.
+				for i, m := range models {
+					r := m.(*mongo.ReplaceOneModel)
+					_, err := coll.ReplaceOne(ctx, r.Filter, r.Replacement, options.Replace().SetUpsert(true))
+					var we mongo.WriteException
+					switch {
+					case err == nil:
+					case errors.As(err, &we) && we.WriteConcernError == nil && len(we.WriteErrors) > 0:
+						reject(again[i], replaceError(again[i], collection, we.WriteErrors[0]))
+					default:
+						return fmt.Errorf("replace a document in %q: %w", collection, err)
+					}
+				}
+				err = nil
+			}
+			if err != nil {
+				return fmt.Errorf("replace %d documents in %q: %w", len(models), collection, err)
+			}
+		}
+		raws, batch, bytes = raws[:0], batch[:0], 0
 		return nil
 	}
 	for _, d := range docs {
 		raw, err := encode(d, s.opt.MaxDocSize)
 		if err != nil {
-			rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+			reject(d, err)
 			continue
 		}
 		if bytes+len(raw) > s.opt.BatchBytes {
@@ -101,21 +142,31 @@ func (s *ServerSink) Write(ctx context.Context, collection string, docs []transf
 				return rejects, err
 			}
 		}
-		doc := bson.Raw(raw)
-		filter := bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
-		if d.Discriminator != nil {
-			// Replace only a document of the same type: an _id taken by
-			// another type fails as a duplicate key, never overwrites it.
-			filter = append(filter, bson.E{Key: d.Discriminator.Key, Value: doc.Lookup(d.Discriminator.Key)})
-		}
-		models = append(models, mongo.NewReplaceOneModel().
-			SetFilter(filter).
-			SetReplacement(doc).
-			SetUpsert(true))
+		raws = append(raws, bson.Raw(raw))
 		batch = append(batch, d)
 		bytes += len(raw)
 	}
 	return rejects, flush()
+}
+
+// replaceError explains why replacing d failed.
+func replaceError(d transform.Document, collection string, we mongo.WriteError) error {
+	if we.Code == 11000 && d.Discriminator != nil {
+		return fmt.Errorf("_id %v is already taken by another document type in %q (%s); make the ids distinct", d.ID, collection, we.Message)
+	}
+	return fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code)
+}
+
+// replaceModel replaces the document with d's _id by raw, inserting it
+// when there is none.
+func replaceModel(d transform.Document, raw bson.Raw) mongo.WriteModel {
+	filter := bson.D{{Key: "_id", Value: raw.Lookup("_id")}}
+	if d.Discriminator != nil {
+		// Replace only a document of the same type: an _id taken by
+		// another type fails as a duplicate key, never overwrites it.
+		filter = append(filter, bson.E{Key: d.Discriminator.Key, Value: raw.Lookup(d.Discriminator.Key)})
+	}
+	return mongo.NewReplaceOneModel().SetFilter(filter).SetReplacement(raw).SetUpsert(true)
 }
 
 // Close disconnects.
