@@ -14,7 +14,7 @@ BENCH     ?= .
 
 TESTSERVER_SRC := $(filter-out %_test.go,$(wildcard tools/testserver/*.go)) tools/testserver/go.mod tools/testserver/go.sum
 
-.PHONY: all help build tools deps test test-tools test-short demo bench lint clean
+.PHONY: all help build tools deps test test-tools test-short demo bench bench-micro lint clean
 
 all: build
 
@@ -26,7 +26,8 @@ help:
 	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
 	@echo "make test-short  go test -short, no servers"
 	@echo "make demo        migrate testdata/examples/seed.sql with the person mapping and print the documents"
-	@echo "make bench       benchmarks against throwaway servers"
+	@echo "make bench       side-by-side benchmark (bench/results.json); SCALE=N persons"
+	@echo "make bench-micro Go micro-benchmarks"
 	@echo "make lint        gofmt check and go vet"
 	@echo "make clean       remove bin/"
 
@@ -56,7 +57,13 @@ test-short:
 demo: deps build
 	scripts/testenv.sh scripts/demo.sh
 
+# The side-by-side benchmark (bench/main.go): SCALE=, TARGET_SCALE=, REPS=, POSTS=,
+# COMMENTS_PER_POST=, SKIP_F=1, SKIP_BLOG=1 tune it. Writes bench/results.json.
 bench: deps build
+	scripts/testenv.sh $(GO) run ./bench
+
+# Go micro-benchmarks of single stages.
+bench-micro: deps build
 	scripts/testenv.sh $(GO) test -run '^$$' -bench '$(BENCH)' $(PKGS)
 
 lint:
