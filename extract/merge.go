@@ -20,8 +20,10 @@ package extract
 // compares keys exactly as PostgreSQL orders them, whatever the collation),
 // the relation takes every related row (no subset limit), and the root has
 // no filter (a selective filter would make a full scan of the relation the
-// slower way). Everything else - lookups, subsets, nested relations - is
-// still read set-wise per batch on the snapshot's own connection.
+// slower way); at most maxStreams relations per collection are streamed,
+// each taking a connection. Everything else - lookups, subsets, nested
+// relations - is still read set-wise per batch on the snapshot's own
+// connection.
 
 import (
 	"context"
@@ -36,6 +38,11 @@ import (
 
 // chunkRows is the number of rows a stream hands over at a time.
 const chunkRows = 512
+
+// maxStreams caps the relations of one collection read as streams, so a
+// root with many relations does not take many connections; the others are
+// read set-wise.
+const maxStreams = 6
 
 // stream is one ordered query read by its own goroutine.
 type stream struct {
@@ -109,7 +116,7 @@ func streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 				same = false
 			}
 		}
-		if same {
+		if same && len(out) < maxStreams {
 			out = append(out, c)
 		}
 	}
