@@ -167,7 +167,7 @@ func TestPagila(t *testing.T) {
 
 	buckets := []struct {
 		coll, table, items, id string
-		size               int
+		size                   int
 	}{
 		{"rentals", "rental", "rentals", "rentalId", 20},
 		{"payments", "payment", "payments", "paymentId", 25},
