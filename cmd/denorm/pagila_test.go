@@ -9,14 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/mappings"
 )
 
 // pagilaDB loads testdata/pagila (schema, then the data: COPY ... FROM
@@ -364,6 +368,32 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 				}
 			}
 			testenv.EqualDocs(t, coll, want, byID(t, got))
+		}
+	})
+
+	t.Run("partitioned table in the catalog", func(t *testing.T) {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		cat, err := extract.ReadCatalog(ctx, conn, []string{"payment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pay := cat.Table("payment")
+		if pay == nil {
+			t.Fatal("ReadCatalog does not see the partitioned table payment")
+		}
+		if d := cmp.Diff([]string{"payment_date", "payment_id"}, pay.PrimaryKey); d != "" {
+			t.Errorf("payment primary key (-want +got):\n%s", d)
+		}
+		// Pagila declares its foreign keys on each partition, not on
+		// payment itself, so the parent has none (mappings here name
+		// their joins explicitly).
+		if !slices.ContainsFunc(pay.Columns, func(c mappings.Column) bool { return c.Name == "amount" && c.TypeName == "numeric" }) {
+			t.Errorf("payment columns %v: no numeric amount", pay.Columns)
 		}
 	})
 
