@@ -1040,6 +1040,9 @@ func aggregateType(fn string, src *Column) (Column, error) {
 // own parent.
 func (r *resolver) cycle(n *Node, rel *Relation) bool {
 	p := n.Parent
+	if p != nil && p.Parent != nil && p.Through != nil && n.Through != nil && p.Kind == NodeEmbed {
+		return cycleThrough(n, rel)
+	}
 	if p == nil || p.Parent == nil || p.Through != nil || n.Through != nil || p.Kind != NodeEmbed {
 		return false
 	}
@@ -1051,6 +1054,42 @@ func (r *resolver) cycle(n *Node, rel *Relation) bool {
 		// p joined gp by p.JoinCols[i] = gp.ParentCols[i]; n joins p by
 		// j.Column (in n's table = gp's) = j.Parent (in p's table).
 		if p.Columns[p.JoinCols[i]].Name != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
+			return false
+		}
+	}
+	return true
+}
+
+// cycleThrough is cycle for a many-to-many embed: n reaches its
+// grandparent's table through the same join table, by the reverse of both
+// joins that led to its parent (a book embeds its authors, each embedding
+// their books: the book would contain itself).
+func cycleThrough(n *Node, rel *Relation) bool {
+	p := n.Parent
+	gp := p.Parent
+	if n.Table != gp.Table || n.Through.Table != p.Through.Table ||
+		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.KeyCols) {
+		return false
+	}
+	// p's table joined the join table by p.Through.On {p column, join
+	// table column}; n's through join must be {join table column: p column}.
+	back := map[[2]string]bool{}
+	for _, on := range p.Through.On {
+		back[[2]string{on[1], on[0]}] = true
+	}
+	for _, j := range rel.Through.Join {
+		if !back[[2]string{j.Column, j.Parent}] {
+			return false
+		}
+	}
+	// The join table met gp by p.KeyCols[i] = gp.Columns[p.ParentCols[i]];
+	// n's join must be {gp column: join table column}.
+	back = map[[2]string]bool{}
+	for i, k := range p.KeyCols {
+		back[[2]string{gp.Columns[p.ParentCols[i]].Name, k.Name}] = true
+	}
+	for _, j := range rel.Join {
+		if !back[[2]string{j.Column, j.Parent}] {
 			return false
 		}
 	}
