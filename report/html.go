@@ -116,6 +116,7 @@ type htmlColl struct {
 
 var htmlFuncs = template.FuncMap{
 	"bytes":  Bytes,
+	"int":    func(f float64) int { return int(f) },
 	"types":  types,
 	"pct":    pct,
 	"upper":  strings.ToUpper,
@@ -160,7 +161,7 @@ text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fil
 </svg>
 <div class="cols"><div>
 <h3>Size distribution</h3>
-<table><tr><th>min</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>mean</th></tr><tr><td class="n">{{bytes .Size.Min}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n">{{printf "%.0f" .Size.Mean}} B</td></tr></table>
+<table><tr><th>min</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>mean</th></tr><tr><td class="n">{{bytes .Size.Min}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n">{{bytes (int .Size.Mean)}}</td></tr></table>
 <svg class="histogram" width="{{.Histo.W}}" height="{{.Histo.H}}" role="img" aria-label="size histogram of {{.Name}}">
 <rect x="0" y="0" width="{{.Histo.W}}" height="{{.Histo.H}}" fill="#fff" stroke="#d5dbe5"/>
 {{range .Histo.Bars}}<rect class="bar" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Label}}</title></rect>{{end}}

@@ -381,6 +381,11 @@ func idText(v any) string {
 // walk records the shape and array lengths below prefix.
 func (col *Collector) walk(d transform.Doc, prefix, source string) {
 	col.containers[prefix]++
+	col.fields(d, prefix, source)
+}
+
+// fields records d's fields below prefix.
+func (col *Collector) fields(d transform.Doc, prefix, source string) {
 	for _, f := range d {
 		p := f.Key
 		if prefix != "" {
@@ -432,7 +437,7 @@ func (col *Collector) value(p string, v any, source string) {
 			ia.present++
 			ia.types[typeName(e)]++
 			if sub, ok := e.(transform.Doc); ok {
-				col.walk(sub, item, source)
+				col.fields(sub, item, source) // items are counted above
 			}
 		}
 	}
