@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g))
 	root.AddCommand(newPlanCmd(g))
+	root.AddCommand(newAdviseCmd(g))
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
