@@ -258,3 +258,56 @@ INSERT INTO item SELECT n, 'x' || n FROM generate_series(1, 20000) n;`)
 		t.Errorf("--sample 0: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestPlanDanglingReferences: reference values with no row behind them are
+// counted and named with their source rows; valid ones are not.
+func TestPlanDanglingReferences(t *testing.T) {
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `
+CREATE TABLE stock (id integer PRIMARY KEY, symbol text NOT NULL);
+CREATE TABLE holding (id integer PRIMARY KEY, stock_id integer, tags integer[]);
+INSERT INTO stock VALUES (1, 'MSFT'), (2, 'AAPL');
+INSERT INTO holding SELECT n, CASE WHEN n % 500 = 0 THEN 900 + n ELSE 1 + n % 2 END, NULL FROM generate_series(1, 2500) n;
+INSERT INTO holding VALUES (9999, NULL, NULL);`)
+	mapping := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(mapping, []byte(`version: 1
+collections:
+  - name: stocks
+    table: stock
+  - name: holdings
+    table: holding
+    fields:
+      - {column: stock_id, ref: stocks}
+  - name: stockHolders
+    table: stock
+    fields:
+      - name: holders
+        ids: {table: holding, join: {stock_id: id}}
+        ref: holdings
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := planJSON(t, "--mapping", mapping, "--source", src, "--batch-size", "300")
+	h := rep.Collections[1]
+	if len(h.References) != 1 {
+		t.Fatalf("references = %+v", h.References)
+	}
+	r := h.References[0]
+	if r.Path != "stockId" || r.Collection != "stocks" || r.Table != "stock" || r.Checked != 2500 || r.Dangling != 5 {
+		t.Errorf("reference report = %+v; want 2500 checked (NULL left out), 5 dangling", r)
+	}
+	if len(r.Examples) != 5 || r.Examples[0].Value != "1400" || r.Examples[0].Source != "holding (id)=(500)" {
+		t.Errorf("examples = %+v", r.Examples)
+	}
+	ids := rep.Collections[2].References
+	if len(ids) != 1 || ids[0].Path != "holders[]" || ids[0].Checked != 2495 || ids[0].Dangling != 0 {
+		t.Errorf("id array references = %+v; want 2495 checked, none dangling", ids)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || w.Rule == "dangling-reference" && w.Collection == "holdings" && strings.Contains(w.Message, "5 of 2500")
+	}
+	if !found {
+		t.Errorf("no dangling-reference warning: %+v", rep.Warnings)
+	}
+}
