@@ -527,6 +527,12 @@ func (col *Collector) Finish(scale float64) *Collection {
 	if c.Arrays == nil {
 		c.Arrays = []ArrayStat{}
 	}
+	if c.Histogram == nil {
+		c.Histogram = []Bin{}
+	}
+	if c.Shape == nil {
+		c.Shape = []PathStat{}
+	}
 	if c.References == nil {
 		c.References = []RefReport{}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -28,11 +30,36 @@ func planJSON(t *testing.T, args ...string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validateReport(t, data)
 	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("plan JSON: %v\n%s", err, data)
 	}
 	return &r
+}
+
+// validateReport checks a JSON report against report.schema.json.
+func validateReport(t *testing.T, data []byte) {
+	t.Helper()
+	sch, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema))
+	if err != nil {
+		t.Fatalf("report schema: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", sch); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatalf("report schema: %v", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("plan JSON: %v", err)
+	}
+	if err := s.Validate(doc); err != nil {
+		t.Errorf("plan JSON does not follow report.schema.json: %v", err)
+	}
 }
 
 // targetFigures returns, per collection of db, the number of documents and
