@@ -6,10 +6,12 @@ package extract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/denorm/denorm/mappings"
 )
@@ -53,6 +55,31 @@ LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid`, schemas, names)
 		return nil, fmt.Errorf("read table statistics: %w", err)
 	}
 	return out, nil
+}
+
+// ErrKeyType reports reference values that do not convert to the
+// referenced key column's type (a string pointing at integer keys).
+var ErrKeyType = errors.New("reference values do not convert to the key column's type")
+
+// MissingKeys returns which of values (as text) match no row of table by
+// column, in one query, inside a savepoint of the snapshot: values that do
+// not convert to the column's type give ErrKeyType and leave the snapshot
+// usable.
+func (s *Snapshot) MissingKeys(ctx context.Context, table *mappings.Table, column string, values []string) (map[string]bool, error) {
+	sp, err := s.tx.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("check keys of %s.%s: %w", table.Name, column, err)
+	}
+	out, err := MissingKeys(ctx, sp, table, column, values)
+	if err != nil {
+		_ = sp.Rollback(ctx)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+			return nil, fmt.Errorf("%w: %s (%s)", ErrKeyType, pgErr.Message, table.Column(column).Type)
+		}
+		return nil, err
+	}
+	return out, sp.Commit(ctx)
 }
 
 // MissingKeys returns which of values (as text) match no row of table by

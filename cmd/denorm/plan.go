@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -145,7 +146,11 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 		if len(target.ID) != 1 {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q has a composite _id", coll)}
 		}
-		return extract.MissingKeys(ctx, refSnap, target.Root.Table, target.Root.Columns[target.ID[0]].Name, values)
+		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.ID[0]].Name, values)
+		if errors.Is(err, extract.ErrKeyType) {
+			return nil, report.SkipError{Reason: err.Error()}
+		}
+		return missing, err
 	}
 	var tables []string
 	for _, cp := range plan.Collections {

@@ -305,6 +305,10 @@ collections:
     table: holding
     fields:
       - {column: stock_id, ref: stocks}
+  - name: bySymbol
+    table: stock
+    fields:
+      - {column: symbol, ref: stocks}
   - name: stockHolders
     table: stock
     fields:
@@ -326,7 +330,12 @@ collections:
 	if len(r.Examples) != 5 || r.Examples[0].Value != "1400" || r.Examples[0].Source != "holding (id)=(500)" {
 		t.Errorf("examples = %+v", r.Examples)
 	}
-	ids := rep.Collections[2].References
+	// text values against integer keys: not checked, with the reason, and
+	// the snapshot stays usable for the next collection
+	if sr := rep.Collections[2].References; len(sr) != 1 || !strings.Contains(sr[0].Skipped, "do not convert to the key column's type") {
+		t.Errorf("symbol references = %+v", sr)
+	}
+	ids := rep.Collections[3].References
 	if len(ids) != 1 || ids[0].Path != "holders[]" || ids[0].Checked != 2495 || ids[0].Dangling != 0 {
 		t.Errorf("id array references = %+v; want 2495 checked, none dangling", ids)
 	}
