@@ -17,7 +17,8 @@ import (
 )
 
 // TableActivity is a table's size and activity since statistics were last
-// reset (pg_stat_user_tables; reltuples when the live count is unknown).
+// reset (pg_stat_user_tables: the live row count it tracks, or the
+// planner's reltuples when it has none).
 type TableActivity struct {
 	Rows, Inserts, Updates, Deletes int64
 }
@@ -32,7 +33,7 @@ func ReadActivity(ctx context.Context, q Querier, tables []string) (map[string]T
 	}
 	rows, err := q.Query(ctx, `
 SELECT n.nspname, c.relname,
-       greatest(coalesce(s.n_live_tup, 0), c.reltuples::int8, 0),
+       CASE WHEN coalesce(s.n_live_tup, 0) > 0 THEN s.n_live_tup ELSE greatest(c.reltuples::int8, 0) END,
        coalesce(s.n_tup_ins, 0), coalesce(s.n_tup_upd, 0), coalesce(s.n_tup_del, 0)
 FROM unnest($1::text[], $2::text[]) AS want(nsp, rel)
 JOIN pg_namespace n ON n.nspname = want.nsp
@@ -197,4 +198,18 @@ func Join(ctx context.Context, conn *pgx.Conn, id string) (*Snapshot, error) {
 
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// CountRows counts table's rows exactly (for small tables, where the
+// statistics' estimates are coarse).
+func CountRows(ctx context.Context, q Querier, table *mappings.Table) (int64, error) {
+	rows, err := q.Query(ctx, "SELECT count(*) FROM "+tableRef(table))
+	if err != nil {
+		return 0, fmt.Errorf("count rows of %s: %w", table.Name, err)
+	}
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&n}, func() error { return nil }); err != nil {
+		return 0, fmt.Errorf("count rows of %s: %w", table.Name, err)
+	}
+	return n, nil
 }

@@ -32,23 +32,15 @@ type TableStats struct {
 // tables have no activity figures.
 func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableStats, maxDocSize int) []Warning {
 	var out []Warning
-	byName := map[string]*Collection{}
-	for i, cp := range plan.Collections {
-		if i < len(cols) {
-			byName[cp.Name+"\x00"+tableName(cp.Root.Table)] = cols[i]
-		}
-	}
 	for i, cp := range plan.Collections {
 		if i >= len(cols) {
 			break
 		}
 		c := cols[i]
 		if c.TooLarge.Count > 0 {
-			d := c.TooLarge.Docs[0]
 			out = append(out, Warning{Severity: "error", Rule: "size-limit", Collection: c.Name,
 				Message:    fmt.Sprintf("%d documents exceed the target's size limit of %s; the largest is %s from %s", c.TooLarge.Count, Bytes(maxDocSize), Bytes(c.Size.Max), c.Largest.Source),
 				Suggestion: "reference or bucket the largest arrays (see the arrays above), or embed only a bounded subset (limit)"})
-			_ = d
 		} else if maxDocSize > 0 && c.Size.Max > maxDocSize/2 {
 			out = append(out, Warning{Severity: "warning", Rule: "size-limit", Collection: c.Name,
 				Message:    fmt.Sprintf("the largest document (%s, from %s) is over half the size limit of %s", Bytes(c.Size.Max), c.Largest.Source, Bytes(maxDocSize)),

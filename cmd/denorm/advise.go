@@ -24,6 +24,9 @@ type adviseOptions struct {
 // from a TABLESAMPLE of about this many rows.
 const fanoutSampleAbove = 2_000_000
 
+// exactCountBelow: tables estimated smaller than this are counted exactly.
+const exactCountBelow = 100_000
+
 func newAdviseCmd(g *globals) *cobra.Command {
 	o := &adviseOptions{}
 	cmd := &cobra.Command{
@@ -91,6 +94,11 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	}
 	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]advise.Activity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
 	for k, a := range act {
+		if t := cat.Tables[k]; t != nil && a.Rows < exactCountBelow {
+			if a.Rows, err = extract.CountRows(ctx, snap, t); err != nil {
+				return err
+			}
+		}
 		in.Activity[k] = advise.Activity{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
 	}
 	for _, t := range cat.Tables {
