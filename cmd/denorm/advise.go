@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/mappings/advise"
+)
+
+type adviseOptions struct {
+	source  string
+	schema  string
+	output  string
+	numeric string
+}
+
+// fanoutSampleAbove: children-per-parent figures of bigger tables come
+// from a TABLESAMPLE of about this many rows.
+const fanoutSampleAbove = 2_000_000
+
+// exactCountBelow: tables estimated smaller than this are counted exactly.
+const exactCountBelow = 100_000
+
+func newAdviseCmd(g *globals) *cobra.Command {
+	o := &adviseOptions{}
+	cmd := &cobra.Command{
+		Use:   "advise --source URL [--schema S] [--output FILE]",
+		Short: "Draft a mapping file from the database's schema and data statistics",
+		Long: `advise reads the schema's catalog (primary keys, foreign keys, unique
+constraints, join tables recognised by their shape) and statistics (row
+counts, children per parent avg/p99/max through each foreign key, updates
+and inserts from pg_stat_user_tables), applies the modeling rules, and writes
+a complete mapping file with a comment on each choice giving its reason and
+numbers:
+
+  embed     bounded one-to-few children that change rarely and nothing else references
+  reference unbounded or fast-changing relations (own collection, field with ref:)
+  bucket    unbounded children with a time column, read in pages; the parent embeds the latest
+  links     id arrays instead of join tables, on the sides where they stay bounded
+  lookups   small key/label tables copied into documents as values
+
+It reads only (one read-only snapshot); tables over 2 million rows are
+sampled (TABLESAMPLE) for the children-per-parent figures.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			return runAdvise(cmd.Context(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.schema, "schema", "public", "the schema to draft a mapping for")
+	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
+	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
+	return cmd
+}
+
+func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
+	switch mappings.NumericMode(o.numeric) {
+	case "", mappings.NumericDecimal, mappings.NumericDouble, mappings.NumericString:
+	default:
+		return usageError{fmt.Errorf("--numeric must be decimal, double or string")}
+	}
+	conn, err := connectSource(ctx, o.source)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	snap, err := extract.Begin(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer snap.Close(ctx)
+	tables, err := extract.ListTables(ctx, snap, o.schema)
+	if err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		return usageError{fmt.Errorf("schema %q has no tables: give the schema holding your data with --schema", o.schema)}
+	}
+	cat, err := extract.ReadCatalog(ctx, snap, tables)
+	if err != nil {
+		return err
+	}
+	act, err := extract.ReadActivity(ctx, snap, tables)
+	if err != nil {
+		return err
+	}
+	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]advise.Activity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
+	for k, a := range act {
+		if t := cat.Tables[k]; t != nil && a.Rows < exactCountBelow {
+			if a.Rows, err = extract.CountRows(ctx, snap, t); err != nil {
+				return err
+			}
+		}
+		in.Activity[k] = advise.Activity{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
+	}
+	for _, t := range cat.Tables {
+		for _, fk := range t.ForeignKeys {
+			f, err := extract.ReadFanout(ctx, snap, t, fk.Columns, fanoutSampleAbove)
+			if err != nil {
+				return err
+			}
+			in.Fanout[advise.FanoutKey(t, fk)] = advise.Fanout{Parents: f.Parents, Avg: f.Avg, P99: f.P99, Max: f.Max}
+		}
+	}
+	text, choices, err := advise.Draft(in)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = g.stdout
+	if o.output != "" {
+		f, err := os.Create(o.output)
+		if err != nil {
+			return fmt.Errorf("mapping file: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	if _, err := io.WriteString(w, text); err != nil {
+		return fmt.Errorf("write mapping: %w", err)
+	}
+	for _, c := range choices {
+		g.log.Debug("advise", "table", c.Table, "action", c.Action, "reason", c.Reason)
+	}
+	if o.output != "" {
+		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))
+	}
+	return nil
+}

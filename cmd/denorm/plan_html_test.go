@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// chromium returns the headless browser's path: Debian's chromium package
+// (.ci/run installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if testing.Short() {
+		t.Skip("chromium not installed: HTML rendering test skipped in the short suite")
+	}
+	t.Fatal("chromium is not installed: apt-get install chromium (as .ci/run does)")
+	return ""
+}
+
+// headless runs chromium on file with the network closed and a fresh
+// profile, with extra arguments (--screenshot=..., --dump-dom).
+func headless(t *testing.T, bin, file string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--window-size=1280,3000"}
+	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+file)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, errb.String())
+	}
+	return out.String()
+}
+
+// TestPlanHTMLRenders writes the HTML report of a blog mapping that embeds
+// an unbounded relation, renders it in headless Chromium, and checks the
+// rendered page (DOM) and the screenshot (the colours of the diagram's
+// boxes, the histogram bars and the warning badge are on screen).
+func TestPlanHTMLRenders(t *testing.T) {
+	bin := chromium(t)
+	root := testenv.Root(t)
+	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	testenv.Exec(t, src, `INSERT INTO comment SELECT 1000 + n, 1, 'x', 'hello', now() FROM generate_series(1, 300) n`)
+	dir := t.TempDir()
+	mapping := filepath.Join(dir, "blog.yaml")
+	if err := os.WriteFile(mapping, []byte(`version: 1
+collections:
+  - name: posts
+    table: post
+    fields:
+      - name
+      - name: comments
+        embed: {table: comment, join: {post_id: id}, orderBy: id, fields: [id, author, comment]}
+  - name: comments
+    table: comment
+    bucket: {by: post_id, size: 100, orderBy: [created_at, id], items: comments}
+    fields: [id, author, comment]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "plan.html")
+	if code, out, errs := runCLI(t, "plan", "-q", "--mapping", mapping, "--source", src, "--format", "html", "--output", page); code != 0 {
+		t.Fatalf("plan exit %d\n%s%s", code, out, errs)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"http://", "https://", "<script", "<link"} {
+		if strings.Contains(string(html), bad) {
+			t.Errorf("the HTML report is not self-contained: it contains %q", bad)
+		}
+	}
+
+	dom := headless(t, bin, page, "--dump-dom")
+	for _, want := range []string{
+		"<h2 id=\"summary\">Summary</h2>", "<h2 id=\"warnings\">Warnings</h2>", "Document shapes",
+		"Collection posts", "Collection comments", `class="diagram"`, `class="histogram"`,
+		"Size distribution", "Largest arrays", "Inferred shape", "Typical document", "Largest document",
+		"unbounded-embed", "up to 550 items per document", "post (id)=(1)", "comments[].author",
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered page lacks %q", want)
+		}
+	}
+
+	shot := filepath.Join(dir, "plan.png")
+	headless(t, bin, page, "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3000 {
+		t.Errorf("screenshot is %v, want 1280x3000", b)
+	}
+	// Each section draws in its own colour (pipeline/report/html.go's CSS).
+	colours := map[string][3]uint8{
+		"root table box (diagram)": {0x1e, 0x3a, 0x5f},
+		"embed box (diagram)":      {0x2e, 0x7d, 0x32},
+		"histogram bar":            {0x3f, 0x6f, 0xb5},
+		"warning badge (warnings)": {0xff, 0xb3, 0x00},
+	}
+	for what, c := range colours {
+		if n := countColour(img, c); n < 200 {
+			t.Errorf("screenshot shows %d pixels of the %s colour #%02x%02x%02x, want a visible area", n, what, c[0], c[1], c[2])
+		} else {
+			t.Logf("%s: %d pixels", what, n)
+		}
+	}
+}
+
+func countColour(img image.Image, c [3]uint8) int {
+	n := 0
+	b := img.Bounds()
+	near := func(a uint32, b uint8) bool { d := int(a>>8) - int(b); return d >= -3 && d <= 3 }
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if near(r, c[0]) && near(g, c[1]) && near(bl, c[2]) {
+				n++
+			}
+		}
+	}
+	return n
+}

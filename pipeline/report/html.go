@@ -1,0 +1,199 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// The HTML report is one self-contained file: inline CSS and SVG, no
+// script, no network.
+
+type svgBox struct {
+	X, Y, W, H int
+	Title, Sub string
+	Class      string
+}
+
+type svgLine struct{ X1, Y1, X2, Y2 int }
+
+type diagram struct {
+	W, H  int
+	Boxes []svgBox
+	Lines []svgLine
+}
+
+// layout places a collection's table tree left to right, one row per leaf.
+func layout(root *TableNode) diagram {
+	const bw, bh, gx, gy = 210, 40, 50, 14
+	var d diagram
+	row := 0
+	var place func(n *TableNode, depth int) (int, int)
+	place = func(n *TableNode, depth int) (int, int) {
+		x := 10 + depth*(bw+gx)
+		var ys []int
+		for _, c := range n.Children {
+			cx, cy := place(c, depth+1)
+			_ = cx
+			ys = append(ys, cy)
+		}
+		var y int
+		if len(ys) == 0 {
+			y = 10 + row*(bh+gy)
+			row++
+		} else {
+			y = (ys[0] + ys[len(ys)-1]) / 2
+		}
+		title := n.Table
+		sub := "root table"
+		if n.Field != "" {
+			title = n.Field
+			sub = n.Kind + " from " + n.Table
+			if n.Object {
+				sub += " (object)"
+			}
+			if n.Limit > 0 {
+				sub += fmt.Sprintf(" limit %d", n.Limit)
+			}
+		}
+		d.Boxes = append(d.Boxes, svgBox{X: x, Y: y, W: bw, H: bh, Title: title, Sub: sub, Class: n.Kind})
+		for _, cy := range ys {
+			d.Lines = append(d.Lines, svgLine{X1: x + bw, Y1: y + bh/2, X2: x + bw + gx, Y2: cy + bh/2})
+		}
+		if x+bw+10 > d.W {
+			d.W = x + bw + 10
+		}
+		return x, y
+	}
+	place(root, 0)
+	d.H = 10 + row*(bh+gy)
+	return d
+}
+
+type bar struct {
+	X, Y, W, H int
+	Label      string
+}
+
+type histo struct {
+	W, H     int
+	Bars     []bar
+	Lo, Hi   string
+	MaxCount int64
+}
+
+func histogramSVG(bins []Bin) histo {
+	h := histo{W: 420, H: 120}
+	if len(bins) == 0 {
+		return h
+	}
+	for _, b := range bins {
+		h.MaxCount = max(h.MaxCount, b.Count)
+	}
+	bw := (h.W - 20) / len(bins)
+	for i, b := range bins {
+		bh := 0
+		if h.MaxCount > 0 {
+			bh = int(float64(h.H-20) * float64(b.Count) / float64(h.MaxCount))
+		}
+		if b.Count > 0 && bh < 1 {
+			bh = 1
+		}
+		h.Bars = append(h.Bars, bar{X: 10 + i*bw, Y: h.H - 10 - bh, W: max(bw-2, 1), H: bh,
+			Label: fmt.Sprintf("%s to %s: %d documents", Bytes(b.From), Bytes(b.To), b.Count)})
+	}
+	h.Lo, h.Hi = Bytes(bins[0].From), Bytes(bins[len(bins)-1].To)
+	return h
+}
+
+type htmlColl struct {
+	*Collection
+	Diagram  diagram
+	Histo    histo
+	Warnings []Warning
+}
+
+var htmlFuncs = template.FuncMap{
+	"bytes":  Bytes,
+	"int":    func(f float64) int { return int(f) },
+	"types":  types,
+	"pct":    pct,
+	"upper":  strings.ToUpper,
+	"sevcls": func(s string) string { return "sev-" + s },
+}
+
+var page = template.Must(template.New("page").Funcs(htmlFuncs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>denorm plan: {{.R.Mapping}}</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d2330;background:#fafbfc}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:2px solid #d5dbe5;padding-bottom:4px}
+h3{font-size:15px;margin:16px 0 6px}
+table{border-collapse:collapse;margin:6px 0 10px;background:#fff}td,th{border:1px solid #d5dbe5;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#fff;border:1px solid #d5dbe5;padding:8px;white-space:pre-wrap;word-break:break-all;max-height:320px;overflow:auto;font-size:12px}
+.note{color:#5a6478}.sev-error{color:#fff;background:#c62828;padding:0 6px;border-radius:3px}
+.sev-warning{color:#000;background:#ffb300;padding:0 6px;border-radius:3px}.sev-info{color:#fff;background:#1e88e5;padding:0 6px;border-radius:3px}
+svg text{font:12px system-ui,sans-serif}rect.root{fill:#1e3a5f}rect.embed{fill:#2e7d32}rect.lookup{fill:#6a4c93}rect.ids{fill:#b26a00}rect.aggregate{fill:#00838f}
+text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fill:#3f6fb5}
+.legend span{display:inline-block;padding:0 6px;margin-right:6px;color:#fff;border-radius:3px;font-size:12px}
+.cols{display:flex;gap:24px;flex-wrap:wrap}
+</style></head><body>
+<h1>denorm plan</h1>
+<p class="note">Mapping <b>{{.R.Mapping}}</b>; size limit {{bytes .R.MaxDocSize}}; {{.Note}}; generated {{.R.Generated.Format "2006-01-02 15:04:05 UTC"}}.</p>
+<h2 id="summary">Summary</h2>
+<table><tr><th>collection</th><th>kind</th><th>table</th><th>documents</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>over limit</th></tr>
+{{range .Colls}}<tr><td><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a></td><td>{{.Kind}}</td><td>{{.Table}}</td><td class="n">{{.Documents}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n">{{.TooLarge.Count}}</td></tr>
+{{end}}</table>
+<h2 id="warnings">Warnings</h2>
+{{if not .R.Warnings}}<p>No warnings.</p>{{else}}<table><tr><th>severity</th><th>rule</th><th>collection</th><th>finding</th><th>suggestion</th></tr>
+{{range .R.Warnings}}<tr><td><span class="{{sevcls .Severity}}">{{upper .Severity}}</span></td><td>{{.Rule}}</td><td>{{.Collection}}</td><td>{{.Message}}</td><td>{{.Suggestion}}</td></tr>
+{{end}}</table>{{end}}
+<h2 id="shapes">Document shapes</h2>
+<p class="legend"><span style="background:#1e3a5f">root</span><span style="background:#2e7d32">embed</span><span style="background:#6a4c93">lookup</span><span style="background:#b26a00">ids</span><span style="background:#00838f">aggregate</span></p>
+{{range .Colls}}
+<h2 id="c-{{.Name}}-{{.Table}}">Collection {{.Name}} <span class="note">({{.Kind}} from {{.Table}}: {{.Documents}} documents from {{.Rows}} rows)</span></h2>
+<h3>Built from</h3>
+<svg class="diagram" width="{{.Diagram.W}}" height="{{.Diagram.H}}" viewBox="0 0 {{.Diagram.W}} {{.Diagram.H}}" role="img" aria-label="tables of {{.Name}}">
+{{range .Diagram.Lines}}<line x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}" stroke="#8a94a6" stroke-width="2"/>{{end}}
+{{range .Diagram.Boxes}}<g><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="5"/><text class="t" x="{{.X}}" dx="8" y="{{.Y}}" dy="16">{{.Title}}</text><text class="s" x="{{.X}}" dx="8" y="{{.Y}}" dy="32">{{.Sub}}</text></g>{{end}}
+</svg>
+<div class="cols"><div>
+<h3>Size distribution</h3>
+<table><tr><th>min</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>mean</th></tr><tr><td class="n">{{bytes .Size.Min}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n">{{bytes (int .Size.Mean)}}</td></tr></table>
+<svg class="histogram" width="{{.Histo.W}}" height="{{.Histo.H}}" role="img" aria-label="size histogram of {{.Name}}">
+<rect x="0" y="0" width="{{.Histo.W}}" height="{{.Histo.H}}" fill="#fff" stroke="#d5dbe5"/>
+{{range .Histo.Bars}}<rect class="bar" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Label}}</title></rect>{{end}}
+<text x="10" y="{{.Histo.H}}" dy="-1" font-size="10">{{.Histo.Lo}}</text><text x="{{.Histo.W}}" dx="-70" y="{{.Histo.H}}" dy="-1" font-size="10">{{.Histo.Hi}}</text>
+</svg></div>
+<div><h3>Largest arrays</h3>
+{{if .Arrays}}<table><tr><th>path</th><th>max</th><th>p99</th><th>p50</th><th>longest in</th></tr>
+{{range .Arrays}}<tr><td><code>{{.Path}}</code></td><td class="n">{{.Max}}</td><td class="n">{{.P99}}</td><td class="n">{{.P50}}</td><td>{{.MaxSource}}</td></tr>{{end}}</table>{{else}}<p>No arrays.</p>{{end}}
+</div></div>
+{{if .TooLarge.Count}}<h3>Over the size limit: {{.TooLarge.Count}} documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr>{{range .TooLarge.Docs}}<tr><td>{{.Source}}</td><td>{{.ID}}</td><td class="n">{{bytes .Size}}</td></tr>{{end}}</table>{{end}}
+{{if .References}}<h3>References</h3><table><tr><th>field</th><th>collection</th><th>checked</th><th>dangling</th><th>examples</th></tr>
+{{range .References}}<tr><td><code>{{.Path}}</code></td><td>{{.Collection}}</td><td class="n">{{.Checked}}</td><td class="n">{{.Dangling}}</td><td>{{.Skipped}}{{range .Examples}}{{.Value}} in {{.Source}}<br>{{end}}</td></tr>{{end}}</table>{{end}}
+{{if .Warnings}}<h3>Warnings</h3><ul>{{range .Warnings}}<li><span class="{{sevcls .Severity}}">{{upper .Severity}}</span> {{.Message}}</li>{{end}}</ul>{{end}}
+<h3>Inferred shape</h3>
+<table><tr><th>field</th><th>types</th><th>present</th></tr>{{range .Shape}}<tr><td><code>{{.Path}}</code></td><td>{{types .Types}}</td><td class="n">{{pct .Present .Of}}</td></tr>{{end}}</table>
+<h3>Samples</h3>
+{{with .Typical}}<p>Typical document ({{.Source}}, {{bytes .Size}}):</p><pre>{{.JSON}}</pre>{{end}}
+{{with .Largest}}<p>Largest document ({{.Source}}, {{bytes .Size}}):</p><pre>{{.JSON}}</pre>{{end}}
+{{end}}
+</body></html>
+`))
+
+func writeHTML(w io.Writer, r *Report) error {
+	var colls []htmlColl
+	for _, c := range r.Collections {
+		hc := htmlColl{Collection: c, Diagram: layout(c.Tables), Histo: histogramSVG(c.Histogram)}
+		for _, wr := range r.Warnings {
+			if wr.Collection == c.Name {
+				hc.Warnings = append(hc.Warnings, wr)
+			}
+		}
+		colls = append(colls, hc)
+	}
+	return page.Execute(w, map[string]any{"R": r, "Colls": colls, "Note": estimateNote(r)})
+}
