@@ -27,6 +27,8 @@ type Built struct {
 	// still filling). Pager is the bucket pager's state at that position.
 	After extract.Key
 	Pager *transform.PagerState
+	// Part, when Part.N > 1, reads only that part of the root stream.
+	Part extract.Part
 }
 
 // ProduceOptions tune Produce.
@@ -37,6 +39,8 @@ type ProduceOptions struct {
 	// Pager continues a bucket collection's page numbering.
 	After extract.Key
 	Pager *transform.PagerState
+	// Part, when Part.N > 1, reads only that part of the root stream.
+	Part extract.Part
 }
 
 // Produce builds the documents of one collection entry, reading from snap,
@@ -51,7 +55,7 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 	g, ctx := errgroup.WithContext(ctx)
 	batches := make(chan *extract.Batch, 1)
 	built := make(chan Built, 1)
-	reader := extract.NewReader(snap, cp, opt.BatchSize, opt.After)
+	reader := extract.NewPartReader(snap, cp, opt.BatchSize, opt.After, opt.Part)
 	g.Go(func() error {
 		defer close(batches)
 		for {

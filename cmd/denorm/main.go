@@ -87,6 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g))
+	root.AddCommand(newStatusCmd(g))
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
