@@ -356,7 +356,11 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		if lost > 8 {
 			return fmt.Errorf("source connection lost %d times without progress: %w", lost-1, err)
 		}
-		r.notice(fmt.Sprintf("source connection lost while reading %q (%v); reconnecting and resuming from the last checkpoint at key %v", cp.Name, err, keyOf(s.After)))
+		from := "the start of the table"
+		if s.After != nil {
+			from = "key " + keyOf(s.After).String()
+		}
+		r.notice(fmt.Sprintf("source connection lost while reading %q (%v); reconnecting and resuming after the last acknowledged position (%s)", cp.Name, err, from))
 		if ws != snap || own {
 			closeSnap(ws)
 		}
