@@ -94,7 +94,7 @@ func BenchmarkCheckpointCost(b *testing.B) {
 		if lines != persons+2 {
 			b.Fatalf("resumed run wrote %d people, want %d", lines, persons+2)
 		}
-		b.Logf("resume: first new checkpoint %s after start (process start, connect, catalog, checkpoint, truncate, first batch); the remaining half in %s (a full run: %s)",
+		b.Logf("resume: first checkpoint write %s after start (process start, connect, snapshot, catalog, checkpoint load, file truncation); the remaining half in %s (a full run: %s)",
 			first.Round(time.Millisecond), total.Round(time.Millisecond), full.Round(time.Millisecond))
 		b.ReportMetric(float64(first.Milliseconds()), "ms-resume-to-first-checkpoint")
 	}
