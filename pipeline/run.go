@@ -346,7 +346,8 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return errInterrupted
 		}
 		var se sinkError
-		if errors.As(err, &se) || !sourceLost(err, ws) {
+		if ctx.Err() != nil || errors.As(err, &se) || !sourceLost(err, ws) {
+			// ctx ends when another worker failed: its error is the run's.
 			return err
 		}
 		if progressed {
