@@ -209,6 +209,7 @@ func TestCrashResume(t *testing.T) {
 	const minKills = 20
 	kills, rounds := 0, 0
 	landed := map[string]int{}
+	landedServer := map[string]int{}
 	midBucket, ahead := 0, 0
 	for round := 0; kills < minKills || round < 2; round++ {
 		// One round on a server target, then directory rounds (fast).
@@ -237,23 +238,56 @@ func TestCrashResume(t *testing.T) {
 			}
 			p := startDenorm(t, bin, args...)
 			// Kill within a fraction of a full run's time: several kills
-			// per round, spread over every table and phase.
-			frac := int64(full / 2)
-			if server {
-				frac = int64(full / 5)
-			}
+			// per round, spread over every table and phase. On the server
+			// target (slow), attempt k first waits until the run reaches
+			// collection k mod 3, so kills land in every collection there
+			// too, including mid-bucket.
 			// A process needs ~50 ms to connect and read the catalog.
-			delay := time.Duration(rng.Int64N(frac)) + 50*time.Millisecond
+			delay := time.Duration(rng.Int64N(int64(full/2))) + 50*time.Millisecond
+			if server {
+				// Attempts 0-5 kill 0-250 ms after reaching collection
+				// attempt mod 3; attempt 6 runs to the end.
+				delay = time.Duration(rng.Int64N(int64(250 * time.Millisecond)))
+			}
+			const serverKills = 6
 			done := make(chan int, 1)
 			go func() { done <- p.wait() }()
+			fire := make(chan struct{})
+			exited := make(chan struct{})
+			go func() {
+				if server && attempt >= serverKills {
+					return
+				}
+				if server {
+					want := attempt % len(crashCollections)
+					for {
+						select {
+						case <-exited:
+							return
+						default:
+						}
+						if c := peekCheckpoint(target, "crash"); c != nil && slices.Index(crashCollections, c.Collection) >= want {
+							break
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+				select {
+				case <-time.After(delay):
+					close(fire)
+				case <-exited:
+				}
+			}()
 			select {
 			case code := <-done:
+				close(exited)
 				if code != 0 {
 					t.Fatalf("round %d: denorm exit %d\n%s", round, code, p.out)
 				}
-			case <-time.After(delay):
+			case <-fire:
 				_ = p.cmd.Process.Signal(syscall.SIGKILL)
 				code := <-done
+				close(exited)
 				if code == 0 {
 					break // it finished just before the kill
 				}
@@ -275,6 +309,9 @@ func TestCrashResume(t *testing.T) {
 						where = "after the job was done"
 					}
 					landed[c.Collection]++
+					if server {
+						landedServer[c.Collection]++
+					}
 					// Mid-batch: the target holds more than the checkpoint
 					// acknowledged (documents written after it).
 					if n := aheadOf(t, target, db, c); n > 0 {
@@ -282,7 +319,7 @@ func TestCrashResume(t *testing.T) {
 						where += fmt.Sprintf("; target %d ahead of the checkpoint (mid-batch)", n)
 					}
 				}
-				t.Logf("kill %2d (round %d, %s target, after %s): %s", kills, round, map[bool]string{true: "server", false: "directory"}[server], delay.Round(time.Millisecond), where)
+				t.Logf("kill %2d (round %d, %s target, delay %s): %s", kills, round, map[bool]string{true: "server", false: "directory"}[server], delay.Round(time.Millisecond), where)
 				continue
 			}
 			break
@@ -294,9 +331,9 @@ func TestCrashResume(t *testing.T) {
 			t.Errorf("round %d: the finished job's checkpoint is %+v, want phase done", round, c)
 		}
 	}
-	t.Logf("%d kills in %d rounds; checkpoints at kill time per collection: %v; %d mid-bucket, %d with the target ahead of the checkpoint", kills, rounds, landed, midBucket, ahead)
-	if len(landed) < 3 {
-		t.Errorf("kills landed in collections %v; want all three", landed)
+	t.Logf("%d kills in %d rounds; checkpoints at kill time per collection: %v (server target: %v); %d mid-bucket, %d with the target ahead of the checkpoint", kills, rounds, landed, landedServer, midBucket, ahead)
+	if len(landed) < 3 || len(landedServer) < 3 {
+		t.Errorf("kills landed in collections %v (server target: %v); want all three", landed, landedServer)
 	}
 	if midBucket == 0 {
 		t.Error("no kill landed mid-bucket")
