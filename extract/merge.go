@@ -139,10 +139,13 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 	for _, k := range r.plan.Key() {
 		keyCols = append(keyCols, k.Col)
 	}
-	sql, args := rootQuery(r.plan, r.after, 0)
+	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part)...)
 	jobs := []job{{&stream{node: r.plan.Root, keyCols: keyCols}, sql, args}}
+	if r.part.N > 1 && r.plan.Bucket != nil {
+		nodes = nil // parts hash the bucket's parent columns, which relations lack
+	}
 	for _, c := range nodes {
-		sql, args := streamQuery(c, r.after)
+		sql, args := streamQuery(c, r.after, r.part)
 		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
 	}
 	conns := make([]*attached, 0, len(jobs))
@@ -324,14 +327,20 @@ func intValue(v any) int64 {
 }
 
 // streamQuery reads every row of relation n joined to a root row after
-// the key `after`, ordered by the join key and then n's order.
-func streamQuery(n *mappings.Node, after Key) (string, []any) {
+// the key `after` (in part, when parted), ordered by the join key and then
+// n's order.
+func streamQuery(n *mappings.Node, after Key, part Part) (string, []any) {
 	keys := keyRefs(n)
 	types := keyTypes(n)
 	var where []string
 	var args []any
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
+	}
+	if part.N > 1 {
+		// The join key holds the root's key values: the same hash picks
+		// the same parents as the root stream's part.
+		where = append(where, partCondition(keys, part))
 	}
 	if len(after) == len(keys) {
 		ps := make([]string, len(keys))

@@ -3,7 +3,6 @@ package extract
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,15 +54,12 @@ func (s *Snapshot) attach(ctx context.Context) (*attached, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect for a parallel read: %w", err)
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err == nil {
-		_, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(s.ID, "'", "''")+"'")
-	}
+	snap, err := BeginAt(ctx, conn, s.ID)
 	if err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("adopt snapshot %s: %w", s.ID, err)
+		return nil, err
 	}
-	return &attached{conn: conn, tx: tx}, nil
+	return &attached{conn: conn, tx: snap.tx}, nil
 }
 
 // release ends the transaction and closes the connection.

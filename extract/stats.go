@@ -181,25 +181,6 @@ FROM (SELECT count(*) AS n FROM %s WHERE %s GROUP BY %s) g`, from, strings.Join(
 	return f, nil
 }
 
-// Join opens on conn a second read-only transaction that adopts the
-// exported snapshot id (pg_dump's way to share one snapshot between
-// connections), so a second goroutine can query the same data.
-func Join(ctx context.Context, conn *pgx.Conn, id string) (*Snapshot, error) {
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, fmt.Errorf("begin snapshot: %w", err)
-	}
-	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
-		_ = tx.Rollback(ctx)
-		return nil, fmt.Errorf("adopt snapshot %s: %w", id, err)
-	}
-	return &Snapshot{tx: tx, ID: id}, nil
-}
-
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
 // CountRows counts table's rows exactly (for small tables, where the
 // statistics' estimates are coarse).
 func CountRows(ctx context.Context, q Querier, table *mappings.Table) (int64, error) {

@@ -67,6 +67,7 @@ type Reader struct {
 	batchSize int
 	after     Key
 	done      bool
+	part      Part
 	// Queries counts the statements sent, for reports and tests.
 	Queries int
 	// SetWise turns merge streams off (see merge.go): every relation is
@@ -102,7 +103,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		return r.nextMerged(ctx)
 	}
 	root := r.plan.Root
-	sql, args := rootQuery(r.plan, r.after, r.batchSize)
+	sql, args := rootQuery(r.plan, r.after, r.batchSize, partPredicate(r.plan, r.part)...)
 	roots, err := r.read(ctx, root, sql, args)
 	if err != nil {
 		return nil, fmt.Errorf("extract %q after key %v: %w", root.Table.Name, r.after, err)
@@ -318,12 +319,12 @@ func orderExpr(ref string, desc bool) string {
 }
 
 // rootQuery is the keyset page query: rows after the last key, in stream
-// order; limit 0 reads to the end.
-func rootQuery(p *mappings.CollectionPlan, after Key, limit int) (string, []any) {
+// order; limit 0 reads to the end. extra are more conditions (a part).
+func rootQuery(p *mappings.CollectionPlan, after Key, limit int, extra ...string) (string, []any) {
 	n := p.Root
 	var b strings.Builder
 	fmt.Fprintf(&b, "SELECT %s FROM %s AS t", selectList(n), tableRef(n.Table))
-	var where []string
+	where := append([]string(nil), extra...)
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
 	}

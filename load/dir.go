@@ -18,6 +18,9 @@ type DirSink struct {
 	opt   Options
 	files map[string]*dirFile
 	buf   []byte
+	// resume, when set (Resume), holds the acknowledged length of each
+	// file: Prepare truncates to it instead of emptying the file.
+	resume map[string]int64
 }
 
 type dirFile struct {
@@ -44,7 +47,7 @@ func (s *DirSink) Prepare(_ context.Context, collections []string) error {
 		if _, ok := s.files[c]; ok {
 			continue
 		}
-		f, err := os.Create(s.Path(c))
+		f, err := s.open(c)
 		if err != nil {
 			return fmt.Errorf("target directory: %w", err)
 		}

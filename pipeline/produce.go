@@ -27,6 +27,8 @@ type Built struct {
 	// still filling). Pager is the bucket pager's state at that position.
 	After extract.Key
 	Pager *transform.PagerState
+	// Part, when Part.N > 1, reads only that part of the root stream.
+	Part extract.Part
 }
 
 // ProduceOptions tune Produce.
@@ -40,6 +42,8 @@ type ProduceOptions struct {
 	// SetWise reads every relation set-wise per batch instead of through
 	// merge streams (see extract.Reader.SetWise).
 	SetWise bool
+	// Part, when Part.N > 1, reads only that part of the root stream.
+	Part extract.Part
 }
 
 // Produce builds the documents of one collection entry, reading from snap,
@@ -54,7 +58,7 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 	g, ctx := errgroup.WithContext(ctx)
 	batches := make(chan *extract.Batch, 1)
 	built := make(chan Built, 1)
-	reader := extract.NewReader(snap, cp, opt.BatchSize, opt.After)
+	reader := extract.NewPartReader(snap, cp, opt.BatchSize, opt.After, opt.Part)
 	reader.SetWise = opt.SetWise
 	g.Go(func() error {
 		defer close(batches)

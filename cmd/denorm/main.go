@@ -91,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g))
 	root.AddCommand(newPlanCmd(g))
 	root.AddCommand(newAdviseCmd(g))
+	root.AddCommand(newStatusCmd(g))
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {

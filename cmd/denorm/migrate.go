@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -22,6 +23,8 @@ type migrateOptions struct {
 	maxDocSize int
 	rejects    string
 	progress   string
+	sourceFlag bool
+	jobs       jobOptions
 }
 
 const defaultTarget = "denorm-out"
@@ -40,10 +43,12 @@ or, for anything else, a directory: each collection is written there to
 mongoimport reads. Default: ./` + defaultTarget + `.
 
 Writes replace documents by _id, so running migrate again gives the same
-result. Memory is bounded by --batch-size, never by table size.`,
+result. Memory is bounded by --batch-size, never by table size.
+` + jobHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			o.sourceFlag = cmd.Flags().Changed("source")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
 			return runMigrate(cmd, g, o)
 		},
@@ -56,6 +61,7 @@ result. Memory is bounded by --batch-size, never by table size.`,
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
 	f.StringVar(&o.rejects, "rejects", "", "write rejected rows to this JSON Lines file (collection, source, error)")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
+	addJobFlags(cmd, &o.jobs)
 	return cmd
 }
 
@@ -68,6 +74,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	case "auto", "bar", "lines", "none":
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
+	}
+	if err := o.jobs.check(o.target); err != nil {
+		return err
 	}
 	conn, err := connectSource(ctx, o.source)
 	if err != nil {
@@ -92,13 +101,29 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	defer sink.Close(ctx)
 
 	var (
+		store load.Checkpoints
+		cp    *load.Checkpoint
+	)
+	if o.jobs.job != "" {
+		var done bool
+		store, cp, done, err = prepareJob(ctx, g, o, plan, sink)
+		if err != nil || done {
+			return err
+		}
+	}
+
+	var (
 		mu       sync.Mutex
 		rejected int64
 		rejFile  *os.File
 		rejEnc   *json.Encoder
 	)
 	if o.rejects != "" {
-		rejFile, err = os.Create(o.rejects)
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if o.jobs.resume {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		}
+		rejFile, err = os.OpenFile(o.rejects, flags, 0o644)
 		if err != nil {
 			return fmt.Errorf("rejects file: %w", err)
 		}
@@ -107,7 +132,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Migrate(ctx, snap, plan, sink, pipeline.Options{
+	stats, err := pipeline.Run(ctx, snap, plan, sink, jobRunOptions(g, o, pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Reject: func(r pipeline.Rejected) {
@@ -121,12 +146,19 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
 			}
 		},
-	})
+	}, store, cp, sink))
 	prog.finish()
 	if cerr := sink.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)
+	var ie *pipeline.InterruptedError
+	if errors.As(err, &ie) {
+		if store == nil {
+			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
+		}
+		return fmt.Errorf("interrupted: the checkpoint is saved (collection %q); continue with:\n  %s", ie.Checkpoint.Collection, commandLine(o, "--resume"))
+	}
 	if err != nil {
 		return err
 	}

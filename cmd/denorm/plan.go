@@ -99,7 +99,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 		return err
 	}
 	defer conn2.Close(ctx)
-	refSnap, err := extract.Join(ctx, conn2, snap.ID)
+	refSnap, err := extract.BeginAt(ctx, conn2, snap.ID)
 	if err != nil {
 		return err
 	}

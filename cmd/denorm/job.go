@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline"
+)
+
+// jobOptions are migrate's flags for resumable, parallel and partitioned runs.
+type jobOptions struct {
+	job             string
+	resume, restart bool
+	workers         int
+	partition       string
+	checkpointEvery time.Duration
+	retryFor        time.Duration
+	// parsed --partition
+	part, parts int
+}
+
+const jobHelp = `
+Resumable runs: with --job NAME, a checkpoint is saved in the target (the
+_denorm collection of a server target, <dir>/_denorm/NAME.json for a
+directory) after every batch the target acknowledged: job, mapping hash,
+version, phase, the last key of every stream, counters and time. If the run
+stops (kill, crash, lost machine, Ctrl-C), 'denorm migrate ... --job NAME
+--resume' continues after the last checkpoint, inside a table; documents
+written after it are written again (upserts by _id; a directory target's
+files are truncated back to the checkpoint), so nothing is lost or
+duplicated. Without --resume, an unfinished job is reported with the
+commands to resume or restart it. --restart deletes the job's checkpoint
+and starts over; on a server target without --partition it also deletes
+every document of the job's collections (so documents of rows deleted
+since do not linger), on a directory target the files are rewritten.
+'denorm status --target T' lists the jobs of a target.
+
+SIGINT and SIGTERM finish the batch being written, save the checkpoint,
+print the command that resumes, and exit with code 1.
+
+Transient faults are retried with capped backoff for --retry-for: target
+network errors and timeouts, server restarts, throttling (Cosmos DB error
+16500, honouring its RetryAfterMs); a lost source connection is reopened and
+reading resumes from the last acknowledged position; if the snapshot it
+read is gone, a new one is taken and the output says so.
+
+Parallel runs: --workers N reads each root table as N parts (a hash of the
+_id columns, or of a bucket collection's parent columns) in parallel, all
+from one exported snapshot. --partition i/N (i from 0) runs only part i of
+N of every table, with its own checkpoint (job NAME.<i>of<N>), so N
+processes or machines share a migration; together they write exactly what
+one process writes. Both need a server target.`
+
+func addJobFlags(cmd *cobra.Command, o *jobOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
+	f.BoolVar(&o.resume, "resume", false, "continue job --job from its last checkpoint")
+	f.BoolVar(&o.restart, "restart", false, "start job --job over: delete its checkpoint (and, on a server target without --partition, its collections' documents)")
+	f.IntVar(&o.workers, "workers", 1, "read each table as this many parts in parallel, from one snapshot (server targets)")
+	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
+	f.DurationVar(&o.checkpointEvery, "checkpoint-every", 0, "save checkpoints at most this often (0: after every batch)")
+	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient target and source failures this long")
+}
+
+func (o *jobOptions) check(target string) error {
+	if o.resume && o.restart {
+		return usageError{errors.New("--resume and --restart exclude each other: resume continues the job, restart starts it over")}
+	}
+	if (o.resume || o.restart) && o.job == "" {
+		return usageError{errors.New("--resume and --restart need --job NAME")}
+	}
+	if o.job != "" && (strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, ".")) {
+		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
+	}
+	if o.workers < 1 || o.workers > 64 {
+		return usageError{errors.New("--workers must be between 1 and 64")}
+	}
+	o.part, o.parts = 0, 1
+	if o.partition != "" {
+		i, n, ok := strings.Cut(o.partition, "/")
+		pi, err1 := strconv.Atoi(i)
+		pn, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || pn < 1 || pi < 0 || pi >= pn {
+			return usageError{fmt.Errorf("--partition %q: want i/N with 0 <= i < N, e.g. 0/3", o.partition)}
+		}
+		o.part, o.parts = pi, pn
+	}
+	if (o.workers > 1 || o.parts > 1) && !load.IsServerURI(target) {
+		return usageError{errors.New("--workers and --partition need a server target (mongodb://...): parts of one collection cannot share a file in order")}
+	}
+	if o.retryFor <= 0 {
+		return usageError{errors.New("--retry-for must be positive")}
+	}
+	return nil
+}
+
+// commandLine is the migrate command that reruns o with extra flags.
+func commandLine(o *migrateOptions, extra ...string) string {
+	args := []string{"denorm", "migrate", "--mapping", o.mapping}
+	if o.sourceFlag {
+		args = append(args, "--source", load.RedactURI(o.source))
+	}
+	args = append(args, "--target", load.RedactURI(o.target), "--job", o.jobs.job)
+	if o.jobs.workers > 1 {
+		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
+	}
+	if o.jobs.parts > 1 {
+		args = append(args, "--partition", o.jobs.partition)
+	}
+	if o.batchSize != 1000 {
+		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
+	}
+	args = append(args, extra...)
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " '\"$&;|<>()*?`\\") {
+			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(args, " ")
+}
+
+func mappingHash(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("mapping file: %w", err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// checkpointsOf is sink's checkpoint store.
+func checkpointsOf(sink load.Sink) load.Checkpoints {
+	switch s := sink.(type) {
+	case *load.ServerSink:
+		return s.Checkpoints()
+	case *load.DirSink:
+		return s.Checkpoints()
+	}
+	return nil
+}
+
+// unfinishedError is an unfinished job found by a run without --resume.
+type unfinishedError struct{ msg string }
+
+func (e unfinishedError) Error() string { return e.msg }
+
+// prepareJob loads or starts the job's checkpoint. done is true when a
+// --resume finds the job finished.
+func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, sink load.Sink) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
+	j := &o.jobs
+	store = checkpointsOf(sink)
+	if store == nil {
+		return nil, nil, false, fmt.Errorf("target %s cannot hold checkpoints", load.RedactURI(o.target))
+	}
+	hash, err := mappingHash(o.mapping)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	id := load.CheckpointID(j.job, j.part, j.parts)
+	old, err := store.Load(ctx, id)
+	var corrupt *load.CorruptCheckpointError
+	switch {
+	case errors.As(err, &corrupt) && j.restart:
+		old = nil
+	case err != nil:
+		return nil, nil, false, err
+	}
+	where := store.Where()
+	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: j.job, Partition: j.part, Partitions: j.parts,
+		Workers: j.workers, MappingHash: hash, Mapping: o.mapping, Version: version, Phase: load.PhaseRunning,
+		Started: time.Now().UTC()}
+	switch {
+	case j.restart:
+		if err := store.Delete(ctx, id); err != nil {
+			return nil, nil, false, err
+		}
+		if s, ok := sink.(*load.ServerSink); ok && j.parts <= 1 {
+			for _, name := range collectionNames(plan) {
+				if _, err := s.Database().Collection(name).DeleteMany(ctx, bson.D{}); err != nil {
+					return nil, nil, false, fmt.Errorf("restart: empty collection %q: %w", name, err)
+				}
+			}
+		}
+		g.log.Info("job restarted", "job", id)
+		return store, fresh, false, nil
+	case j.resume && old == nil:
+		return nil, nil, false, usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", id, where, commandLine(o))}
+	case j.resume:
+		if old.MappingHash != hash {
+			return nil, nil, false, fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s", id, old.MappingHash, hash, commandLine(o, "--restart"))
+		}
+		if old.Workers != j.workers {
+			return nil, nil, false, usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", id, old.Workers)}
+		}
+		if old.Phase == load.PhaseDone {
+			fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", id, old.Updated.Format(time.RFC3339))
+			return store, old, true, nil
+		}
+		if old.Version != version {
+			g.log.Warn("resuming a job started by another denorm version", "job", id, "then", old.Version, "now", version)
+		}
+		old.Resumes++
+		old.Version = version
+		if ds, ok := sink.(*load.DirSink); ok {
+			ds.Resume(old.Files)
+		}
+		g.log.Info("resuming job", "job", id, "collection", old.Collection, "checkpoint", old.Updated.Format(time.RFC3339))
+		return store, old, false, nil
+	case old != nil && old.Phase != load.PhaseDone:
+		return nil, nil, false, usageError{unfinishedError{fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			id, where, old.Collection, old.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}}
+	}
+	return store, fresh, false, nil
+}
+
+func collectionNames(plan *mappings.Plan) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range plan.Collections {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// jobRunOptions fills the pipeline options for workers, reconnects and
+// checkpoints.
+func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, sink load.Sink) pipeline.JobOptions {
+	jo := pipeline.JobOptions{
+		Options:         base,
+		Workers:         o.jobs.workers,
+		Partition:       o.jobs.part,
+		Partitions:      o.jobs.parts,
+		Checkpoints:     store,
+		Checkpoint:      cp,
+		CheckpointEvery: o.jobs.checkpointEvery,
+		Connect: func(ctx context.Context) (*pgx.Conn, error) {
+			return connectSource(ctx, o.source)
+		},
+		OpenSink: func(ctx context.Context) (load.Sink, error) {
+			return load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+		},
+		Retry:  load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Notice: func(msg string) { g.log.Warn(msg) },
+	}
+	if ds, ok := sink.(*load.DirSink); ok && store != nil {
+		jo.Sync = ds.Sync
+	}
+	return jo
+}

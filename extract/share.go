@@ -1,0 +1,74 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/mappings"
+)
+
+// BeginAt opens on conn a snapshot that sees exactly what the exported
+// snapshot id sees (SET TRANSACTION SNAPSHOT), so parallel readers read one
+// consistent state. It fails once the exporting transaction has ended.
+func BeginAt(ctx context.Context, conn *pgx.Conn, id string) (*Snapshot, error) {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("begin snapshot: %w", err)
+	}
+	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, fmt.Errorf("adopt snapshot %s: %w", id, err)
+	}
+	return &Snapshot{tx: tx, ID: id, cfg: conn.Config()}, nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Conn is the snapshot's connection.
+func (s *Snapshot) Conn() *pgx.Conn { return s.tx.Conn() }
+
+// Part is one of N disjoint parts of a root stream (N <= 1: all of it).
+// Rows are assigned by a hash of their partition key — the _id columns, or
+// a bucket collection's parent columns, so one parent's pages are built by
+// one part — which does not depend on the snapshot: processes on different
+// machines, each with its own snapshot, split the rows the same way.
+type Part struct{ I, N int }
+
+// NewPartReader is NewReader reading only part p of the stream.
+func NewPartReader(snap *Snapshot, plan *mappings.CollectionPlan, batchSize int, after Key, p Part) *Reader {
+	r := NewReader(snap, plan, batchSize, after)
+	r.part = p
+	return r
+}
+
+// partPredicate is the SQL condition selecting part p's rows.
+func partPredicate(plan *mappings.CollectionPlan, p Part) []string {
+	if p.N <= 1 {
+		return nil
+	}
+	var cols []int
+	if plan.Bucket != nil {
+		cols = plan.Bucket.By
+	} else {
+		for _, k := range plan.Key() {
+			cols = append(cols, k.Col)
+		}
+	}
+	refs := make([]string, len(cols))
+	for i, c := range cols {
+		refs[i] = colRef(plan.Root.Columns[c].Name)
+	}
+	return []string{partCondition(refs, p)}
+}
+
+// partCondition selects part p by the hash of the values refs (SQL
+// expressions): the same values give the same part whichever table they
+// are read from, which lets a merge stream of a relation read only the
+// rows of its part's parents.
+func partCondition(refs []string, p Part) string {
+	h := fmt.Sprintf("hashtextextended(ROW(%s)::text, 0)", strings.Join(refs, ", "))
+	return fmt.Sprintf("mod(mod(%s, %d) + %d, %d) = %d", h, p.N, p.N, p.N, p.I)
+}

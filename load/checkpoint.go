@@ -1,0 +1,347 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/denorm/denorm/transform"
+)
+
+// CheckpointCollection is the collection (server targets) and the
+// directory (directory targets) that hold checkpoints.
+const CheckpointCollection = "_denorm"
+
+// CheckpointFormat is the version of the checkpoint record layout.
+const CheckpointFormat = 1
+
+// Phases of a job.
+const (
+	PhaseRunning = "running"
+	PhaseDone    = "done"
+)
+
+// Checkpoint is a job's progress as stored in its target. It is saved only
+// after the target acknowledged every document before each stream's
+// position, so resuming from it loses nothing; documents written after it
+// are written again (idempotent upserts by _id, or truncated files).
+type Checkpoint struct {
+	// ID is the record's key: the job name, plus ".<i>of<N>" for a partition.
+	ID          string `json:"id"`
+	Format      int    `json:"format"`
+	Job         string `json:"job"`
+	Partition   int    `json:"partition"`
+	Partitions  int    `json:"partitions"`
+	Workers     int    `json:"workers"`
+	MappingHash string `json:"mappingHash"`
+	Mapping     string `json:"mapping"`
+	Version     string `json:"version"`
+	// Phase is running or done; Collection the collection entry in progress.
+	Phase      string    `json:"phase"`
+	Collection string    `json:"collection,omitempty"`
+	Snapshot   string    `json:"snapshot,omitempty"`
+	Started    time.Time `json:"started"`
+	Updated    time.Time `json:"updated"`
+	Resumes    int       `json:"resumes"`
+	// Streams are the positions of every stream (collection entry x worker).
+	Streams []StreamState `json:"streams"`
+	// Files are, for directory targets, the acknowledged length in bytes of
+	// each collection's file.
+	Files map[string]int64 `json:"files,omitempty"`
+}
+
+// StreamState is one stream's position: entry Entry of the plan
+// (collection Collection), read by worker Worker.
+type StreamState struct {
+	Entry      int                   `json:"entry"`
+	Collection string                `json:"collection"`
+	Worker     int                   `json:"worker"`
+	After      []*string             `json:"after"`
+	Pager      *transform.PagerState `json:"pager,omitempty"`
+	Done       bool                  `json:"done"`
+	Rows       int64                 `json:"rows"`
+	Written    int64                 `json:"written"`
+	Failed     int64                 `json:"failed"`
+}
+
+// CheckpointID is the record key of a job's partition i of n (n <= 1: the
+// whole job).
+func CheckpointID(job string, i, n int) string {
+	if n <= 1 {
+		return job
+	}
+	return fmt.Sprintf("%s.%dof%d", job, i, n)
+}
+
+// CorruptCheckpointError is a checkpoint record that cannot be read or
+// makes no sense.
+type CorruptCheckpointError struct {
+	ID     string
+	Where  string
+	Reason error
+}
+
+func (e *CorruptCheckpointError) Error() string {
+	return fmt.Sprintf("checkpoint %q in %s is corrupt (%v); it cannot be resumed from: start the job over with --restart", e.ID, e.Where, e.Reason)
+}
+
+func (e *CorruptCheckpointError) Unwrap() error { return e.Reason }
+
+// Validate checks a checkpoint read from a target.
+func (c *Checkpoint) Validate() error {
+	switch {
+	case c.Format != CheckpointFormat:
+		return fmt.Errorf("format %d, this denorm reads format %d", c.Format, CheckpointFormat)
+	case c.Job == "" || c.ID == "":
+		return errors.New("no job name")
+	case c.MappingHash == "":
+		return errors.New("no mapping hash")
+	case c.Phase != PhaseRunning && c.Phase != PhaseDone:
+		return fmt.Errorf("unknown phase %q", c.Phase)
+	case c.Workers < 1:
+		return fmt.Errorf("workers %d", c.Workers)
+	case c.Partitions < 1 || c.Partition < 0 || c.Partition >= c.Partitions:
+		return fmt.Errorf("partition %d of %d", c.Partition, c.Partitions)
+	}
+	for i, s := range c.Streams {
+		if s.Entry < 0 || s.Worker < 0 || s.Worker >= c.Workers || s.Rows < 0 || s.Written < 0 {
+			return fmt.Errorf("stream %d is out of range", i)
+		}
+	}
+	for f, n := range c.Files {
+		if n < 0 || strings.ContainsAny(f, `/\`) {
+			return fmt.Errorf("file %q at offset %d", f, n)
+		}
+	}
+	return nil
+}
+
+// Checkpoints stores checkpoints in a target.
+type Checkpoints interface {
+	// Load returns the checkpoint with that ID, nil when there is none, or
+	// a *CorruptCheckpointError.
+	Load(ctx context.Context, id string) (*Checkpoint, error)
+	Save(ctx context.Context, c *Checkpoint) error
+	Delete(ctx context.Context, id string) error
+	// List returns every checkpoint of the target, by ID; corrupt ones as
+	// errors beside them.
+	List(ctx context.Context) ([]*Checkpoint, []error, error)
+	Where() string
+}
+
+// OpenCheckpoints returns the checkpoint store of target without opening a
+// sink (status): close it with the returned function.
+func OpenCheckpoints(ctx context.Context, target string) (Checkpoints, func(context.Context) error, error) {
+	if IsServerURI(target) {
+		s, err := OpenServer(ctx, target, Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.Checkpoints(), s.Close, nil
+	}
+	return &dirCheckpoints{dir: target}, func(context.Context) error { return nil }, nil
+}
+
+// --- server targets: one document per checkpoint in _denorm ---
+
+type serverCheckpoints struct {
+	coll *mongo.Collection
+	db   string
+}
+
+// Checkpoints is the server's checkpoint store (the _denorm collection).
+func (s *ServerSink) Checkpoints() Checkpoints {
+	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name()}
+}
+
+func (s *serverCheckpoints) Where() string {
+	return fmt.Sprintf("collection %s of database %s", CheckpointCollection, s.db)
+}
+
+// The record is {_id, checkpoint: <JSON text>}: the JSON layout is the same
+// for both kinds of target and survives servers that reject some BSON.
+type checkpointDoc struct {
+	ID         string    `bson:"_id"`
+	Job        string    `bson:"job"`
+	Updated    time.Time `bson:"updated"`
+	Checkpoint string    `bson:"checkpoint"`
+}
+
+func (s *serverCheckpoints) Load(ctx context.Context, id string) (*Checkpoint, error) {
+	var raw bson.Raw
+	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&raw)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %q from %s: %w", id, s.Where(), err)
+	}
+	return decodeCheckpointDoc(id, s.Where(), raw)
+}
+
+func decodeCheckpointDoc(id, where string, raw bson.Raw) (*Checkpoint, error) {
+	var d checkpointDoc
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		return nil, &CorruptCheckpointError{ID: id, Where: where, Reason: err}
+	}
+	return decodeCheckpoint(id, where, []byte(d.Checkpoint))
+}
+
+func decodeCheckpoint(id, where string, b []byte) (*Checkpoint, error) {
+	var c Checkpoint
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, &CorruptCheckpointError{ID: id, Where: where, Reason: err}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, &CorruptCheckpointError{ID: id, Where: where, Reason: err}
+	}
+	if c.ID != id {
+		return nil, &CorruptCheckpointError{ID: id, Where: where, Reason: fmt.Errorf("it names job %q", c.ID)}
+	}
+	return &c, nil
+}
+
+func (s *serverCheckpoints) Save(ctx context.Context, c *Checkpoint) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	d := checkpointDoc{ID: c.ID, Job: c.Job, Updated: c.Updated, Checkpoint: string(b)}
+	_, err = s.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: c.ID}}, d, options.Replace().SetUpsert(true))
+	if err != nil {
+		return fmt.Errorf("save checkpoint %q to %s: %w", c.ID, s.Where(), err)
+	}
+	return nil
+}
+
+func (s *serverCheckpoints) Delete(ctx context.Context, id string) error {
+	if _, err := s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		return fmt.Errorf("delete checkpoint %q from %s: %w", id, s.Where(), err)
+	}
+	return nil
+}
+
+func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, error) {
+	cur, err := s.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list checkpoints in %s: %w", s.Where(), err)
+	}
+	defer cur.Close(ctx)
+	var out []*Checkpoint
+	var bad []error
+	for cur.Next(ctx) {
+		id, _ := cur.Current.Lookup("_id").StringValueOK()
+		c, err := decodeCheckpointDoc(id, s.Where(), cur.Current)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		out = append(out, c)
+	}
+	if err := cur.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list checkpoints in %s: %w", s.Where(), err)
+	}
+	return out, bad, nil
+}
+
+// --- directory targets: <dir>/_denorm/<id>.json, replaced atomically ---
+
+type dirCheckpoints struct{ dir string }
+
+// Checkpoints is the directory's checkpoint store (<dir>/_denorm/).
+func (s *DirSink) Checkpoints() Checkpoints { return &dirCheckpoints{dir: s.dir} }
+
+func (s *dirCheckpoints) Where() string { return filepath.Join(s.dir, CheckpointCollection) }
+
+func (s *dirCheckpoints) path(id string) string {
+	return filepath.Join(s.dir, CheckpointCollection, id+".json")
+}
+
+func (s *dirCheckpoints) Load(_ context.Context, id string) (*Checkpoint, error) {
+	b, err := os.ReadFile(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return decodeCheckpoint(id, s.path(id), b)
+}
+
+func (s *dirCheckpoints) Save(_ context.Context, c *Checkpoint) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path(c.ID)), 0o755); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	tmp := s.path(c.ID) + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path(c.ID))
+	}
+	if err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", s.path(c.ID), err)
+	}
+	return nil
+}
+
+func (s *dirCheckpoints) Delete(_ context.Context, id string) error {
+	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (s *dirCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, CheckpointCollection))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list checkpoints: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []*Checkpoint
+	var bad []error
+	for _, n := range names {
+		c, err := s.Load(ctx, n)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out, bad, nil
+}

@@ -1,0 +1,66 @@
+package load
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Resume makes the next Prepare keep the first offsets[name] bytes of each
+// collection file (name is the file's base name) and drop what follows:
+// what was written after the checkpoint that recorded the offsets. Files
+// not in offsets are emptied, as on a fresh run.
+func (s *DirSink) Resume(offsets map[string]int64) {
+	s.resume = offsets
+	if s.resume == nil {
+		s.resume = map[string]int64{}
+	}
+}
+
+func (s *DirSink) open(collection string) (*os.File, error) {
+	if s.resume == nil {
+		return os.Create(s.Path(collection))
+	}
+	path := s.Path(collection)
+	off := s.resume[filepath.Base(path)]
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < off {
+		err = fmt.Errorf("%s is %d bytes, shorter than the %d bytes the checkpoint recorded: the file was changed since; start over with --restart", path, st.Size(), off)
+	}
+	if err == nil {
+		err = f.Truncate(off)
+	}
+	if err == nil {
+		_, err = f.Seek(off, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Sync flushes every file to stable storage and returns each file's length
+// (by base name): what a checkpoint records as acknowledged.
+func (s *DirSink) Sync() (map[string]int64, error) {
+	out := make(map[string]int64, len(s.files))
+	for _, df := range s.files {
+		if err := df.w.Flush(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", df.f.Name(), err)
+		}
+		if err := df.f.Sync(); err != nil {
+			return nil, fmt.Errorf("sync %s: %w", df.f.Name(), err)
+		}
+		off, err := df.f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, fmt.Errorf("sync %s: %w", df.f.Name(), err)
+		}
+		out[filepath.Base(df.f.Name())] = off
+	}
+	return out, nil
+}
