@@ -180,9 +180,8 @@ func TestCrashResume(t *testing.T) {
 	root := testenv.Root(t)
 	bin := buildBinary(t)
 	mapping := filepath.Join(root, "testdata", "resume", "crash.yaml")
-	// FerretDB upserts scan the collection (slow reads), so the data is
-	// small and the batches tiny: many checkpoints, a few seconds a run.
-	src := crashSource(t, 300, 80, 800)
+	// Small data and tiny batches: many checkpoints, a second or two a run.
+	src := crashSource(t, 1500, 1500, 6000)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10"}
 
 	refURI, refDB := testenv.MongoDB(t)
@@ -245,9 +244,10 @@ func TestCrashResume(t *testing.T) {
 			// A process needs ~50 ms to connect and read the catalog.
 			delay := time.Duration(rng.Int64N(int64(full/2))) + 50*time.Millisecond
 			if server {
-				// Attempts 0-5 kill 0-250 ms after reaching collection
-				// attempt mod 3; attempt 6 runs to the end.
-				delay = time.Duration(rng.Int64N(int64(250 * time.Millisecond)))
+				// Attempts 0-5 kill soon after reaching collection attempt
+				// mod 3 (within a tenth of a whole run, so mostly inside
+				// that collection); attempt 6 runs to the end.
+				delay = time.Duration(rng.Int64N(int64(full/10) + 1))
 			}
 			const serverKills = 6
 			done := make(chan int, 1)
