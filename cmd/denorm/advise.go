@@ -67,16 +67,11 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	default:
 		return usageError{fmt.Errorf("--numeric must be decimal, double or string")}
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
-	if err != nil {
-		return err
-	}
-	defer snap.Close(ctx)
+	defer closeSnap()
 	tables, err := extract.ListTables(ctx, snap, o.schema)
 	if err != nil {
 		return err

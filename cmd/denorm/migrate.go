@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
@@ -78,16 +77,11 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.check(o.target); err != nil {
 		return err
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
-	if err != nil {
-		return err
-	}
-	defer snap.Close(ctx)
+	defer closeSnap()
 	plan, err := loadPlan(ctx, snap, o.mapping)
 	if err != nil {
 		return err

@@ -78,16 +78,11 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if o.batchSize <= 0 || o.maxDocSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size and --max-doc-size must be positive")}
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
-	if err != nil {
-		return err
-	}
-	defer snap.Close(ctx)
+	defer closeSnap()
 	plan, err := loadPlan(ctx, snap, o.mapping)
 	if err != nil {
 		return err

@@ -28,6 +28,24 @@ func connectSource(ctx context.Context, url string) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// openSnapshot connects to the source and opens the snapshot every read
+// of the run goes through; closeSnap ends both.
+func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, closeSnap func(), err error) {
+	conn, err := connectSource(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err = extract.Begin(ctx, conn)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, nil, err
+	}
+	return snap, func() {
+		_ = snap.Close(ctx)
+		_ = conn.Close(ctx)
+	}, nil
+}
+
 // loadPlan parses the mapping, reads the catalog inside snap and resolves.
 func loadPlan(ctx context.Context, q extract.Querier, path string) (*mappings.Plan, error) {
 	if path == "" {

@@ -48,16 +48,11 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		fmt.Fprintf(g.stdout, "%s: valid (%d collections); give --source to check it against the database\n", o.mapping, len(f.Collections))
 		return nil
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
-	if err != nil {
-		return err
-	}
-	defer snap.Close(ctx)
+	defer closeSnap()
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		return err
