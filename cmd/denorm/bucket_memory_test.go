@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/denorm/denorm/internal/testenv"
@@ -45,32 +43,16 @@ func TestBucketBoundedMemory(t *testing.T) {
 		addComments(t, db, n)
 		dbs = append(dbs, db)
 	}
-	const runs = 3
-	rss := make([][]int64, len(sizes))
-	for r := 0; r < runs; r++ {
-		for i, n := range sizes {
-			dir := t.TempDir()
-			kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", dbs[i], "--target", dir)
-			// The seed has 4 pages (post 1: 250 comments, post 2: 2).
-			if got, want := countLines(t, filepath.Join(dir, "comments.jsonl")), 4+(n+99)/100; got != want {
-				t.Fatalf("%d comments: wrote %d pages, want %d", n, got, want)
-			}
-			if got := countLines(t, filepath.Join(dir, "posts.jsonl")); got != 4 {
-				t.Fatalf("%d comments: wrote %d posts, want 4", n, got)
-			}
-			rss[i] = append(rss[i], kib)
-			_ = os.RemoveAll(dir)
+	med := medianPeaks(t, bin, mapping, dbs, func(i int, dir string) {
+		// The seed has 4 pages (post 1: 250 comments, post 2: 2).
+		if got, want := countLines(t, filepath.Join(dir, "comments.jsonl")), 4+(sizes[i]+99)/100; got != want {
+			t.Fatalf("%d comments: wrote %d pages, want %d", sizes[i], got, want)
 		}
-	}
-	med := func(v []int64) int64 {
-		s := append([]int64(nil), v...)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	for i, n := range sizes {
-		t.Logf("%8d comments on one post: peak RSS of %d runs %v KiB, median %.1f MiB", n, runs, rss[i], float64(med(rss[i]))/1024)
-	}
-	small, large := med(rss[0]), med(rss[1])
+		if got := countLines(t, filepath.Join(dir, "posts.jsonl")); got != 4 {
+			t.Fatalf("%d comments: wrote %d posts, want 4", sizes[i], got)
+		}
+	}, func(i int) string { return fmt.Sprintf("%8d comments on one post", sizes[i]) })
+	small, large := med[0], med[1]
 	ratio := float64(large) / float64(small)
 	t.Logf("ratio of medians 1M/100k: %.2fx", ratio)
 	if ratio >= 1.2 {

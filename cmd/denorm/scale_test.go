@@ -58,6 +58,34 @@ func peakRSS(t *testing.T, bin string, args ...string) int64 {
 	return kib
 }
 
+// medianPeaks migrates each database in turn with mapping into a fresh
+// directory, three rounds interleaved (so machine load and GC timing hit
+// every size alike), checks each output, logs every peak RSS and returns
+// each database's median in KiB. Peak RSS moves by a few MiB from run to
+// run: medians of interleaved runs are what can be compared.
+func medianPeaks(t *testing.T, bin, mapping string, dbs []string, check func(i int, dir string), name func(i int) string) []int64 {
+	t.Helper()
+	const runs = 3
+	rss := make([][]int64, len(dbs))
+	for r := 0; r < runs; r++ {
+		for i, db := range dbs {
+			dir := t.TempDir()
+			kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
+			check(i, dir)
+			rss[i] = append(rss[i], kib)
+			_ = os.RemoveAll(dir)
+		}
+	}
+	med := make([]int64, len(dbs))
+	for i := range dbs {
+		s := slices.Clone(rss[i])
+		slices.Sort(s)
+		med[i] = s[len(s)/2]
+		t.Logf("%s: peak RSS of %d runs %v KiB, median %.1f MiB", name(i), runs, rss[i], float64(med[i])/1024)
+	}
+	return med
+}
+
 func countLines(t *testing.T, path string) int {
 	t.Helper()
 	return len(testenv.ReadLines(t, path))
@@ -83,27 +111,12 @@ func TestBoundedMemory(t *testing.T) {
 		addPersons(t, db, n)
 		dbs = append(dbs, db)
 	}
-	const runs = 3
-	rss := make([][]int64, len(sizes))
-	for r := 0; r < runs; r++ {
-		for i, n := range sizes {
-			dir := t.TempDir()
-			kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", dbs[i], "--target", dir)
-			if got := countLines(t, filepath.Join(dir, "people.jsonl")); got != n+2 {
-				t.Fatalf("%d persons: wrote %d documents, want %d", n, got, n+2)
-			}
-			rss[i] = append(rss[i], kib)
+	med := medianPeaks(t, bin, mapping, dbs, func(i int, dir string) {
+		if got := countLines(t, filepath.Join(dir, "people.jsonl")); got != sizes[i]+2 {
+			t.Fatalf("%d persons: wrote %d documents, want %d", sizes[i], got, sizes[i]+2)
 		}
-	}
-	med := func(v []int64) int64 {
-		s := append([]int64(nil), v...)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	for i, n := range sizes {
-		t.Logf("%7d persons: peak RSS of %d runs %v KiB, median %.1f MiB", n, runs, rss[i], float64(med(rss[i]))/1024)
-	}
-	small, large := med(rss[0]), med(rss[1])
+	}, func(i int) string { return fmt.Sprintf("%7d persons", sizes[i]) })
+	small, large := med[0], med[1]
 	if ratio := float64(large) / float64(small); ratio > 1.2 {
 		t.Errorf("median peak RSS grew %.2fx for 10x the rows (%d KiB -> %d KiB); want at most 1.2x", ratio, small, large)
 	}
