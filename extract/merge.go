@@ -37,7 +37,7 @@ import (
 )
 
 // chunkRows is the number of rows a stream hands over at a time.
-const chunkRows = 512
+const chunkRows = 2048
 
 // maxStreams caps the relations of one collection read as streams, so a
 // root with many relations does not take many connections; the others are

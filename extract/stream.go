@@ -74,6 +74,7 @@ type Reader struct {
 	// read with one set-wise query per batch on the snapshot's connection.
 	SetWise bool
 	merge   *merger
+	lookups map[*mappings.Node]*lookupCache
 	tried   bool
 	pending int // stream queries not yet counted in a batch
 }
@@ -150,7 +151,11 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 		if r.merge != nil && r.merge.children[c] != nil {
 			continue // read by its stream
 		}
+		rel := newRelation(c)
+		b.related[c] = rel
+		cache := r.cacheFor(c)
 		keys := make([][]string, len(c.ParentCols))
+		var missing []string // keys asked for, when cached
 		seen := map[string]bool{}
 		for _, p := range parents {
 			k, ok := joinKey(p, c.ParentCols)
@@ -158,14 +163,21 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 				continue
 			}
 			seen[k] = true
+			if cache != nil {
+				if rows, hit := cache.rows[k]; hit {
+					for _, row := range rows {
+						rel.add(c, row)
+					}
+					continue
+				}
+				missing = append(missing, k)
+			}
 			for i, pc := range c.ParentCols {
 				s, _ := textParam(p[pc])
 				keys[i] = append(keys[i], s)
 			}
 		}
-		rel := newRelation(c)
-		b.related[c] = rel
-		if len(seen) == 0 {
+		if len(keys[0]) == 0 {
 			continue
 		}
 		args := make([]any, len(keys))
@@ -179,6 +191,9 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 		queries++
 		for _, row := range rows {
 			rel.add(c, row)
+		}
+		if cache != nil {
+			cache.store(c, missing, rows)
 		}
 		if c.Kind == mappings.NodeEmbed {
 			q, err := r.children(ctx, b, c, rows)

@@ -178,3 +178,48 @@ func firstDiff(a, b []string) string {
 	}
 	return fmt.Sprintf("one is a prefix of the other (%d vs %d)", len(a), len(b))
 }
+
+// TestLookupCache: a lookup's rows are fetched once per key for the whole
+// read, not once per batch. With batches of one person, every batch asks
+// for its root row, contact details and addresses (three statements); the
+// contact-detail types are asked for only when a batch meets a type no
+// batch has met before.
+func TestLookupCache(t *testing.T) {
+	root := testenv.Root(t)
+	db := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	testenv.Exec(t, db, moreExampleRows)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	snap, err := extract.Begin(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close(ctx)
+	f, err := mappings.Load(filepath.Join(root, "mappings", "examples", "person.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := mappings.Resolve(f, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := produceAll(t, ctx, snap, plan.Collections[0], ProduceOptions{BatchSize: 1, SetWise: true})
+	var types int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM contact_detail_type").Scan(&types); err != nil {
+		t.Fatal(err)
+	}
+	batches := len(got.docs)
+	// One more root query finds the end; each type is asked for once.
+	if limit := 3*batches + 1 + types; got.queries > limit || batches < 50 {
+		t.Fatalf("%d statements for %d persons, want at most %d (3 per batch, the end, %d types once each)", got.queries, batches, limit, types)
+	}
+	t.Logf("%d statements for %d persons in batches of one", got.queries, batches)
+}
