@@ -55,7 +55,7 @@ type VerifyOptions struct {
 	// TempDir holds the sort runs and spill files ("" is the system's).
 	TempDir string
 	// SortMemory is the memory budget of each of the three sorters, in
-	// bytes (0: 32 MiB).
+	// bytes (0: 16 MiB).
 	SortMemory int
 	// Sample, in (0, 100), compares only the documents whose _id hashes
 	// into that percentage (the same ones on both sides); 0 or 100 compares
@@ -263,7 +263,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		opt.BatchSize = 1000
 	}
 	if opt.SortMemory <= 0 {
-		opt.SortMemory = 32 << 20
+		opt.SortMemory = 16 << 20
 	}
 	if opt.MaxFieldDiffs <= 0 {
 		opt.MaxFieldDiffs = 100
@@ -812,8 +812,9 @@ func (v *verifier) collectRefs(coll string, doc bson.Raw) error {
 		}
 		if p.discKey != "" {
 			dv, err := doc.LookupErr(p.discKey)
-			if s, ok := p.discVal.(string); ok && (err != nil || dv.StringValue() != s) {
-				continue
+			got, isString := dv.StringValueOK()
+			if want, ok := p.discVal.(string); ok && (err != nil || !isString || got != want) {
+				continue // another document type of the shared collection
 			}
 		}
 		var werr error

@@ -45,8 +45,8 @@ type Sorter struct {
 // memory and writes its runs to temporary files in dir ("" is the system
 // temporary directory). name prefixes the file names.
 func New(dir, name string, budget int) *Sorter {
-	if budget < 1<<16 {
-		budget = 1 << 16
+	if budget < 1<<12 {
+		budget = 1 << 12
 	}
 	return &Sorter{dir: dir, budget: budget, name: name}
 }
@@ -67,7 +67,7 @@ func (s *Sorter) Add(key, val []byte) error {
 		}
 	}
 	if cap(s.arena)-len(s.arena) < n {
-		size := 1 << 20
+		size := min(1<<20, s.budget/4)
 		if n > size {
 			size = n
 		}
