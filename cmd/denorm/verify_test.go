@@ -516,3 +516,141 @@ func swapFirstFields(d bson.D) bson.D {
 	out[1], out[2] = out[2], out[1]
 	return out
 }
+
+// TestVerifyLiveSource verifies against a source that took writes after
+// the migration: with --since, verify counts the rows changed after that
+// time in its snapshot and says the differences may come from them; a
+// difference no watermark explains is said to be unexplained.
+func TestVerifyLiveSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	root := testenv.Root(t)
+	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	dir := t.TempDir()
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
+		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+	}
+	since := time.Now().UTC().Add(time.Second).Truncate(time.Second) // after the seed's updated_at values
+	sinceArg := since.Format(time.RFC3339)
+
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, errs := runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--since", sinceArg, "--report", report)
+	if code != 0 {
+		t.Fatalf("verify before any write: exit %d\n%s%s", code, out, errs)
+	}
+	rep := readReport(t, report)
+	if len(rep.WritesSince) != 3 { // person, contact_detail, address have updated_at
+		t.Fatalf("writesSince lists %d tables, want 3: %+v", len(rep.WritesSince), rep.WritesSince)
+	}
+
+	// A write after the migration, stamped by the application.
+	testenv.Exec(t, src, `UPDATE contact_detail SET detail = 'thomas@new.example', updated_at = timestamptz '`+since.Add(time.Minute).Format(time.RFC3339)+`'
+		WHERE person_id = 1 AND detail = 'thomas@andersen.com'`)
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--since", sinceArg, "--report", report)
+	if code != 1 {
+		t.Fatalf("verify after a write: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"people _id=1: different",
+		"contactDetails.0.email:",
+		"source writes after " + sinceArg + ": 1 rows of public.contact_detail (updated_at up to " + since.Add(time.Minute).Format(time.RFC3339) + "), read for people",
+		"some differences may be due to writes after the last sync",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	rep = readReport(t, report)
+	for _, w := range rep.WritesSince {
+		want := int64(0)
+		if w.Table == "public.contact_detail" {
+			want = 1
+		}
+		if w.Rows != want || w.Column != "updated_at" {
+			t.Errorf("writesSince %s.%s: %d rows, want %d", w.Table, w.Column, w.Rows, want)
+		}
+	}
+
+	// A difference no later write explains.
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--since", since.Add(time.Hour).Format(time.RFC3339))
+	if code != 1 || !strings.Contains(out, "these differences are not explained by later updates") {
+		t.Errorf("verify --since after the write: exit %d, want 1 and an unexplained difference\n%s%s", code, out, errs)
+	}
+}
+
+// TestVerifySample compares a tenth of the documents: the same ones on
+// both sides, so an intact target is identical, and a damaged one shows
+// some of its damage.
+func TestVerifySample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	root := testenv.Root(t)
+	src := personsDB(t, 2000)
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	dir := t.TempDir()
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
+		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--sample", "10")
+	if code != 0 {
+		t.Fatalf("verify --sample 10: exit %d\n%s%s", code, out, errs)
+	}
+	f := strings.Fields(summaryRow(out, "people"))
+	identical, _ := strconv.Atoi(f[2])
+	if f[0] != "2002" || f[1] != "2002" || identical < 100 || identical > 300 {
+		t.Fatalf("--sample 10 of 2002 documents: expected %s, found %s, compared %d; want all counted and about 200 compared\n%s", f[0], f[1], identical, out)
+	}
+	// Delete 100 documents from the file: the sample sees about 10.
+	path := filepath.Join(dir, "people.jsonl")
+	lines := testenv.ReadLines(t, path)
+	if err := os.WriteFile(path, []byte(strings.Join(lines[100:], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--sample", "10")
+	f = strings.Fields(summaryRow(out, "people"))
+	missing, _ := strconv.Atoi(f[3])
+	if code != 1 || f[1] != "1902" || missing == 0 || missing >= 50 {
+		t.Fatalf("--sample 10 after deleting 100 documents: exit %d, found %s, missing %d; want exit 1, 1902 found, a few missing\n%s%s", code, f[1], missing, out, errs)
+	}
+}
+
+// TestVerifyExitCodes: a failure to verify (exit 4) is told apart from a
+// difference (exit 1) and from bad usage (exit 2).
+func TestVerifyExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	root := testenv.Root(t)
+	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	corrupt := t.TempDir()
+	if err := os.WriteFile(filepath.Join(corrupt, "people.jsonl"), []byte(`{"_id": 1, "firstName": "Thomas"}`+"\n{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unreachable server", []string{"--target", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=300"}, 4, "verify could not complete: connect to mongodb://127.0.0.1:1/x"},
+		{"no such directory", []string{"--target", filepath.Join(corrupt, "missing")}, 4, "verify could not complete: target directory"},
+		{"corrupt file", []string{"--target", corrupt}, 4, "people.jsonl:2: not an Extended JSON document"},
+		{"unreachable source", []string{"--target", corrupt, "--source", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1"}, 4, "verify could not complete: connect to source"},
+		{"bad sample", []string{"--target", corrupt, "--sample", "0"}, 2, "--sample must be a percentage"},
+		{"bad since", []string{"--target", corrupt, "--since", "yesterday"}, 2, "--since: want an RFC 3339 time"},
+		{"no mapping", []string{"--target", corrupt, "--mapping", ""}, 2, "no mapping file"},
+		{"missing collection", []string{"--target", t.TempDir()}, 1, "the target differs from the source: 2 documents"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"verify", "--mapping", mapping, "--source", src}, tc.args...)
+			code, out, errs := runCLI(t, args...)
+			if code != tc.code || !strings.Contains(errs, tc.msg) {
+				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s%s", code, tc.code, tc.msg, out, errs)
+			}
+		})
+	}
+}
