@@ -7,6 +7,7 @@
 //	1  runtime error (connection lost, target failure, ...)
 //	2  bad usage or an invalid mapping file
 //	3  finished, but some rows were rejected (see the summary)
+//	4  verify could not complete (for verify, 1 means "different")
 package main
 
 import (
@@ -89,9 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g))
-	root.AddCommand(newPlanCmd(g))
-	root.AddCommand(newAdviseCmd(g))
-	root.AddCommand(newStatusCmd(g))
+	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g))
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -100,8 +99,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		ue usageError
 		re rejectedError
+		ec interface{ ExitCode() int }
 	)
 	switch {
+	case errors.As(err, &ec):
+		fmt.Fprintf(stderr, "denorm: %v\n", err)
+		return ec.ExitCode()
 	case errors.As(err, &re):
 		fmt.Fprintf(stderr, "denorm: %v\n", err)
 		return exitRejected

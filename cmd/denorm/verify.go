@@ -1,0 +1,422 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline"
+)
+
+// exitIncomplete is verify's exit code when it could not finish: a
+// failure, not a verdict (1 means "different" for verify).
+const exitIncomplete = 4
+
+type verifyOptions struct {
+	mapping    string
+	source     string
+	target     string
+	sample     float64
+	report     string
+	show       int
+	batchSize  int
+	tempDir    string
+	sortMemMiB int
+	since      string
+	watermarks string
+	failRefs   bool
+}
+
+// differentError is verify's verdict "the target differs" (exit 1).
+type differentError struct{ docs, refs int64 }
+
+func (e differentError) Error() string {
+	switch {
+	case e.docs > 0 && e.refs > 0:
+		return fmt.Sprintf("the target differs from the source: %d documents, and %d dangling references", e.docs, e.refs)
+	case e.docs > 0:
+		return fmt.Sprintf("the target differs from the source: %d documents", e.docs)
+	}
+	return fmt.Sprintf("%d dangling references", e.refs)
+}
+
+func (differentError) ExitCode() int { return exitRuntime }
+
+// incompleteError is a verify run that could not reach a verdict (exit 4).
+type incompleteError struct{ err error }
+
+func (e incompleteError) Error() string {
+	return fmt.Sprintf("verify could not complete: %v", e.err)
+}
+func (e incompleteError) Unwrap() error { return e.err }
+func (incompleteError) ExitCode() int   { return exitIncomplete }
+
+func newVerifyCmd(g *globals) *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify --mapping FILE --source URL --target TARGET",
+		Short: "Prove that the target holds exactly the documents the source gives",
+		Long: `verify rebuilds the documents from one consistent snapshot of the source, with
+the same code as migrate, and compares them with what the target holds:
+documents missing from the target, documents the source does not give, and
+documents whose contents differ (with every differing field: path, expected,
+found). References declared with ref: that point to no document are listed
+separately. Memory is bounded: both sides are sorted on disk (--temp-dir).
+
+Documents are equal when their BSON is: field order and types count (int32 1,
+int64 1 and double 1.0 differ). A directory target cannot keep int32 apart from
+int64 (relaxed Extended JSON), so the expected side is read the same way.
+
+Exit codes: 0 identical, 1 different, 2 bad usage or mapping, 4 verify could
+not complete (connection lost, unreadable target, ...).
+
+On a live source, differences may come from writes after the last migration or
+sync: give --since with that time and verify counts, in the same snapshot, the
+rows of every table read whose watermark column (--watermark-columns) is newer.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			err := runVerify(cmd, g, o)
+			var ue usageError
+			var de differentError
+			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) {
+				return err
+			}
+			return incompleteError{err}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
+	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	f.Float64Var(&o.sample, "sample", 100, "compare only this percentage of documents, chosen by a hash of _id (both sides are still read)")
+	f.StringVar(&o.report, "report", "", "write the full report (every difference) to this JSON file")
+	f.IntVar(&o.show, "show", 20, "print the first N differences and dangling references")
+	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read at a time")
+	f.StringVar(&o.tempDir, "temp-dir", "", "directory for the sort files (needs about the size of both sides; default: the system's)")
+	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "MiB of memory for each of the three sorts")
+	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
+	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(pipeline.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
+	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
+	return cmd
+}
+
+func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
+	ctx := cmd.Context()
+	if o.batchSize <= 0 {
+		return usageError{fmt.Errorf("--batch-size must be positive")}
+	}
+	if o.sample <= 0 || o.sample > 100 {
+		return usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
+	}
+	if o.sortMemMiB <= 0 {
+		return usageError{fmt.Errorf("--sort-memory must be positive")}
+	}
+	var since time.Time
+	if o.since != "" {
+		t, err := time.Parse(time.RFC3339, o.since)
+		if err != nil {
+			return usageError{fmt.Errorf("--since: want an RFC 3339 time such as 2026-11-23T10:30:00Z: %w", err)}
+		}
+		since = t
+	}
+	conn, err := connectSource(ctx, o.source)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	snap, err := extract.Begin(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer snap.Close(ctx)
+	plan, err := loadPlan(ctx, snap, o.mapping)
+	if err != nil {
+		return err
+	}
+	snapTime, err := pipeline.SnapshotTime(ctx, snap)
+	if err != nil {
+		return err
+	}
+	target, err := load.OpenReader(ctx, o.target)
+	if err != nil {
+		return err
+	}
+	defer target.Close(ctx)
+
+	rep, err := newVerifyReport(o.report)
+	if err != nil {
+		return err
+	}
+	defer rep.abort()
+	rep.header(snap.ID, snapTime, load.RedactURI(o.target), o.sample)
+
+	shown := 0
+	show := func(line string) {
+		if shown < o.show {
+			if shown == 0 {
+				fmt.Fprintln(g.stdout, "differences:")
+			}
+			fmt.Fprintln(g.stdout, line)
+		} else if shown == o.show {
+			if o.report != "" {
+				fmt.Fprintf(g.stdout, "  ... more in %s\n", o.report)
+			} else {
+				fmt.Fprintln(g.stdout, "  ... more (use --report FILE for all of them, or --show N)")
+			}
+		}
+		shown++
+	}
+	start := time.Now()
+	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
+		BatchSize:  o.batchSize,
+		TempDir:    o.tempDir,
+		SortMemory: o.sortMemMiB << 20,
+		Sample:     o.sample,
+		Difference: func(d pipeline.Difference) error {
+			show(formatDifference(d))
+			return rep.difference(d)
+		},
+		Dangling: func(r pipeline.DanglingRef) error {
+			show(fmt.Sprintf("  %s _id=%s: dangling reference %s=%s: no such document in %s", r.Collection, r.ID, r.Path, r.Ref, r.RefCollection))
+			return rep.dangling(r)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	var writes []pipeline.TableWrites
+	if !since.IsZero() {
+		writes, err = pipeline.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
+		if err != nil {
+			return err
+		}
+	}
+	printVerifySummary(g, res, writes, since, snapTime, time.Since(start))
+	if err := rep.finish(res, writes, since); err != nil {
+		return err
+	}
+	docs, refs := res.Differences(), res.Dangling()
+	if docs > 0 || (refs > 0 && o.failRefs) {
+		return differentError{docs: docs, refs: refs}
+	}
+	return nil
+}
+
+func formatDifference(d pipeline.Difference) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s", d.Collection)
+	if d.ID != nil {
+		fmt.Fprintf(&b, " _id=%s", d.ID)
+	}
+	fmt.Fprintf(&b, ": %s", d.Kind)
+	if d.Source != "" {
+		fmt.Fprintf(&b, " (source %s)", d.Source)
+	}
+	if d.Error != "" {
+		fmt.Fprintf(&b, ": %s", d.Error)
+	}
+	for i, f := range d.Fields {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n      ... %d more fields", len(d.Fields)-5+d.MoreFields)
+			break
+		}
+		path := f.Path
+		if path == "" {
+			path = "(document)"
+		}
+		fmt.Fprintf(&b, "\n      %s:", path)
+		if f.Note != "" {
+			fmt.Fprintf(&b, " %s", f.Note)
+		}
+		if f.Expected != nil || f.Found != nil {
+			exp, found := "(absent)", "(absent)"
+			if f.Expected != nil {
+				exp = fmt.Sprintf("%s (%s)", f.Expected, f.ExpectedType)
+			}
+			if f.Found != nil {
+				found = fmt.Sprintf("%s (%s)", f.Found, f.FoundType)
+			}
+			fmt.Fprintf(&b, " expected %s, found %s", exp, found)
+		}
+	}
+	return b.String()
+}
+
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []pipeline.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
+	w := g.stdout
+	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
+	for _, c := range res.Collections {
+		note := ""
+		if !c.Exists {
+			note = "  (not in the target)"
+		}
+		fmt.Fprintf(w, "%-20s %10d %10d %10d %8d %10d %9d %9d %8d%s\n", c.Collection, c.Expected, c.Found, c.Identical, c.Missing, c.Unexpected, c.Different, c.Dangling, c.Duplicate+c.Unbuildable, note)
+	}
+	fmt.Fprintf(w, "source snapshot taken %s; %s\n", snapTime.UTC().Format(time.RFC3339), elapsed.Round(time.Millisecond))
+	docs, refs := res.Differences(), res.Dangling()
+	changed := int64(0)
+	for _, tw := range writes {
+		changed += tw.Rows
+		if tw.Rows > 0 {
+			fmt.Fprintf(w, "source writes after %s: %d rows of %s (%s up to %s), read for %s\n", since.UTC().Format(time.RFC3339), tw.Rows, tw.Table, tw.Column, tw.Latest.Format(time.RFC3339), strings.Join(tw.Collections, ", "))
+		}
+	}
+	switch {
+	case docs == 0 && refs == 0:
+		fmt.Fprintln(w, "result: identical")
+	case docs == 0:
+		fmt.Fprintf(w, "result: identical documents; %d dangling references\n", refs)
+	default:
+		fmt.Fprintf(w, "result: %d documents differ", docs)
+		if refs > 0 {
+			fmt.Fprintf(w, "; %d dangling references", refs)
+		}
+		fmt.Fprintln(w)
+		switch {
+		case !since.IsZero() && changed > 0:
+			fmt.Fprintln(w, "some differences may be due to writes after the last sync (above); run sync, then verify again")
+		case !since.IsZero():
+			fmt.Fprintf(w, "no watermarked row changed after %s: these differences are not explained by later updates (deletes leave no watermark)\n", since.UTC().Format(time.RFC3339))
+		default:
+			fmt.Fprintln(w, "if the source took writes after the last migration, pass --since <its start time> to count them")
+		}
+	}
+}
+
+// verifyReport streams the JSON report: every difference is written as it
+// is found, so the report's size never lives in memory.
+type verifyReport struct {
+	f     *os.File
+	w     *bufio.Writer
+	n     int
+	phase string
+	err   error
+	path  string
+}
+
+func newVerifyReport(path string) (*verifyReport, error) {
+	r := &verifyReport{path: path}
+	if path == "" {
+		return r, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("report file: %w", err)
+	}
+	r.f, r.w = f, bufio.NewWriterSize(f, 1<<16)
+	return r, nil
+}
+
+func (r *verifyReport) raw(s string) {
+	if r.w != nil && r.err == nil {
+		_, r.err = r.w.WriteString(s)
+	}
+}
+
+func (r *verifyReport) value(v any) error {
+	if r.w == nil || r.err != nil {
+		return r.err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, r.err = r.w.Write(b)
+	return r.err
+}
+
+func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64) {
+	if r.w == nil {
+		return
+	}
+	r.raw(`{"snapshot":`)
+	r.value(snapID)
+	r.raw(`,"snapshotTime":`)
+	r.value(snapTime.UTC())
+	r.raw(`,"target":`)
+	r.value(target)
+	r.raw(`,"samplePercent":`)
+	r.value(sample)
+	r.raw(`,"differences":[`)
+	r.phase = "differences"
+}
+
+func (r *verifyReport) item(v any) error {
+	if r.w == nil {
+		return nil
+	}
+	if r.n > 0 {
+		r.raw(",")
+	}
+	r.n++
+	r.raw("\n")
+	return r.value(v)
+}
+
+func (r *verifyReport) difference(d pipeline.Difference) error { return r.item(d) }
+
+func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
+	if r.w == nil {
+		return nil
+	}
+	if r.phase != "dangling" {
+		r.raw("],\"danglingRefs\":[")
+		r.phase, r.n = "dangling", 0
+	}
+	return r.item(d)
+}
+
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []pipeline.TableWrites, since time.Time) error {
+	if r.w == nil {
+		return nil
+	}
+	if r.phase != "dangling" {
+		r.raw("],\"danglingRefs\":[")
+	}
+	r.raw("],\"collections\":")
+	r.value(res.Collections)
+	if !since.IsZero() {
+		r.raw(`,"since":`)
+		r.value(since.UTC())
+		r.raw(`,"writesSince":`)
+		if writes == nil {
+			writes = []pipeline.TableWrites{}
+		}
+		r.value(writes)
+	}
+	r.raw(`,"identical":`)
+	r.value(res.Differences() == 0)
+	r.raw("}\n")
+	if r.err == nil {
+		r.err = r.w.Flush()
+	}
+	if err := r.f.Close(); r.err == nil {
+		r.err = err
+	}
+	r.f, r.w = nil, nil
+	if r.err != nil {
+		return fmt.Errorf("report file %s: %w", r.path, r.err)
+	}
+	return nil
+}
+
+// abort closes an unfinished report (after an error), leaving the partial
+// file, which is not valid JSON, so that no one mistakes it for a verdict.
+func (r *verifyReport) abort() {
+	if r.f != nil {
+		r.w.Flush()
+		r.f.Close()
+		r.f, r.w = nil, nil
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/procmem"
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// personsDB returns a database with the seed data plus n generated persons
+// (the person example's tables: 2 contact details each, 3 addresses per 2
+// persons), so the person mapping gives n+2 documents.
+func personsDB(tb testing.TB, n int) string {
+	tb.Helper()
+	db := testenv.PostgresDB(tb, filepath.Join(testenv.Root(tb), "testdata", "examples", "seed.sql"))
+	testenv.Exec(tb, db, fmt.Sprintf(`
+INSERT INTO person (id, first_name, last_name)
+SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, %[1]d) g;
+INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
+SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g %% 3, 'detail-' || g, CASE WHEN g %% 4 = 0 THEN g END
+FROM generate_series(1, 2 * %[1]d) g;
+INSERT INTO address (id, person_id, type_id, line1, city, state, zip)
+SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1, g || ' Main Street', 'Springfield', 'ZZ', 10000 + g %% 90000
+FROM generate_series(1, (3 * %[1]d) / 2) g;
+ANALYZE;`, n))
+	return db
+}
+
+// summaryRow returns the counts of a collection's row in verify's
+// summary, space-separated: expected, found, identical, missing,
+// unexpected, different, dangling, other.
+func summaryRow(out, coll string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 9 && f[0] == coll {
+			return strings.Join(f[1:9], " ")
+		}
+	}
+	return ""
+}
+
+// verifyRSS runs bin verify and returns its peak RSS in KiB and stdout;
+// the verdict must be "identical".
+func verifyRSS(tb testing.TB, bin string, args ...string) (int64, string) {
+	tb.Helper()
+	cmd := exec.Command(bin, append([]string{"verify"}, args...)...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	kib, err := procmem.Run(cmd, 5*time.Millisecond)
+	if err != nil || !strings.Contains(out.String(), "result: identical") {
+		tb.Fatalf("denorm verify %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return kib, out.String()
+}
+
+// TestVerifyBoundedMemory verifies 10x more documents and checks that
+// peak memory does not grow by more than 25%: the sorts spill to disk past
+// --sort-memory, so memory depends on the flags, not on the number of
+// documents. Runs of both sizes are interleaved and medians compared (GC
+// timing moves peaks by a few MiB).
+func TestVerifyBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	root := testenv.Root(t)
+	bin := buildBinary(t)
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	sizes := []int{20000, 200000}
+	var dbs, dirs []string
+	for _, n := range sizes {
+		db := personsDB(t, n)
+		dir := t.TempDir()
+		if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir); code != 0 {
+			t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+		}
+		dbs, dirs = append(dbs, db), append(dirs, dir)
+	}
+	const runs = 3
+	rss := make([][]int64, len(sizes))
+	for r := 0; r < runs; r++ {
+		for i, n := range sizes {
+			kib, out := verifyRSS(t, bin, "--mapping", mapping, "--source", dbs[i], "--target", dirs[i], "--sort-memory", "1", "--temp-dir", t.TempDir())
+			if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", n+2); got != want {
+				t.Fatalf("%d persons: summary row %q, want %q:\n%s", n, got, want, out)
+			}
+			rss[i] = append(rss[i], kib)
+		}
+	}
+	med := func(v []int64) int64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	for i, n := range sizes {
+		t.Logf("%7d documents: peak RSS of %d verify runs %v KiB, median %.1f MiB", n+2, runs, rss[i], float64(med(rss[i]))/1024)
+	}
+	small, large := med(rss[0]), med(rss[1])
+	if ratio := float64(large) / float64(small); ratio > 1.25 {
+		t.Errorf("median peak RSS grew %.2fx for 10x the documents (%d KiB -> %d KiB); want at most 1.25x", ratio, small, large)
+	}
+}
+
+// BenchmarkVerify1M verifies one million documents (a directory target:
+// FerretDB reads 2-3k documents/s) and reports verify's peak RSS and rate.
+// make bench BENCH=Verify1M
+func BenchmarkVerify1M(b *testing.B) {
+	const n = 1_000_000
+	root := testenv.Root(b)
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	db := personsDB(b, n-2)
+	dir := b.TempDir()
+	bin := filepath.Join(b.TempDir(), "denorm")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir).CombinedOutput(); err != nil {
+		b.Fatalf("migrate: %v\n%s", err, out)
+	}
+	b.ResetTimer()
+	var peak, peakSmall int64
+	for range b.N {
+		start := time.Now()
+		kib, out := verifyRSS(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir())
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
+		peak = max(peak, kib)
+		if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", n); got != want {
+			b.Fatalf("summary row %q, want %q:\n%s", got, want, out)
+		}
+		b.StopTimer()
+		kib, _ = verifyRSS(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir(), "--sort-memory", "1")
+		peakSmall = max(peakSmall, kib)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(peakSmall)/1024, "peak-RSS-MiB-sort-memory-1")
+}

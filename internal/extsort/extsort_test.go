@@ -1,0 +1,110 @@
+package extsort
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+type kv struct{ k, v string }
+
+func collect(t *testing.T, s *Sorter) []kv {
+	t.Helper()
+	it, err := s.Iter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var out []kv
+	for it.Next() {
+		out = append(out, kv{string(it.Key()), string(it.Value())})
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSorter sorts the same random records in memory, with a few runs and
+// with more runs than are merged at once, and compares with slices'
+// stable sort: equal keys keep their insertion order.
+func TestSorter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []kv
+	for i := range 20000 {
+		// Few distinct keys of varied lengths: many duplicates.
+		k := fmt.Sprintf("%0*d", 1+rng.IntN(6), rng.IntN(3000))
+		recs = append(recs, kv{k, fmt.Sprint(i)})
+	}
+	want := slices.Clone(recs)
+	slices.SortStableFunc(want, func(a, b kv) int { return bytes.Compare([]byte(a.k), []byte(b.k)) })
+	for _, tc := range []struct {
+		name     string
+		budget   int
+		wantRuns int // at least
+	}{
+		{"in memory", 64 << 20, 0},
+		{"few runs", 400 << 10, 2},
+		{"more runs than merged at once", 1 << 14, maxRuns + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := New(dir, "test", tc.budget)
+			for _, r := range recs {
+				if err := s.Add([]byte(r.k), []byte(r.v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.Runs() < tc.wantRuns {
+				t.Fatalf("%d runs, want at least %d", s.Runs(), tc.wantRuns)
+			}
+			for pass := 1; pass <= 2; pass++ { // Iter reads everything again
+				got := collect(t, s)
+				if !slices.Equal(got, want) {
+					t.Fatalf("pass %d: %d records, not sorted as a stable sort would (first %v)", pass, len(got), got[:3])
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			left, _ := filepath.Glob(filepath.Join(dir, "*"))
+			if len(left) != 0 {
+				t.Errorf("Close left %v", left)
+			}
+		})
+	}
+}
+
+func TestSorterEmpty(t *testing.T) {
+	s := New(t.TempDir(), "empty", 0)
+	defer s.Close()
+	if got := collect(t, s); len(got) != 0 {
+		t.Fatalf("empty sorter gave %v", got)
+	}
+}
+
+func TestSorterSpillError(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "missing"), "x", 1<<16)
+	defer s.Close()
+	var err error
+	for i := 0; i < 10000 && err == nil; i++ {
+		err = s.Add([]byte(fmt.Sprint(i)), make([]byte, 100))
+	}
+	if err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Fatalf("err = %v, want a missing directory error", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

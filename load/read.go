@@ -1,0 +1,206 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+)
+
+// TargetReader reads back what a target holds, for verify. One goroutine
+// uses it at a time.
+//
+// Scan calls fn with every document of collection, in the target's own
+// order (not _id order), one at a time; doc is only valid during the call.
+// A collection that does not exist is empty (exists false). Normalize
+// returns a document as the target would store it: what a directory
+// target's relaxed Extended JSON keeps (int64 values that fit become
+// int32, as mongoimport also reads them), unchanged for a server.
+type TargetReader interface {
+	Scan(ctx context.Context, collection string, fn func(doc bson.Raw) error) (exists bool, err error)
+	Normalize(doc bson.Raw) (bson.Raw, error)
+	Close(ctx context.Context) error
+}
+
+// OpenReader opens target for reading: a server URI or a directory.
+func OpenReader(ctx context.Context, target string) (TargetReader, error) {
+	if IsServerURI(target) {
+		s, err := OpenServer(ctx, target, Options{})
+		if err != nil {
+			return nil, err
+		}
+		return &serverReader{s: s}, nil
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return nil, fmt.Errorf("target directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("target %s is not a directory nor a mongodb:// URI", target)
+	}
+	return &dirReader{dir: target}, nil
+}
+
+type serverReader struct{ s *ServerSink }
+
+func (r *serverReader) Scan(ctx context.Context, collection string, fn func(bson.Raw) error) (bool, error) {
+	names, err := r.s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: collection}})
+	if err != nil {
+		return false, fmt.Errorf("list collections: %w", err)
+	}
+	if len(names) == 0 {
+		return false, nil
+	}
+	// No sort: sorting by _id would make the server sort everything (or
+	// scan an index while fetching randomly); verify sorts on its side.
+	cur, err := r.s.db.Collection(collection).Find(ctx, bson.D{}, options.Find().SetBatchSize(1000))
+	if err != nil {
+		return true, fmt.Errorf("read target collection %q: %w", collection, err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		if err := fn(cur.Current); err != nil {
+			return true, err
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return true, fmt.Errorf("read target collection %q: %w", collection, err)
+	}
+	return true, nil
+}
+
+func (r *serverReader) Normalize(doc bson.Raw) (bson.Raw, error) { return doc, nil }
+
+func (r *serverReader) Close(ctx context.Context) error { return r.s.client.Disconnect(ctx) }
+
+type dirReader struct {
+	dir string
+}
+
+// maxLine caps one JSON line of a directory target: a 16 MiB document in
+// Extended JSON can take several times its BSON size.
+const maxLine = 256 << 20
+
+func (r *dirReader) Scan(ctx context.Context, collection string, fn func(bson.Raw) error) (bool, error) {
+	path := filepath.Join(r.dir, collection+".jsonl")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read target: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	line := 0
+	var doc bson.Raw
+	for sc.Scan() {
+		line++
+		if line%4096 == 0 && ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		doc = doc[:0]
+		if err := bson.UnmarshalExtJSON(b, false, &doc); err != nil {
+			return true, fmt.Errorf("%s:%d: not an Extended JSON document: %w", path, line, err)
+		}
+		if err := fn(doc); err != nil {
+			return true, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return true, fmt.Errorf("read %s after line %d: %w", path, line, err)
+	}
+	return true, nil
+}
+
+// Normalize gives what a relaxed Extended JSON round trip gives: the
+// only value it changes is an int64 that fits an int32 (written as a plain
+// number, read back as int32); every other value round-trips exactly.
+// Rewriting the BSON directly is twice as fast as the round trip, which
+// TestNormalizeIsJSONRoundTrip checks it against.
+func (r *dirReader) Normalize(doc bson.Raw) (bson.Raw, error) {
+	if !hasSmallInt64(bsoncore.Document(doc)) {
+		return doc, nil
+	}
+	out, err := narrowInt64(nil, bsoncore.Document(doc), false)
+	if err != nil {
+		return nil, err
+	}
+	return bson.Raw(out), nil
+}
+
+func fitsInt32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+// hasSmallInt64 reports whether doc (or any nested document or array)
+// holds an int64 that fits an int32.
+func hasSmallInt64(doc bsoncore.Document) bool {
+	elems, err := doc.Elements()
+	if err != nil {
+		return true // let narrowInt64 report it
+	}
+	for _, e := range elems {
+		v := e.Value()
+		switch v.Type {
+		case bsoncore.TypeInt64:
+			if fitsInt32(v.Int64()) {
+				return true
+			}
+		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
+			if hasSmallInt64(bsoncore.Document(v.Data)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// narrowInt64 appends doc to dst with small int64 values as int32.
+func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) {
+	elems, err := doc.Elements()
+	if err != nil {
+		return nil, fmt.Errorf("normalize document: %w", err)
+	}
+	var idx int32
+	if array {
+		idx, dst = bsoncore.AppendArrayStart(dst)
+	} else {
+		idx, dst = bsoncore.AppendDocumentStart(dst)
+	}
+	for _, e := range elems {
+		key, v := e.Key(), e.Value()
+		switch v.Type {
+		case bsoncore.TypeInt64:
+			if n := v.Int64(); fitsInt32(n) {
+				dst = bsoncore.AppendInt32Element(dst, key, int32(n))
+				continue
+			}
+		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
+			dst = bsoncore.AppendHeader(dst, v.Type, key)
+			dst, err = narrowInt64(dst, bsoncore.Document(v.Data), v.Type == bsoncore.TypeArray)
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		dst = bsoncore.AppendValueElement(dst, key, v)
+	}
+	if array {
+		return bsoncore.AppendArrayEnd(dst, idx)
+	}
+	return bsoncore.AppendDocumentEnd(dst, idx)
+}
+
+func (r *dirReader) Close(context.Context) error { return nil }

@@ -1,0 +1,923 @@
+package pipeline
+
+// Verify: rebuild the expected documents from the source with Produce (the
+// code migrate runs) and compare them with what the target holds.
+//
+// Neither side arrives in _id order (bucket page ids, text keys under
+// non-C collations, shared collections interleaving document types), so
+// both are reduced to records (collection + canonical _id, hash of the
+// document's BSON, where the document lies in a spill file), sorted with an
+// external merge sort (internal/extsort) and merged. Only documents whose
+// hashes differ are read back, from the local spill files, for a field
+// diff. Memory is bounded by the sort budget and the batch size whatever
+// the number of documents; disk holds one copy of each side.
+//
+// What counts as equal: the BSON bytes. Key order counts (MongoDB compares
+// documents field by field, in order), and so do BSON types: int32 1,
+// int64 1 and double 1.0 are different values (a type change is what a
+// broken migration or a foreign writer produces, and drivers decode them
+// to different types). The exception is what a target cannot represent:
+// a directory target's relaxed Extended JSON does not keep int32 apart
+// from int64, so the expected documents go through the same round trip
+// before they are compared (load.TargetReader.Normalize). For _id alone,
+// numbers compare by value, as MongoDB's unique index does: an _id stored
+// as int64 where int32 was expected is a differing document, not a missing
+// plus an unexpected one.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/extsort"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+)
+
+// VerifyOptions tune Verify.
+type VerifyOptions struct {
+	// BatchSize is the number of root rows read at a time (as migrate).
+	BatchSize int
+	// TempDir holds the sort runs and spill files ("" is the system's).
+	TempDir string
+	// SortMemory is the memory budget of each of the three sorters, in
+	// bytes (0: 16 MiB).
+	SortMemory int
+	// Sample, in (0, 100), compares only the documents whose _id hashes
+	// into that percentage (the same ones on both sides); 0 or 100 compares
+	// all. Both sides are still read in full (bucket pages depend on every
+	// row), and dangling references are checked against every document.
+	Sample float64
+	// MaxFieldDiffs caps the field differences kept per document (0: 100).
+	MaxFieldDiffs int
+	// Difference is called with every difference, in collection then _id
+	// order (missing, unexpected and differing documents interleaved),
+	// after all unbuildable rows; Dangling with every dangling reference.
+	// Both are called from Verify's goroutine; an error stops Verify.
+	Difference func(Difference) error
+	Dangling   func(DanglingRef) error
+}
+
+// Difference kinds.
+const (
+	// DiffMissing: the source gives a document the target does not hold.
+	DiffMissing = "missing"
+	// DiffUnexpected: the target holds a document the source does not give.
+	DiffUnexpected = "unexpected"
+	// DiffDifferent: both hold the _id, with different contents.
+	DiffDifferent = "different"
+	// DiffDuplicate: the target holds the _id more than once (a directory
+	// target's file; a server refuses this).
+	DiffDuplicate = "duplicate"
+	// DiffUnbuildable: a source row could not become a document (migrate
+	// rejected it too), so the target cannot hold it.
+	DiffUnbuildable = "unbuildable"
+)
+
+// Difference is one document that is not as the source says.
+type Difference struct {
+	Collection string          `json:"collection"`
+	ID         json.RawMessage `json:"_id,omitempty"`
+	Kind       string          `json:"kind"`
+	// Source names the source row (or bucket page) of expected documents.
+	Source string `json:"source,omitempty"`
+	// Fields are the field differences (different), at most
+	// MaxFieldDiffs; MoreFields counts those left out.
+	Fields     []FieldDiff `json:"fields,omitempty"`
+	MoreFields int         `json:"moreFields,omitempty"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// FieldDiff is one differing value. Path is dotted, array items by index
+// ("recentComments.2.author"); the document itself is "". Expected and
+// Found are relaxed Extended JSON, absent when the field is absent.
+type FieldDiff struct {
+	Path         string          `json:"path"`
+	Expected     json.RawMessage `json:"expected,omitempty"`
+	ExpectedType string          `json:"expectedType,omitempty"`
+	Found        json.RawMessage `json:"found,omitempty"`
+	FoundType    string          `json:"foundType,omitempty"`
+	Note         string          `json:"note,omitempty"`
+}
+
+// DanglingRef is a stored reference (a field declared with ref:) to a
+// document that does not exist in the target.
+type DanglingRef struct {
+	Collection    string          `json:"collection"`
+	ID            json.RawMessage `json:"_id"`
+	Path          string          `json:"path"`
+	RefCollection string          `json:"refCollection"`
+	Ref           json.RawMessage `json:"ref"`
+}
+
+// VerifyStats counts one target collection.
+type VerifyStats struct {
+	Collection string `json:"collection"`
+	// Exists is false when the target has no such collection (or file).
+	Exists bool `json:"exists"`
+	// Expected and Found count every document of each side; the other
+	// counters only the sampled ones.
+	Expected    int64 `json:"expected"`
+	Found       int64 `json:"found"`
+	Identical   int64 `json:"identical"`
+	Missing     int64 `json:"missing"`
+	Unexpected  int64 `json:"unexpected"`
+	Different   int64 `json:"different"`
+	Duplicate   int64 `json:"duplicate"`
+	Unbuildable int64 `json:"unbuildable"`
+	Dangling    int64 `json:"danglingRefs"`
+}
+
+// Differences is the number of documents not as the source says.
+func (s VerifyStats) Differences() int64 {
+	return s.Missing + s.Unexpected + s.Different + s.Duplicate + s.Unbuildable
+}
+
+// VerifyResult is the outcome of Verify, one entry per target collection
+// in mapping order.
+type VerifyResult struct {
+	Collections []VerifyStats `json:"collections"`
+}
+
+// Differences totals the collections' differences.
+func (r *VerifyResult) Differences() (n int64) {
+	for _, c := range r.Collections {
+		n += c.Differences()
+	}
+	return n
+}
+
+// Dangling totals the dangling references.
+func (r *VerifyResult) Dangling() (n int64) {
+	for _, c := range r.Collections {
+		n += c.Dangling
+	}
+	return n
+}
+
+// verifier holds one run's state.
+type verifier struct {
+	opt     VerifyOptions
+	target  load.TargetReader
+	stats   map[string]*VerifyStats
+	exp     side
+	found   side
+	refs    *extsort.Sorter
+	refPath map[string][]refPath // by collection
+	names   map[string]bool
+	buf     []byte
+}
+
+// side is one side's sorter and document spill file.
+type side struct {
+	sorter *extsort.Sorter
+	f      *os.File
+	w      *bufio.Writer
+	off    int64
+}
+
+func (s *side) open(dir, name string, mem int) error {
+	f, err := os.CreateTemp(dir, name+"-docs-*")
+	if err != nil {
+		return fmt.Errorf("verify spill file: %w (set --temp-dir to a directory with room)", err)
+	}
+	s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
+	s.sorter = extsort.New(dir, name, mem)
+	return nil
+}
+
+func (s *side) close() {
+	if s.sorter != nil {
+		s.sorter.Close()
+	}
+	if s.f != nil {
+		s.f.Close()
+	}
+}
+
+// Record values: flag byte, then when sampled the document's hash (16),
+// spill offset (8) and length (4); then the raw _id (type byte, uvarint
+// length, bytes) and the source row name.
+const (
+	flagSampled = 1
+	hashLen     = 16
+)
+
+// add stores one document of a side.
+func (v *verifier) add(s *side, coll string, doc bson.Raw, source string) error {
+	idv, err := doc.LookupErr("_id")
+	if err != nil {
+		return fmt.Errorf("collection %q: a document without _id (%s)", coll, abbrevJSON(doc))
+	}
+	key := idKey(coll, idv)
+	val := v.buf[:0]
+	if v.sampled(key) {
+		h := sha256.Sum256(doc)
+		val = append(val, flagSampled)
+		val = append(val, h[:hashLen]...)
+		val = binary.BigEndian.AppendUint64(val, uint64(s.off))
+		val = binary.BigEndian.AppendUint32(val, uint32(len(doc)))
+		if _, err := s.w.Write(doc); err != nil {
+			return fmt.Errorf("verify spill file: %w", err)
+		}
+		s.off += int64(len(doc))
+	} else {
+		val = append(val, 0)
+	}
+	val = append(val, byte(idv.Type))
+	val = binary.AppendUvarint(val, uint64(len(idv.Value)))
+	val = append(val, idv.Value...)
+	val = append(val, source...)
+	v.buf = val
+	return s.sorter.Add(key, val)
+}
+
+func (v *verifier) sampled(key []byte) bool {
+	if v.opt.Sample <= 0 || v.opt.Sample >= 100 {
+		return true
+	}
+	h := fnv.New64a()
+	h.Write(key)
+	return float64(h.Sum64()%1_000_000) < v.opt.Sample*10_000
+}
+
+// Verify compares the documents plan gives from snap with what target
+// holds, and returns the counts per collection; every difference and
+// dangling reference goes to opt's callbacks.
+func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.TargetReader, opt VerifyOptions) (*VerifyResult, error) {
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = 1000
+	}
+	if opt.SortMemory <= 0 {
+		opt.SortMemory = 16 << 20
+	}
+	if opt.MaxFieldDiffs <= 0 {
+		opt.MaxFieldDiffs = 100
+	}
+	if opt.Difference == nil {
+		opt.Difference = func(Difference) error { return nil }
+	}
+	if opt.Dangling == nil {
+		opt.Dangling = func(DanglingRef) error { return nil }
+	}
+	dir, err := os.MkdirTemp(opt.TempDir, "denorm-verify-*")
+	if err != nil {
+		return nil, fmt.Errorf("verify temporary directory: %w (set --temp-dir)", err)
+	}
+	defer os.RemoveAll(dir)
+	v := &verifier{opt: opt, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
+	defer v.exp.close()
+	defer v.found.close()
+	if err := v.exp.open(dir, "expected", opt.SortMemory); err != nil {
+		return nil, err
+	}
+	if err := v.found.open(dir, "found", opt.SortMemory); err != nil {
+		return nil, err
+	}
+	v.refs = extsort.New(dir, "refs", opt.SortMemory)
+	defer v.refs.Close()
+
+	res := &VerifyResult{}
+	var order []string
+	for _, cp := range plan.Collections {
+		if !v.names[cp.Name] {
+			v.names[cp.Name] = true
+			order = append(order, cp.Name)
+			v.stats[cp.Name] = &VerifyStats{Collection: cp.Name}
+		}
+		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
+	}
+
+	// The expected side, built as migrate builds it.
+	for _, cp := range plan.Collections {
+		st := v.stats[cp.Name]
+		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
+			for _, e := range b.Errors {
+				st.Unbuildable++
+				if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
+					return err
+				}
+			}
+			for _, d := range b.Docs {
+				raw, err := load.AppendDocument(nil, d.Body)
+				if err == nil {
+					raw, err = target.Normalize(raw)
+				}
+				if err != nil {
+					st.Unbuildable++
+					if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: d.Source, Error: err.Error()}); err != nil {
+						return err
+					}
+					continue
+				}
+				st.Expected++
+				if err := v.add(&v.exp, cp.Name, raw, d.Source); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("build expected documents: %w", err)
+		}
+	}
+
+	// The found side, in the target's own order.
+	for _, name := range order {
+		st := v.stats[name]
+		exists, err := target.Scan(ctx, name, func(doc bson.Raw) error {
+			st.Found++
+			if err := v.add(&v.found, name, doc, ""); err != nil {
+				return err
+			}
+			return v.collectRefs(name, doc)
+		})
+		st.Exists = exists
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range []*side{&v.exp, &v.found} {
+		if err := s.w.Flush(); err != nil {
+			return nil, fmt.Errorf("verify spill file: %w", err)
+		}
+	}
+	if err := v.merge(ctx); err != nil {
+		return nil, err
+	}
+	if err := v.dangling(ctx); err != nil {
+		return nil, err
+	}
+	for _, name := range order {
+		res.Collections = append(res.Collections, *v.stats[name])
+	}
+	return res, nil
+}
+
+// entry is one decoded sort record.
+type entry struct {
+	ok      bool
+	key     []byte
+	sampled bool
+	hash    []byte
+	off     int64
+	size    int
+	idType  bson.Type
+	id      []byte
+	source  string
+}
+
+type cursor struct {
+	it  *extsort.Iter
+	cur entry
+}
+
+func (c *cursor) next() error {
+	if !c.it.Next() {
+		c.cur = entry{}
+		return c.it.Err()
+	}
+	k, val := c.it.Key(), c.it.Value()
+	e := entry{ok: true, key: append([]byte(nil), k...)}
+	if len(val) < 1 {
+		return errors.New("verify: corrupt sort record")
+	}
+	e.sampled = val[0]&flagSampled != 0
+	val = val[1:]
+	if e.sampled {
+		if len(val) < hashLen+12 {
+			return errors.New("verify: corrupt sort record")
+		}
+		e.hash = append([]byte(nil), val[:hashLen]...)
+		e.off = int64(binary.BigEndian.Uint64(val[hashLen:]))
+		e.size = int(binary.BigEndian.Uint32(val[hashLen+8:]))
+		val = val[hashLen+12:]
+	}
+	if len(val) < 1 {
+		return errors.New("verify: corrupt sort record")
+	}
+	e.idType = bson.Type(val[0])
+	n, w := binary.Uvarint(val[1:])
+	if w <= 0 || int(n) > len(val)-1-w {
+		return errors.New("verify: corrupt sort record")
+	}
+	e.id = append([]byte(nil), val[1+w:1+w+int(n)]...)
+	e.source = string(val[1+w+int(n):])
+	c.cur = e
+	return nil
+}
+
+func (e *entry) collection() string {
+	i := bytes.IndexByte(e.key, 0)
+	return string(e.key[:i])
+}
+
+func (e *entry) idJSON() json.RawMessage {
+	return valueJSON(bson.RawValue{Type: e.idType, Value: e.id})
+}
+
+func (s *side) read(e *entry) (bson.Raw, error) {
+	b := make([]byte, e.size)
+	if _, err := s.f.ReadAt(b, e.off); err != nil {
+		return nil, fmt.Errorf("verify spill file: %w", err)
+	}
+	return bson.Raw(b), nil
+}
+
+// merge walks both sorted sides together.
+func (v *verifier) merge(ctx context.Context) error {
+	ei, err := v.exp.sorter.Iter()
+	if err != nil {
+		return err
+	}
+	defer ei.Close()
+	fi, err := v.found.sorter.Iter()
+	if err != nil {
+		return err
+	}
+	defer fi.Close()
+	e, f := &cursor{it: ei}, &cursor{it: fi}
+	if err := e.next(); err != nil {
+		return err
+	}
+	if err := f.next(); err != nil {
+		return err
+	}
+	var prevFound []byte
+	n := 0
+	for e.cur.ok || f.cur.ok {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c := 0
+		switch {
+		case !e.cur.ok:
+			c = 1
+		case !f.cur.ok:
+			c = -1
+		default:
+			c = bytes.Compare(e.cur.key, f.cur.key)
+		}
+		switch {
+		case c < 0:
+			x := e.cur
+			if x.sampled {
+				v.stats[x.collection()].Missing++
+				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source}); err != nil {
+					return err
+				}
+			}
+			if err := e.next(); err != nil {
+				return err
+			}
+		case c > 0:
+			x := f.cur
+			if x.sampled {
+				kind := DiffUnexpected
+				if bytes.Equal(x.key, prevFound) {
+					kind = DiffDuplicate
+				}
+				st := v.stats[x.collection()]
+				if kind == DiffDuplicate {
+					st.Duplicate++
+				} else {
+					st.Unexpected++
+				}
+				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: kind}); err != nil {
+					return err
+				}
+			}
+			prevFound = x.key
+			if err := f.next(); err != nil {
+				return err
+			}
+		default:
+			x, y := e.cur, f.cur
+			if x.sampled && y.sampled {
+				st := v.stats[x.collection()]
+				if bytes.Equal(x.hash, y.hash) {
+					st.Identical++
+				} else {
+					st.Different++
+					want, err := v.exp.read(&x)
+					if err != nil {
+						return err
+					}
+					got, err := v.found.read(&y)
+					if err != nil {
+						return err
+					}
+					d := Difference{Collection: x.collection(), ID: y.idJSON(), Kind: DiffDifferent, Source: x.source}
+					dd := differ{max: v.opt.MaxFieldDiffs}
+					dd.doc("", want, got)
+					d.Fields, d.MoreFields = dd.out, dd.more
+					if err := v.opt.Difference(d); err != nil {
+						return err
+					}
+				}
+			}
+			prevFound = y.key
+			if err := e.next(); err != nil {
+				return err
+			}
+			if err := f.next(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// idKey is the sort key of a document: its collection, a NUL, and its _id
+// in a canonical form where numbers of any BSON type compare by value.
+func idKey(coll string, id bson.RawValue) []byte {
+	k := make([]byte, 0, len(coll)+2+len(id.Value))
+	k = append(k, coll...)
+	k = append(k, 0)
+	if n, ok := integral(id); ok {
+		k = append(k, 'n')
+		return binary.BigEndian.AppendUint64(k, uint64(n)^(1<<63))
+	}
+	k = append(k, byte(id.Type))
+	return append(k, id.Value...)
+}
+
+// integral returns a number's value when it is an integer.
+func integral(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		if x, ok := v.Int32OK(); ok {
+			return int64(x), true
+		}
+	case bson.TypeInt64:
+		if x, ok := v.Int64OK(); ok {
+			return x, true
+		}
+	case bson.TypeDouble:
+		if x, ok := v.DoubleOK(); ok && x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+// valueJSON renders a value as relaxed Extended JSON; values over 1 KiB
+// are abbreviated to a JSON string saying so.
+func valueJSON(v bson.RawValue) json.RawMessage {
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
+	if err != nil || len(b) < 6 {
+		return json.RawMessage(strconv.Quote(v.String()))
+	}
+	b = b[5 : len(b)-1]
+	if len(b) > 1024 {
+		s := fmt.Sprintf("(%d bytes of JSON) %s...", len(b), b[:200])
+		q, _ := json.Marshal(s)
+		return q
+	}
+	return json.RawMessage(b)
+}
+
+func abbrevJSON(doc bson.Raw) string {
+	s := doc.String()
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// typeName names a BSON type the way users know it.
+func typeName(t bson.Type) string {
+	switch t {
+	case bson.TypeInt32:
+		return "int32"
+	case bson.TypeInt64:
+		return "int64"
+	case bson.TypeDouble:
+		return "double"
+	case bson.TypeString:
+		return "string"
+	case bson.TypeBoolean:
+		return "bool"
+	case bson.TypeDateTime:
+		return "date"
+	case bson.TypeDecimal128:
+		return "decimal"
+	case bson.TypeEmbeddedDocument:
+		return "object"
+	case bson.TypeArray:
+		return "array"
+	case bson.TypeNull:
+		return "null"
+	case bson.TypeBinary:
+		return "binData"
+	case bson.TypeObjectID:
+		return "objectId"
+	}
+	return t.String()
+}
+
+// differ collects field differences up to max.
+type differ struct {
+	max  int
+	out  []FieldDiff
+	more int
+}
+
+func (d *differ) add(f FieldDiff) {
+	if len(d.out) >= d.max {
+		d.more++
+		return
+	}
+	d.out = append(d.out, f)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d *differ) value(path string, want, got bson.RawValue) {
+	if want.Type == got.Type && bytes.Equal(want.Value, got.Value) {
+		return
+	}
+	if want.Type == got.Type {
+		switch want.Type {
+		case bson.TypeEmbeddedDocument:
+			d.doc(path, want.Document(), got.Document())
+			return
+		case bson.TypeArray:
+			d.array(path, want.Array(), got.Array())
+			return
+		}
+	}
+	d.add(FieldDiff{Path: path, Expected: valueJSON(want), ExpectedType: typeName(want.Type), Found: valueJSON(got), FoundType: typeName(got.Type)})
+}
+
+func (d *differ) doc(path string, want, got bson.Raw) {
+	we, err1 := want.Elements()
+	ge, err2 := got.Elements()
+	if err1 != nil || err2 != nil {
+		d.add(FieldDiff{Path: path, Note: "document is not valid BSON"})
+		return
+	}
+	gotBy := make(map[string]bson.RawValue, len(ge))
+	var gotKeys []string
+	for _, e := range ge {
+		k := e.Key()
+		gotBy[k] = e.Value()
+		gotKeys = append(gotKeys, k)
+	}
+	wantBy := make(map[string]bool, len(we))
+	var wantKeys []string
+	for _, e := range we {
+		k := e.Key()
+		wantBy[k] = true
+		wantKeys = append(wantKeys, k)
+		g, ok := gotBy[k]
+		if !ok {
+			w := e.Value()
+			d.add(FieldDiff{Path: join(path, k), Expected: valueJSON(w), ExpectedType: typeName(w.Type), Note: "missing field"})
+			continue
+		}
+		d.value(join(path, k), e.Value(), g)
+	}
+	for _, e := range ge {
+		if !wantBy[e.Key()] {
+			g := e.Value()
+			d.add(FieldDiff{Path: join(path, e.Key()), Found: valueJSON(g), FoundType: typeName(g.Type), Note: "unexpected field"})
+		}
+	}
+	common := func(keys []string, in func(string) bool) []string {
+		var out []string
+		for _, k := range keys {
+			if in(k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	wc := common(wantKeys, func(k string) bool { _, ok := gotBy[k]; return ok })
+	gc := common(gotKeys, func(k string) bool { return wantBy[k] })
+	if !slices.Equal(wc, gc) {
+		d.add(FieldDiff{Path: path, Note: fmt.Sprintf("field order differs: expected %s, found %s", strings.Join(wc, ","), strings.Join(gc, ","))})
+	}
+}
+
+func (d *differ) array(path string, want, got bson.RawArray) {
+	wv, err1 := want.Values()
+	gv, err2 := got.Values()
+	if err1 != nil || err2 != nil {
+		d.add(FieldDiff{Path: path, Note: "array is not valid BSON"})
+		return
+	}
+	if len(wv) != len(gv) {
+		d.add(FieldDiff{Path: path, Note: fmt.Sprintf("array has %d items, expected %d", len(gv), len(wv))})
+	} else if sameItems(wv, gv) {
+		d.add(FieldDiff{Path: path, Note: "same items in a different order"})
+	}
+	for i := 0; i < len(wv) || i < len(gv); i++ {
+		p := join(path, strconv.Itoa(i))
+		switch {
+		case i >= len(gv):
+			d.add(FieldDiff{Path: p, Expected: valueJSON(wv[i]), ExpectedType: typeName(wv[i].Type), Note: "missing item"})
+		case i >= len(wv):
+			d.add(FieldDiff{Path: p, Found: valueJSON(gv[i]), FoundType: typeName(gv[i].Type), Note: "unexpected item"})
+		default:
+			d.value(p, wv[i], gv[i])
+		}
+	}
+}
+
+// sameItems reports whether two arrays hold the same values as multisets.
+func sameItems(a, b []bson.RawValue) bool {
+	enc := func(vs []bson.RawValue) []string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = string(byte(v.Type)) + string(v.Value)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(enc(a), enc(b))
+}
+
+// refPath is where one collection entry stores references: the field path
+// (arrays on the way are walked into) and the collection referenced.
+type refPath struct {
+	steps []string
+	coll  string
+	// disc selects the entry's documents in a shared collection.
+	discKey string
+	discVal any
+}
+
+// refPaths lists the fields of cp declared with ref:.
+func refPaths(cp *mappings.CollectionPlan) []refPath {
+	var out []refPath
+	var walk func(n *mappings.Node, prefix []string)
+	walk = func(n *mappings.Node, prefix []string) {
+		for _, f := range n.Fields {
+			if f.Name == "" || f.Key != nil {
+				continue // pivoted names: no fixed path
+			}
+			steps := append(slices.Clip(prefix), f.Name)
+			switch f.Kind {
+			case mappings.FieldColumn, mappings.FieldIds:
+				if f.RefCollection != "" {
+					out = append(out, refPath{steps: steps, coll: f.RefCollection, discKey: cp.Discriminator, discVal: cp.DiscriminatorValue})
+				}
+			case mappings.FieldEmbed:
+				walk(f.Embed, steps)
+			}
+		}
+	}
+	if cp.Bucket != nil {
+		// Bucket pages hold the root rows under the items array.
+		walk(cp.Root, []string{cp.Bucket.Items})
+	} else {
+		walk(cp.Root, nil)
+	}
+	return out
+}
+
+// collectRefs records the references a found document stores.
+func (v *verifier) collectRefs(coll string, doc bson.Raw) error {
+	paths := v.refPath[coll]
+	if len(paths) == 0 {
+		return nil
+	}
+	idv, err := doc.LookupErr("_id")
+	if err != nil {
+		return nil
+	}
+	for _, p := range paths {
+		if !v.names[p.coll] {
+			continue // not a collection of this file: cannot be checked
+		}
+		if p.discKey != "" {
+			dv, err := doc.LookupErr(p.discKey)
+			got, isString := dv.StringValueOK()
+			if want, ok := p.discVal.(string); ok && (err != nil || !isString || got != want) {
+				continue // another document type of the shared collection
+			}
+		}
+		var werr error
+		walkPath(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: doc}, p.steps, nil, func(path []string, ref bson.RawValue) {
+			if werr != nil {
+				return
+			}
+			val, _ := json.Marshal(danglingVal{Collection: coll, ID: valueJSON(idv), Path: strings.Join(path, ".")})
+			werr = v.refs.Add(idKey(p.coll, ref), val)
+		})
+		if werr != nil {
+			return werr
+		}
+	}
+	return nil
+}
+
+type danglingVal struct {
+	Collection string          `json:"c"`
+	ID         json.RawMessage `json:"i"`
+	Path       string          `json:"p"`
+}
+
+// walkPath calls fn with every value at steps below v, walking into
+// arrays; a value that is itself an array of references gives each item.
+func walkPath(v bson.RawValue, steps []string, at []string, fn func([]string, bson.RawValue)) {
+	if v.Type == bson.TypeArray {
+		vals, err := v.Array().Values()
+		if err != nil {
+			return
+		}
+		for i, x := range vals {
+			walkPath(x, steps, append(slices.Clip(at), strconv.Itoa(i)), fn)
+		}
+		return
+	}
+	if len(steps) == 0 {
+		if v.Type != bson.TypeNull && v.Type != bson.TypeUndefined {
+			fn(at, v)
+		}
+		return
+	}
+	if v.Type != bson.TypeEmbeddedDocument {
+		return
+	}
+	x, err := v.Document().LookupErr(steps[0])
+	if err != nil {
+		return
+	}
+	walkPath(x, steps[1:], append(slices.Clip(at), steps[0]), fn)
+}
+
+// dangling merges the sorted references with the found documents' _ids.
+func (v *verifier) dangling(ctx context.Context) error {
+	ri, err := v.refs.Iter()
+	if err != nil {
+		return err
+	}
+	defer ri.Close()
+	fi, err := v.found.sorter.Iter()
+	if err != nil {
+		return err
+	}
+	defer fi.Close()
+	f := &cursor{it: fi}
+	if err := f.next(); err != nil {
+		return err
+	}
+	n := 0
+	for ri.Next() {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		key := ri.Key()
+		for f.cur.ok && bytes.Compare(f.cur.key, key) < 0 {
+			if err := f.next(); err != nil {
+				return err
+			}
+		}
+		if f.cur.ok && bytes.Equal(f.cur.key, key) {
+			continue
+		}
+		var dv danglingVal
+		if err := json.Unmarshal(ri.Value(), &dv); err != nil {
+			return fmt.Errorf("verify: corrupt reference record: %w", err)
+		}
+		refColl := string(key[:bytes.IndexByte(key, 0)])
+		v.stats[dv.Collection].Dangling++
+		if err := v.opt.Dangling(DanglingRef{Collection: dv.Collection, ID: dv.ID, Path: dv.Path, RefCollection: refColl, Ref: refJSON(key[len(refColl)+1:])}); err != nil {
+			return err
+		}
+	}
+	return ri.Err()
+}
+
+// refJSON renders a reference from its canonical key form.
+func refJSON(k []byte) json.RawMessage {
+	if len(k) == 9 && k[0] == 'n' {
+		n := int64(binary.BigEndian.Uint64(k[1:]) ^ (1 << 63))
+		return json.RawMessage(strconv.FormatInt(n, 10))
+	}
+	if len(k) == 0 {
+		return json.RawMessage(`null`)
+	}
+	return valueJSON(bson.RawValue{Type: bson.Type(k[0]), Value: k[1:]})
+}
