@@ -37,7 +37,13 @@ func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Cat
 		schemas[i], names[i] = s, n
 	}
 	rows, err := q.Query(ctx, `
-SELECT n.nspname, c.relname, c.oid::int8, c.reltuples::int8,
+SELECT n.nspname, c.relname, c.oid::int8,
+       -- Row estimate: the planner's; for a table never analyzed (-1), the
+       -- statistics collector's live rows, or -2 for "small enough to count".
+       CASE WHEN c.reltuples >= 0 THEN c.reltuples::int8
+            WHEN c.relkind = 'r' AND c.relpages < 1280 THEN -2
+            WHEN pg_stat_get_live_tuples(c.oid) > 0 THEN pg_stat_get_live_tuples(c.oid)
+            ELSE -1 END,
        a.attname, format_type(a.atttypid, a.atttypmod), t.typname, t.typcategory::text,
        coalesce(et.typname, ''), coalesce(et.typcategory::text, ''), a.attnotnull
 FROM unnest($1::text[], $2::text[]) AS want(nsp, rel)
@@ -74,6 +80,22 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	for _, t := range oids {
+		if t.Estimate != -2 {
+			continue
+		}
+		// Under 10 MiB and never analyzed: an exact count is cheap, and
+		// progress can show a total.
+		rows, err := q.Query(ctx, "SELECT count(*) FROM "+tableRef(t))
+		if err != nil {
+			return nil, fmt.Errorf("count the rows of %s: %w", t.Name, err)
+		}
+		n, err := pgx.CollectOneRow(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, fmt.Errorf("count the rows of %s: %w", t.Name, err)
+		}
+		t.Estimate = n
 	}
 	if len(oids) == 0 {
 		return cat, nil
