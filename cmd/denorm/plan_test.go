@@ -104,42 +104,49 @@ func TestPlanMatchesMigrate(t *testing.T) {
 	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
 	for _, name := range examples(t) { // the examples that run on seed.sql
 		mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
-		t.Run(name, func(t *testing.T) {
-			rep := planJSON(t, "--mapping", mapping, "--source", src)
-			uri, db := testenv.MongoDB(t)
-			if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", uri); code != 0 {
-				t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
-			}
-			counts, largest, sizeOf := targetFigures(t, db)
-			planned := map[string]int64{}
-			plannedMax := map[string]int{}
-			plannedID := map[string]string{}
-			for _, c := range rep.Collections {
-				planned[c.Name] += c.Documents
-				if c.Documents != c.Seen || rep.Estimated {
-					t.Errorf("%s: a full plan must be exact: documents %d, seen %d, estimated %v", c.Name, c.Documents, c.Seen, rep.Estimated)
-				}
-				if c.Largest != nil && c.Size.Max > plannedMax[c.Name] {
-					plannedMax[c.Name] = c.Size.Max
-					plannedID[c.Name] = `{"v":` + c.Largest.ID + `}`
-				}
-			}
-			if len(planned) != len(counts) {
-				t.Errorf("plan reports collections %v, migrate wrote %v", planned, counts)
-			}
-			for name, n := range planned {
-				if counts[name] != n {
-					t.Errorf("%s: plan counts %d documents, migrate wrote %d", name, n, counts[name])
-				}
-				if plannedMax[name] != largest[name] {
-					t.Errorf("%s: plan's largest document is %d bytes, the target's largest is %d bytes", name, plannedMax[name], largest[name])
-				}
-				if got, ok := sizeOf[name][plannedID[name]]; !ok || got != plannedMax[name] {
-					t.Errorf("%s: plan's largest document %s is %d bytes; in the target it is %d bytes (found %v)", name, plannedID[name], plannedMax[name], got, ok)
-				}
-				t.Logf("%s: %d documents, largest %d bytes (%s)", name, n, plannedMax[name], plannedID[name])
-			}
-		})
+		t.Run(name, func(t *testing.T) { planMatchesServer(t, mapping, src) })
+	}
+}
+
+// planMatchesServer plans mapping on src, migrates it into a fresh
+// database of the test server and checks plan's figures against what is
+// stored there: the document counts, and the size of the largest document
+// (plan's largest is the target's largest, byte for byte).
+func planMatchesServer(t *testing.T, mapping, src string) {
+	t.Helper()
+	rep := planJSON(t, "--mapping", mapping, "--source", src)
+	uri, db := testenv.MongoDB(t)
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", uri); code != 0 {
+		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+	}
+	counts, largest, sizeOf := targetFigures(t, db)
+	planned := map[string]int64{}
+	plannedMax := map[string]int{}
+	plannedID := map[string]string{}
+	for _, c := range rep.Collections {
+		planned[c.Name] += c.Documents
+		if c.Documents != c.Seen || rep.Estimated {
+			t.Errorf("%s: a full plan must be exact: documents %d, seen %d, estimated %v", c.Name, c.Documents, c.Seen, rep.Estimated)
+		}
+		if c.Largest != nil && c.Size.Max > plannedMax[c.Name] {
+			plannedMax[c.Name] = c.Size.Max
+			plannedID[c.Name] = `{"v":` + c.Largest.ID + `}`
+		}
+	}
+	if len(planned) != len(counts) {
+		t.Errorf("plan reports collections %v, migrate wrote %v", planned, counts)
+	}
+	for name, n := range planned {
+		if counts[name] != n {
+			t.Errorf("%s: plan counts %d documents, migrate wrote %d", name, n, counts[name])
+		}
+		if plannedMax[name] != largest[name] {
+			t.Errorf("%s: plan's largest document is %d bytes, the target's largest is %d bytes", name, plannedMax[name], largest[name])
+		}
+		if got, ok := sizeOf[name][plannedID[name]]; !ok || got != plannedMax[name] {
+			t.Errorf("%s: plan's largest document %s is %d bytes; in the target it is %d bytes (found %v)", name, plannedID[name], plannedMax[name], got, ok)
+		}
+		t.Logf("%s: %d documents, largest %d bytes (%s)", name, n, plannedMax[name], plannedID[name])
 	}
 }
 
