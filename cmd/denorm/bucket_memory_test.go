@@ -43,14 +43,16 @@ func TestBucketBoundedMemory(t *testing.T) {
 		addComments(t, db, n)
 		dbs = append(dbs, db)
 	}
-	med := medianPeaks(t, bin, mapping, dbs, func(i int, dir string) {
-		// The seed has 4 pages (post 1: 250 comments, post 2: 2).
-		if got, want := countLines(t, filepath.Join(dir, "comments.jsonl")), 4+(sizes[i]+99)/100; got != want {
-			t.Fatalf("%d comments: wrote %d pages, want %d", sizes[i], got, want)
-		}
-		if got := countLines(t, filepath.Join(dir, "posts.jsonl")); got != 4 {
-			t.Fatalf("%d comments: wrote %d posts, want 4", sizes[i], got)
-		}
+	med := medianPeaks(t, len(sizes), func(i int) int64 {
+		return migratePeak(t, bin, mapping, dbs[i], func(dir string) {
+			// The seed has 4 pages (post 1: 250 comments, post 2: 2).
+			if got, want := countLines(t, filepath.Join(dir, "comments.jsonl")), 4+(sizes[i]+99)/100; got != want {
+				t.Fatalf("%d comments: wrote %d pages, want %d", sizes[i], got, want)
+			}
+			if got := countLines(t, filepath.Join(dir, "posts.jsonl")); got != 4 {
+				t.Fatalf("%d comments: wrote %d posts, want 4", sizes[i], got)
+			}
+		})
 	}, func(i int) string { return fmt.Sprintf("%8d comments on one post", sizes[i]) })
 	small, large := med[0], med[1]
 	ratio := float64(large) / float64(small)

@@ -58,32 +58,39 @@ func peakRSS(t *testing.T, bin string, args ...string) int64 {
 	return kib
 }
 
-// medianPeaks migrates each database in turn with mapping into a fresh
-// directory, three rounds interleaved (so machine load and GC timing hit
-// every size alike), checks each output, logs every peak RSS and returns
-// each database's median in KiB. Peak RSS moves by a few MiB from run to
-// run: medians of interleaved runs are what can be compared.
-func medianPeaks(t *testing.T, bin, mapping string, dbs []string, check func(i int, dir string), name func(i int) string) []int64 {
+// medianPeaks measures the peak RSS of run(i) for every size i, five
+// rounds interleaved (so machine load and GC timing hit every size alike),
+// logs every figure and returns each size's median in KiB. Peak RSS moves
+// by a few MiB from run to run: medians of interleaved runs are what can
+// be compared.
+func medianPeaks(t *testing.T, sizes int, run func(i int) int64, name func(i int) string) []int64 {
 	t.Helper()
-	const runs = 3
-	rss := make([][]int64, len(dbs))
+	const runs = 5
+	rss := make([][]int64, sizes)
 	for r := 0; r < runs; r++ {
-		for i, db := range dbs {
-			dir := t.TempDir()
-			kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
-			check(i, dir)
-			rss[i] = append(rss[i], kib)
-			_ = os.RemoveAll(dir)
+		for i := range rss {
+			rss[i] = append(rss[i], run(i))
 		}
 	}
-	med := make([]int64, len(dbs))
-	for i := range dbs {
+	med := make([]int64, sizes)
+	for i := range rss {
 		s := slices.Clone(rss[i])
 		slices.Sort(s)
 		med[i] = s[len(s)/2]
 		t.Logf("%s: peak RSS of %d runs %v KiB, median %.1f MiB", name(i), runs, rss[i], float64(med[i])/1024)
 	}
 	return med
+}
+
+// migratePeak migrates db with mapping into a fresh directory, has check
+// look at the output, and returns the run's peak RSS in KiB.
+func migratePeak(t *testing.T, bin, mapping, db string, check func(dir string)) int64 {
+	t.Helper()
+	dir := t.TempDir()
+	kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
+	check(dir)
+	_ = os.RemoveAll(dir)
+	return kib
 }
 
 func countLines(t *testing.T, path string) int {
@@ -111,10 +118,12 @@ func TestBoundedMemory(t *testing.T) {
 		addPersons(t, db, n)
 		dbs = append(dbs, db)
 	}
-	med := medianPeaks(t, bin, mapping, dbs, func(i int, dir string) {
-		if got := countLines(t, filepath.Join(dir, "people.jsonl")); got != sizes[i]+2 {
-			t.Fatalf("%d persons: wrote %d documents, want %d", sizes[i], got, sizes[i]+2)
-		}
+	med := medianPeaks(t, len(sizes), func(i int) int64 {
+		return migratePeak(t, bin, mapping, dbs[i], func(dir string) {
+			if got := countLines(t, filepath.Join(dir, "people.jsonl")); got != sizes[i]+2 {
+				t.Fatalf("%d persons: wrote %d documents, want %d", sizes[i], got, sizes[i]+2)
+			}
+		})
 	}, func(i int) string { return fmt.Sprintf("%7d persons", sizes[i]) })
 	small, large := med[0], med[1]
 	if ratio := float64(large) / float64(small); ratio > 1.2 {

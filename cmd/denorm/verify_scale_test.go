@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,26 +79,14 @@ func TestVerifyBoundedMemory(t *testing.T) {
 		}
 		dbs, dirs = append(dbs, db), append(dirs, dir)
 	}
-	const runs = 3
-	rss := make([][]int64, len(sizes))
-	for r := 0; r < runs; r++ {
-		for i, n := range sizes {
-			kib, out := verifyRSS(t, bin, "--mapping", mapping, "--source", dbs[i], "--target", dirs[i], "--sort-memory", "1", "--temp-dir", t.TempDir())
-			if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", n+2); got != want {
-				t.Fatalf("%d persons: summary row %q, want %q:\n%s", n, got, want, out)
-			}
-			rss[i] = append(rss[i], kib)
+	med := medianPeaks(t, len(sizes), func(i int) int64 {
+		kib, out := verifyRSS(t, bin, "--mapping", mapping, "--source", dbs[i], "--target", dirs[i], "--sort-memory", "1", "--temp-dir", t.TempDir())
+		if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", sizes[i]+2); got != want {
+			t.Fatalf("%d persons: summary row %q, want %q:\n%s", sizes[i], got, want, out)
 		}
-	}
-	med := func(v []int64) int64 {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
-	for i, n := range sizes {
-		t.Logf("%7d documents: peak RSS of %d verify runs %v KiB, median %.1f MiB", n+2, runs, rss[i], float64(med(rss[i]))/1024)
-	}
-	small, large := med(rss[0]), med(rss[1])
+		return kib
+	}, func(i int) string { return fmt.Sprintf("%7d documents (verify)", sizes[i]+2) })
+	small, large := med[0], med[1]
 	if ratio := float64(large) / float64(small); ratio > 1.25 {
 		t.Errorf("median peak RSS grew %.2fx for 10x the documents (%d KiB -> %d KiB); want at most 1.25x", ratio, small, large)
 	}
