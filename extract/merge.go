@@ -18,12 +18,12 @@ package extract
 // A relation is streamed when it joins the root on exactly the root's
 // stream key, that key is ascending and made of integer columns (so Go
 // compares keys exactly as PostgreSQL orders them, whatever the collation),
-// the relation takes every related row (no subset limit), and the root has
-// no filter (a selective filter would make a full scan of the relation the
-// slower way); at most maxStreams relations per collection are streamed,
-// each taking a connection. Everything else - lookups, subsets, nested
-// relations - is still read set-wise per batch on the snapshot's own
-// connection.
+// and the relation takes every related row (no subset limit); when the
+// root has a filter, a relation's stream keeps the rows of the parents it
+// selects (a semi-join). At most maxStreams relations per collection are
+// streamed, each taking a connection. Everything else - lookups, subsets,
+// nested relations - is still read set-wise per batch on the snapshot's
+// own connection.
 
 import (
 	"context"
@@ -96,9 +96,6 @@ func Streamable(plan *mappings.CollectionPlan) []*mappings.Node { return streama
 
 func streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	root := plan.Root
-	if root.Filter != "" {
-		return nil
-	}
 	key := plan.Key()
 	for _, k := range key {
 		if k.Desc || !intKeyType(root.Columns[k.Col].TypeName) || !root.Columns[k.Col].NotNull {
@@ -123,6 +120,20 @@ func streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	return out
 }
 
+// rootFilter is the query selecting the keys of the root rows the root's
+// filter keeps, or "" when the root has no filter.
+func rootFilter(plan *mappings.CollectionPlan) string {
+	root := plan.Root
+	if root.Filter == "" {
+		return ""
+	}
+	cols := make([]string, 0, len(plan.Key()))
+	for _, k := range plan.Key() {
+		cols = append(cols, colRef(root.Columns[k.Col].Name))
+	}
+	return fmt.Sprintf("SELECT %s FROM %s AS t WHERE (%s)", strings.Join(cols, ", "), tableRef(root.Table), root.Filter)
+}
+
 func intKeyType(t string) bool { return t == "int2" || t == "int4" || t == "int8" }
 
 // startStreams opens the root stream and one per streamable relation,
@@ -145,7 +156,7 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		nodes = nil // parts hash the bucket's parent columns, which relations lack
 	}
 	for _, c := range nodes {
-		sql, args := streamQuery(c, r.after, r.part)
+		sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
 		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
 	}
 	conns := make([]*attached, 0, len(jobs))
@@ -327,15 +338,20 @@ func intValue(v any) int64 {
 }
 
 // streamQuery reads every row of relation n joined to a root row after
-// the key `after` (in part, when parted), ordered by the join key and then
-// n's order.
-func streamQuery(n *mappings.Node, after Key, part Part) (string, []any) {
+// the key `after` (in part, when parted; of the parents selected by the
+// query parents, when not empty), ordered by the join key and then n's
+// order.
+func streamQuery(n *mappings.Node, after Key, part Part, parents string) (string, []any) {
 	keys := keyRefs(n)
 	types := keyTypes(n)
 	var where []string
 	var args []any
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
+	}
+	if parents != "" {
+		// Only the rows of parents the root's filter keeps (a semi-join).
+		where = append(where, fmt.Sprintf("(%s) IN (%s)", strings.Join(keys, ", "), parents))
 	}
 	if part.N > 1 {
 		// The join key holds the root's key values: the same hash picks

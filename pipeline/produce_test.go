@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -84,6 +86,21 @@ func TestMergeStreamsMatchSetWise(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example mappings: %v", err)
 	}
+	// A root with a filter: its relations' streams keep only the rows of
+	// the parents it selects.
+	filtered := filepath.Join(t.TempDir(), "person-filtered.yaml")
+	person, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "person.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFilter := strings.Replace(string(person), "    table: person\n", "    table: person\n    filter: \"id % 3 <> 0 AND first_name <> 'F103'\"\n", 1)
+	if withFilter == string(person) {
+		t.Fatal("could not add a filter to person.yaml")
+	}
+	if err := os.WriteFile(filtered, []byte(withFilter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filtered)
 	streamed := false
 	for _, file := range files {
 		// Batches of one row cross every parent boundary; Pagila's thousands
