@@ -19,7 +19,7 @@ import (
 
 // addPersons adds n generated persons (ids from 1000) with 2 contact
 // details each and an address for 3 persons out of 2 to the seed schema.
-func addPersons(t *testing.T, db string, n int) {
+func addPersons(t testing.TB, db string, n int) {
 	t.Helper()
 	testenv.Exec(t, db, fmt.Sprintf(`
 INSERT INTO person (id, first_name, last_name)

@@ -18,16 +18,7 @@ import (
 func personsDB(tb testing.TB, n int) string {
 	tb.Helper()
 	db := testenv.PostgresDB(tb, filepath.Join(testenv.Root(tb), "testdata", "examples", "seed.sql"))
-	testenv.Exec(tb, db, fmt.Sprintf(`
-INSERT INTO person (id, first_name, last_name)
-SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, %[1]d) g;
-INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
-SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g %% 3, 'detail-' || g, CASE WHEN g %% 4 = 0 THEN g END
-FROM generate_series(1, 2 * %[1]d) g;
-INSERT INTO address (id, person_id, type_id, line1, city, state, zip)
-SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1, g || ' Main Street', 'Springfield', 'ZZ', 10000 + g %% 90000
-FROM generate_series(1, (3 * %[1]d) / 2) g;
-ANALYZE;`, n))
+	addPersons(tb, db, n)
 	return db
 }
 
