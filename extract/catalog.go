@@ -87,13 +87,9 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 		}
 		// Under 10 MiB and never analyzed: an exact count is cheap, and
 		// progress can show a total.
-		rows, err := q.Query(ctx, "SELECT count(*) FROM "+tableRef(t))
+		n, err := CountRows(ctx, q, t)
 		if err != nil {
-			return nil, fmt.Errorf("count the rows of %s: %w", t.Name, err)
-		}
-		n, err := pgx.CollectOneRow(rows, pgx.RowTo[int64])
-		if err != nil {
-			return nil, fmt.Errorf("count the rows of %s: %w", t.Name, err)
+			return nil, err
 		}
 		t.Estimate = n
 	}

@@ -92,9 +92,7 @@ type merger struct {
 
 // Streamable lists the root relations of plan that are read as merge
 // streams (see the top of this file); nil when none are.
-func Streamable(plan *mappings.CollectionPlan) []*mappings.Node { return streamable(plan) }
-
-func streamable(plan *mappings.CollectionPlan) []*mappings.Node {
+func Streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	root := plan.Root
 	key := plan.Key()
 	for _, k := range key {
@@ -321,7 +319,8 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 // b at colsB.
 func compareInts(a []any, colsA []int, b []any, colsB []int) int {
 	for i := range colsA {
-		x, y := intValue(a[colsA[i]]), intValue(b[colsB[i]])
+		x, _ := intOf(a[colsA[i]])
+		y, _ := intOf(b[colsB[i]])
 		switch {
 		case x < y:
 			return -1
@@ -330,11 +329,6 @@ func compareInts(a []any, colsA []int, b []any, colsB []int) int {
 		}
 	}
 	return 0
-}
-
-func intValue(v any) int64 {
-	k, _ := intOf(v)
-	return k
 }
 
 // streamQuery reads every row of relation n joined to a root row after

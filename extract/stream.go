@@ -98,7 +98,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		r.tried = true
 		// Without a connection for the streams, read set-wise: slower,
 		// same documents.
-		_ = r.startStreams(ctx, streamable(r.plan))
+		_ = r.startStreams(ctx, Streamable(r.plan))
 	}
 	if r.merge != nil {
 		return r.nextMerged(ctx)

@@ -50,16 +50,6 @@ func EncodeDocument(d transform.Doc) (bson.Raw, error) {
 	return bson.Raw(b), nil
 }
 
-// AppendRelaxedJSON appends raw as relaxed Extended JSON, the format
-// mongoimport reads (one document, no trailing newline).
-func AppendRelaxedJSON(dst []byte, raw bson.Raw) ([]byte, error) {
-	b, err := bson.MarshalExtJSON(raw, false, false)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
-}
-
 // keyPath is the chain of keys to the value being encoded, built only for
 // error messages.
 type keyPath struct {

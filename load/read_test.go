@@ -34,7 +34,7 @@ func TestNormalizeIsJSONRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		js, err := AppendRelaxedJSON(nil, raw)
+		js, err := driverRelaxedJSON(nil, raw)
 		if err != nil {
 			t.Fatal(err)
 		}

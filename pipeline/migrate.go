@@ -4,14 +4,7 @@
 // (stages + queue depth) x batch size whatever the table size.
 package pipeline
 
-import (
-	"context"
-	"time"
-
-	"github.com/denorm/denorm/extract"
-	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/mappings"
-)
+import "time"
 
 // Options configure a migration run.
 type Options struct {
@@ -48,67 +41,4 @@ type Stats struct {
 	Queries int
 	Elapsed time.Duration
 	Done    bool
-}
-
-// Migrate writes every collection entry of plan, reading from snap into
-// sink. Entries are processed one after another inside the same snapshot.
-func Migrate(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, sink load.Sink, opt Options) ([]Stats, error) {
-	names := make([]string, 0, len(plan.Collections))
-	for _, c := range plan.Collections {
-		names = append(names, c.Name)
-	}
-	if err := sink.Prepare(ctx, names); err != nil {
-		return nil, err
-	}
-	var all []Stats
-	for _, cp := range plan.Collections {
-		st, err := collection(ctx, snap, cp, sink, opt)
-		all = append(all, st)
-		if err != nil {
-			return all, err
-		}
-	}
-	return all, nil
-}
-
-func collection(ctx context.Context, snap *extract.Snapshot, cp *mappings.CollectionPlan, sink load.Sink, opt Options) (Stats, error) {
-	start := time.Now()
-	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate}
-	reject := func(r Rejected) {
-		st.Failed++
-		if opt.Reject != nil {
-			opt.Reject(r)
-		}
-	}
-	err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-		for _, e := range b.Errors {
-			reject(Rejected{Collection: e.Collection, Source: e.Source, Err: e.Err})
-		}
-		if len(b.Docs) > 0 {
-			rejects, err := sink.Write(ctx, cp.Name, b.Docs)
-			if err != nil {
-				return err
-			}
-			for _, r := range rejects {
-				reject(Rejected{Collection: r.Collection, Source: r.Source, Err: r.Err})
-			}
-			st.Written += int64(len(b.Docs) - len(rejects))
-		}
-		st.Rows += int64(b.Rows)
-		st.Queries += b.Queries
-		st.Elapsed = time.Since(start)
-		if opt.Progress != nil {
-			opt.Progress(st)
-		}
-		return nil
-	})
-	st.Elapsed = time.Since(start)
-	st.Done = err == nil
-	if err != nil {
-		return st, err
-	}
-	if opt.Progress != nil {
-		opt.Progress(st)
-	}
-	return st, nil
 }

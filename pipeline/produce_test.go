@@ -140,7 +140,7 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 					if !slices.Equal(got.afters, want.afters) {
 						t.Fatalf("positions differ:\n streams  %v\n set-wise %v", got.afters, want.afters)
 					}
-					if len(extractStreamable(cp)) > 0 && i == 0 {
+					if len(extract.Streamable(cp)) > 0 && i == 0 {
 						streamedSomething = true
 						if got.queries >= want.queries {
 							t.Errorf("merge streams sent %d statements, set-wise %d: the streams were not used", got.queries, want.queries)
@@ -160,10 +160,6 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 		}
 	}
 	return streamedSomething
-}
-
-func extractStreamable(cp *mappings.CollectionPlan) []*mappings.Node {
-	return extract.Streamable(cp)
 }
 
 func firstDiff(a, b []string) string {

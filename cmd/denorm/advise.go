@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -109,15 +108,11 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = g.stdout
-	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
-			return fmt.Errorf("mapping file: %w", err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := openOutput(g, o.output, "mapping file")
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	if _, err := io.WriteString(w, text); err != nil {
 		return fmt.Errorf("write mapping: %w", err)
 	}

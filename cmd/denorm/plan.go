@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -104,15 +102,11 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = g.stdout
-	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
-			return fmt.Errorf("report file: %w", err)
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := openOutput(g, o.output, "report file")
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	if err := report.Write(w, rep, o.format); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/jackc/pgx/v5"
 
@@ -60,4 +62,18 @@ func loadPlan(ctx context.Context, q extract.Querier, path string) (*mappings.Pl
 		return nil, err
 	}
 	return mappings.Resolve(f, cat)
+}
+
+// openOutput is where a command writes its result: the file path
+// (created or truncated), or stdout when path is empty. what names the
+// file in errors.
+func openOutput(g *globals, path, what string) (io.Writer, func(), error) {
+	if path == "" {
+		return g.stdout, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return f, func() { f.Close() }, nil
 }
