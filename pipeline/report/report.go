@@ -395,16 +395,26 @@ func (col *Collector) fields(d transform.Doc, prefix, source string) {
 	}
 }
 
-func (col *Collector) value(p string, v any, source string) {
+// path returns the accumulator of field path p, made on first sight; nil
+// once MaxPaths paths are known (the shape is then marked truncated).
+func (col *Collector) path(p string) *pathAcc {
 	acc := col.paths[p]
 	if acc == nil {
 		if len(col.paths) >= MaxPaths {
 			col.c.ShapeTruncated = true
-			return
+			return nil
 		}
 		acc = &pathAcc{types: map[string]int64{}}
 		col.paths[p] = acc
 		col.order = append(col.order, p)
+	}
+	return acc
+}
+
+func (col *Collector) value(p string, v any, source string) {
+	acc := col.path(p)
+	if acc == nil {
+		return
 	}
 	acc.present++
 	acc.types[typeName(v)]++
@@ -424,15 +434,9 @@ func (col *Collector) value(p string, v any, source string) {
 		item := p + "[]"
 		for _, e := range x {
 			col.containers[item]++
-			ia := col.paths[item]
+			ia := col.path(item)
 			if ia == nil {
-				if len(col.paths) >= MaxPaths {
-					col.c.ShapeTruncated = true
-					continue
-				}
-				ia = &pathAcc{types: map[string]int64{}}
-				col.paths[item] = ia
-				col.order = append(col.order, item)
+				continue
 			}
 			ia.present++
 			ia.types[typeName(e)]++
