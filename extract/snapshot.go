@@ -126,7 +126,7 @@ func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
 	if n.Parent != nil {
 		return relatedQuery(n)
 	}
-	after := make(Key, len(cp.Key()))
+	after := make(Key, len(cp.StreamOrder()))
 	for i := range after {
 		after[i] = new(string)
 	}

@@ -17,10 +17,26 @@ import (
 //   - A plan is immutable once built and safe to share between goroutines.
 //     Callers that need a variant (plan's sampling filter) copy the structs
 //     they change; they never change a shared node.
-//   - Every index into Columns (ID, OrderCol.Col, Value, Ref.Col,
+//   - Every index into Columns (IDCols, OrderCol.Col, Value, Ref.Col,
 //     ExprVar.Col, ParentCols) is valid for the node it refers to.
-//   - A row of a node is a []any of len(Columns)+len(KeyCols) values: the
-//     node's Columns in order, then its KeyCols. A root row has no KeyCols.
+//   - A row of a node is a []any of len(Columns)+len(JoinKeyCols) values:
+//     the node's Columns in order, then its JoinKeyCols. A root row has no
+//     JoinKeyCols.
+//
+// Words used with one meaning each in the plan:
+//   - stream order: the total order the root table is read in
+//     (CollectionPlan.StreamOrder); a stream position is a tuple of its
+//     values.
+//   - id columns: the root columns that name a root row (IDCols), the
+//     _id of a document collection.
+//   - join key: the values that match a related row to its parent row
+//     (JoinCols in the row, ParentCols in the parent, JoinKeyCols when they
+//     are not among Columns).
+//   - pivot: a field whose name comes from a column's value (the mapping
+//     file's key:).
+//   - lookup: a relation declared under lookups: (NodeLookup), at most one
+//     row whose columns fields and expressions read; Ref.Lookup and
+//     ExprVar.Lookup point at such nodes.
 
 // Plan is a mapping resolved against the catalog: every table, column and
 // join known, every field compiled.
@@ -44,12 +60,12 @@ type CollectionPlan struct {
 	// Root reads the entry's root table: one root row per document, or,
 	// for a bucket collection, one root row per bucket item.
 	Root *Node
-	// ID holds the indexes in Root.Columns of the _id columns; the root
-	// table is read in this key order. For a bucket collection it is the
-	// full stream order's columns (see Bucket.Key), which name a root row
-	// in messages; a page's _id is made from the parent key (Bucket.By).
-	ID []int
-	// IDNames are the field names inside a composite _id (len(ID) > 1).
+	// IDCols holds the indexes in Root.Columns of the _id columns, the
+	// stream order of a document collection. For a bucket collection it
+	// is the stream order's columns (see Bucket.StreamOrder), which name a
+	// root row in messages; a page's _id is made from Bucket.By.
+	IDCols []int
+	// IDNames are the field names inside a composite _id (len(IDCols) > 1).
 	IDNames []string
 	// Discriminator and DiscriminatorValue are set when the collection
 	// holds several document types: each document has Discriminator =
@@ -60,17 +76,17 @@ type CollectionPlan struct {
 	Bucket *BucketPlan
 }
 
-// Key returns the columns and directions the root table is streamed in:
-// the _id columns ascending, or a bucket collection's full order. It is a
-// total order of the root rows (the columns form a unique key), so a
-// position in the stream (the last key read) resumes it exactly. The
-// caller owns the returned slice.
-func (cp *CollectionPlan) Key() []OrderCol {
+// StreamOrder returns the columns and directions the root table is
+// streamed in: the id columns ascending, or a bucket collection's full
+// order. It is a total order of the root rows (the columns form a unique
+// key), so a stream position (the values of the last row read) resumes
+// it exactly. The caller must not change the returned slice.
+func (cp *CollectionPlan) StreamOrder() []OrderCol {
 	if cp.Bucket != nil {
-		return cp.Bucket.Key
+		return cp.Bucket.StreamOrder
 	}
-	out := make([]OrderCol, len(cp.ID))
-	for i, c := range cp.ID {
+	out := make([]OrderCol, len(cp.IDCols))
+	for i, c := range cp.IDCols {
 		out[i] = OrderCol{Col: c}
 	}
 	return out
@@ -90,9 +106,10 @@ type BucketPlan struct {
 	// SkipLast leaves out each parent's last SkipLast items (those the
 	// parent document embeds itself).
 	SkipLast int
-	// Key is the stream order: By ascending, then the bucket's orderBy,
-	// then the primary key; it is total, so pages are deterministic.
-	Key []OrderCol
+	// StreamOrder is the root's stream order: By ascending, then the
+	// bucket's orderBy, then the primary key; it is total, so pages are
+	// deterministic.
+	StreamOrder []OrderCol
 }
 
 // NodeKind tells how a node's rows are used.
@@ -134,13 +151,14 @@ type Node struct {
 	FilterPos Pos
 	// Through is the join table the rows are reached through, if any.
 	Through *ThroughPlan
-	// KeyCols are columns selected after Columns to match rows to their
-	// parent: the join table's columns (Through) or an aggregate's group
-	// columns. Rows hold len(Columns)+len(KeyCols) values.
-	KeyCols []Column
-	// JoinCols are indexes in a row of the values matched to the parent,
-	// and ParentCols the indexes in the parent's Columns they equal, pair
-	// by pair. Both are empty for a root.
+	// JoinKeyCols are the join key columns selected after Columns, when
+	// the join key is not among Columns: the join table's columns
+	// (Through) or an aggregate's group columns. Rows hold
+	// len(Columns)+len(JoinKeyCols) values.
+	JoinKeyCols []Column
+	// JoinCols are the indexes in a row of its join key values, and
+	// ParentCols the indexes in the parent's Columns they equal, pair by
+	// pair. Both are empty for a root.
 	JoinCols, ParentCols []int
 	// Order orders the rows of one parent (for a bucket root: the items of
 	// one parent); readers break ties by the table's primary key.
@@ -168,8 +186,9 @@ type Node struct {
 	ExprEnv []ExprVar
 }
 
-// Lookup reports whether the node only feeds its parent's fields.
-func (n *Node) Lookup() bool { return n.Kind == NodeLookup }
+// IsLookup reports whether n is a lookup: it only feeds its parent's
+// fields.
+func (n *Node) IsLookup() bool { return n.Kind == NodeLookup }
 
 // ThroughPlan is a join table between a node's parent and its table.
 type ThroughPlan struct {
@@ -217,12 +236,12 @@ const (
 // FieldPlan is one compiled field.
 type FieldPlan struct {
 	Kind FieldKind
-	// Name is the field name; empty when Key names it.
+	// Name is the field name; empty when Pivot names it.
 	Name string
 	// Value is the column written (FieldColumn).
 	Value Ref
-	// Key, when set, is the column whose value names the field (a pivot).
-	Key *Ref
+	// Pivot, when set, is the column whose value names the field.
+	Pivot *Ref
 	// Embed is the relation written (FieldEmbed, FieldIds, FieldAggregate);
 	// it is one of the owning node's Children.
 	Embed *Node

@@ -42,7 +42,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		if shared[c.Name] > 1 || c.Discriminator != "" {
 			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
 		}
-		finishKeys(cp.Root)
+		finishJoinKeys(cp.Root)
 		plan.Collections = append(plan.Collections, cp)
 	}
 	if linkProblems > 0 {
@@ -51,17 +51,17 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	return plan, r.ps.sorted()
 }
 
-// finishKeys places the join table's key values of through nodes after
-// their columns, now that every column is known.
-func finishKeys(n *Node) {
+// finishJoinKeys points the JoinCols of through nodes at their
+// JoinKeyCols, placed after their columns now that every column is known.
+func finishJoinKeys(n *Node) {
 	if n.Through != nil && n.Kind != NodeAggregate {
 		n.JoinCols = n.JoinCols[:0]
-		for i := range n.KeyCols {
+		for i := range n.JoinKeyCols {
 			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
 		}
 	}
 	for _, c := range n.Children {
-		finishKeys(c)
+		finishJoinKeys(c)
 	}
 }
 
@@ -241,7 +241,7 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 	}
 	for _, col := range idCols {
 		i := r.need(n, col)
-		cp.ID = append(cp.ID, i)
+		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
 	}
 	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
@@ -267,7 +267,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		}
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
-		bp.Key = append(bp.Key, OrderCol{Col: i})
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
 		if name == bp.Items || name == bp.Page {
@@ -287,21 +287,21 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 			continue
 		}
 		n.Order = append(n.Order, OrderCol{Col: i, Desc: desc})
-		bp.Key = append(bp.Key, OrderCol{Col: i, Desc: desc})
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i, Desc: desc})
 	}
-	key := t.PrimaryKey
-	if len(key) == 0 && len(t.Unique) > 0 {
-		key = t.Unique[0]
+	unique := t.PrimaryKey
+	if len(unique) == 0 && len(t.Unique) > 0 {
+		unique = t.Unique[0]
 	}
-	if len(key) == 0 {
+	if len(unique) == 0 {
 		r.add(c.pos.at("table"), "%s: table %q has no primary key or unique key of NOT NULL columns; bucket pages need one to order rows deterministically", c.Name, t.Name)
 		return false
 	}
-	for _, col := range key {
-		bp.Key = append(bp.Key, OrderCol{Col: r.need(n, col)})
+	for _, col := range unique {
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: r.need(n, col)})
 	}
-	for _, k := range bp.Key {
-		cp.ID = append(cp.ID, k.Col)
+	for _, k := range bp.StreamOrder {
+		cp.IDCols = append(cp.IDCols, k.Col)
 	}
 	cp.Bucket = bp
 	return ok
@@ -461,7 +461,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 					if !ok {
 						continue
 					}
-					fp.Key = &k
+					fp.Pivot = &k
 				}
 				addField(fp)
 			}
@@ -478,7 +478,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			}
 			addField(fp)
 		case fd.Value != nil:
@@ -516,7 +516,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			} else if fp.Name == "" {
 				col := fd.Column
 				if i := strings.IndexByte(col, '.'); i >= 0 {
@@ -622,7 +622,7 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				ok = false
 			}
 			if ok {
-				n.KeyCols = append(n.KeyCols, *a)
+				n.JoinKeyCols = append(n.JoinKeyCols, *a)
 				n.ParentCols = append(n.ParentCols, p)
 			}
 		}
@@ -714,7 +714,7 @@ func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool)
 	return n.Table.PrimaryKey[0], true
 }
 
-// aggregate resolves an aggregate node: Columns is its result, KeyCols
+// aggregate resolves an aggregate node: Columns is its result, JoinKeyCols
 // the group columns matched to the parent.
 func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
 	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
@@ -737,10 +737,10 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []str
 	n.Numeric = []NumericMode{r.file.Numeric}
 	if n.Through == nil {
 		for _, c := range joinCols {
-			n.KeyCols = append(n.KeyCols, *n.Table.Column(c))
+			n.JoinKeyCols = append(n.JoinKeyCols, *n.Table.Column(c))
 		}
 	}
-	for i := range n.KeyCols {
+	for i := range n.JoinKeyCols {
 		n.JoinCols = append(n.JoinCols, 1+i)
 	}
 	return true
@@ -819,7 +819,7 @@ func cycleThrough(n *Node, rel *Relation) bool {
 	p := n.Parent
 	gp := p.Parent
 	if n.Table != gp.Table || n.Through.Table != p.Through.Table ||
-		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.KeyCols) {
+		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.JoinKeyCols) {
 		return false
 	}
 	// p's table joined the join table by p.Through.On {p column, join
@@ -833,10 +833,10 @@ func cycleThrough(n *Node, rel *Relation) bool {
 			return false
 		}
 	}
-	// The join table met gp by p.KeyCols[i] = gp.Columns[p.ParentCols[i]];
+	// The join table met gp by p.JoinKeyCols[i] = gp.Columns[p.ParentCols[i]];
 	// n's join must be {gp column: join table column}.
 	back = map[[2]string]bool{}
-	for i, k := range p.KeyCols {
+	for i, k := range p.JoinKeyCols {
 		back[[2]string{gp.Columns[p.ParentCols[i]].Name, k.Name}] = true
 	}
 	for _, j := range rel.Join {

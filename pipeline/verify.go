@@ -773,7 +773,7 @@ func refPaths(cp *mappings.CollectionPlan) []refPath {
 	var walk func(n *mappings.Node, prefix []string)
 	walk = func(n *mappings.Node, prefix []string) {
 		for _, f := range n.Fields {
-			if f.Name == "" || f.Key != nil {
+			if f.Name == "" || f.Pivot != nil {
 				continue // pivoted names: no fixed path
 			}
 			steps := append(slices.Clip(prefix), f.Name)

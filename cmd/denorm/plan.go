@@ -132,10 +132,10 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 		if target == nil {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q is not a document collection of this mapping", coll)}
 		}
-		if len(target.ID) != 1 {
+		if len(target.IDCols) != 1 {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q has a composite _id", coll)}
 		}
-		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.ID[0]].Name, values)
+		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.IDCols[0]].Name, values)
 		if errors.Is(err, extract.ErrKeyType) {
 			return nil, report.SkipError{Reason: err.Error()}
 		}
@@ -203,7 +203,7 @@ func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionP
 			cols = append(cols, cp.Root.Columns[i].Name)
 		}
 	} else {
-		for _, i := range cp.ID {
+		for _, i := range cp.IDCols {
 			cols = append(cols, cp.Root.Columns[i].Name)
 		}
 	}
