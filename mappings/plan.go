@@ -190,6 +190,15 @@ type Node struct {
 // fields.
 func (n *Node) IsLookup() bool { return n.Kind == NodeLookup }
 
+// Depth is the number of nodes above n: 0 for a root.
+func (n *Node) Depth() int {
+	d := 0
+	for p := n.Parent; p != nil; p = p.Parent {
+		d++
+	}
+	return d
+}
+
 // ThroughPlan is a join table between a node's parent and its table.
 type ThroughPlan struct {
 	Table *Table
@@ -274,18 +283,15 @@ type ExprVar struct {
 	Cols map[string]int
 }
 
-// String describes the plan for debug output.
+// String describes the plan for debug output: each node's path and
+// table, indented by depth.
 func (p *Plan) String() string {
 	var b strings.Builder
-	var node func(n *Node, depth int)
-	node = func(n *Node, depth int) {
-		fmt.Fprintf(&b, "%s%s <- %s.%s (%d columns)\n", strings.Repeat("  ", depth), n.Path, n.Table.Schema, n.Table.Name, len(n.Columns))
-		for _, c := range n.Children {
-			node(c, depth+1)
-		}
-	}
 	for _, c := range p.Collections {
-		node(c.Root, 0)
+		Walk(c.Root, func(n *Node) bool {
+			fmt.Fprintf(&b, "%s%s <- %s.%s (%d columns)\n", strings.Repeat("  ", n.Depth()), n.Path, n.Table.Schema, n.Table.Name, len(n.Columns))
+			return true
+		})
 	}
 	return b.String()
 }

@@ -42,7 +42,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		if shared[c.Name] > 1 || c.Discriminator != "" {
 			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
 		}
-		finishJoinKeys(cp.Root)
+		Walk(cp.Root, finishJoinKeys)
 		plan.Collections = append(plan.Collections, cp)
 	}
 	if linkProblems > 0 {
@@ -53,16 +53,14 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 
 // finishJoinKeys points the JoinCols of through nodes at their
 // JoinKeyCols, placed after their columns now that every column is known.
-func finishJoinKeys(n *Node) {
+func finishJoinKeys(n *Node) bool {
 	if n.Through != nil && n.Kind != NodeAggregate {
 		n.JoinCols = n.JoinCols[:0]
 		for i := range n.JoinKeyCols {
 			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
 		}
 	}
-	for _, c := range n.Children {
-		finishJoinKeys(c)
-	}
+	return true
 }
 
 type resolver struct {
