@@ -2,6 +2,7 @@ package mappings
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -375,7 +376,7 @@ func (fn *fieldNames) add(name string, p Pos) {
 func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, links []*linkField) {
 	where := n.Path
 	t := n.Table
-	for col := range e.Rename {
+	for _, col := range slices.Sorted(maps.Keys(e.Rename)) {
 		if t.Column(col) == nil {
 			r.add(pos.at("rename"), "%s: rename: table %q has no column %q", where, t.Name, col)
 		}
