@@ -61,7 +61,7 @@ func (p *Plan) CollectionNames() []string {
 
 // RefTarget is the entry whose documents a ref: to collection name points
 // at: the first document (not bucket) entry of that collection; nil when
-// there is none.
+// there is none (and for "", which names no collection).
 func (p *Plan) RefTarget(name string) *CollectionPlan {
 	for _, cp := range p.Collections {
 		if cp.Name == name && cp.Bucket == nil {
@@ -75,10 +75,10 @@ func (p *Plan) RefTarget(name string) *CollectionPlan {
 // then walk order: every node's table, and its join table right after it.
 func (p *Plan) Tables() []*Table {
 	var out []*Table
-	seen := map[*Table]bool{}
+	seen := map[string]bool{}
 	add := func(t *Table) {
-		if !seen[t] {
-			seen[t] = true
+		if q := t.QualifiedName(); !seen[q] {
+			seen[q] = true
 			out = append(out, t)
 		}
 	}

@@ -88,7 +88,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableSta
 							Suggestion: "reference it instead, or make sure sync keeps the copies current"})
 					}
 				}
-				if rp := plan.RefTarget(f.RefCollection); rp != nil && f.RefCollection != "" {
+				if rp := plan.RefTarget(f.RefCollection); rp != nil {
 					rt := rp.Root.Table
 					ts, ok := stats[rt.Schema+"."+rt.Name]
 					if ok && !hot(ts) {
