@@ -1,5 +1,7 @@
 package mappings
 
+import "slices"
+
 // Every traversal of a plan's node tree goes through Walk, and every
 // traversal of the documents' fields through WalkFields; the helpers below
 // answer the questions several packages ask of a plan (which tables, which
@@ -71,26 +73,39 @@ func (p *Plan) RefTarget(name string) *CollectionPlan {
 	return nil
 }
 
-// Tables lists every table the plan reads, each once, in entry order and
-// then walk order: every node's table, and its join table right after it.
+// Tables lists every table the plan reads, each once (by qualified
+// name), in entry order and then walk order: every node's table, and its
+// join table right after it.
 func (p *Plan) Tables() []*Table {
 	var out []*Table
 	seen := map[string]bool{}
+	for _, cp := range p.Collections {
+		for _, t := range cp.Tables() {
+			if q := t.QualifiedName(); !seen[q] {
+				seen[q] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Tables lists every table cp reads, each once, in walk order: every
+// node's table, and its join table right after it.
+func (cp *CollectionPlan) Tables() []*Table {
+	var out []*Table
 	add := func(t *Table) {
-		if q := t.QualifiedName(); !seen[q] {
-			seen[q] = true
+		if !slices.ContainsFunc(out, func(o *Table) bool { return o.QualifiedName() == t.QualifiedName() }) {
 			out = append(out, t)
 		}
 	}
-	for _, cp := range p.Collections {
-		Walk(cp.Root, func(n *Node) bool {
-			add(n.Table)
-			if n.Through != nil {
-				add(n.Through.Table)
-			}
-			return true
-		})
-	}
+	Walk(cp.Root, func(n *Node) bool {
+		add(n.Table)
+		if n.Through != nil {
+			add(n.Through.Table)
+		}
+		return true
+	})
 	return out
 }
 

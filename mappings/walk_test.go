@@ -124,6 +124,15 @@ func TestTables(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	got = nil
+	for _, tb := range entry(t, corpusPlan(t, "hybrid"), "books").Tables() {
+		got = append(got, tb.QualifiedName())
+	}
+	// The embed's table, then its join table, then its lookup's.
+	want = []string{"public.book", "public.author", "public.book_author", "public.author_image"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("one entry: (-want +got):\n%s", d)
+	}
 }
 
 func TestDependents(t *testing.T) {
