@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,12 +100,7 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, sink 
 	if r.notice == nil {
 		r.notice = func(string) {}
 	}
-	names := make([]string, 0, len(plan.Collections))
-	for _, c := range plan.Collections {
-		if !slices.Contains(names, c.Name) {
-			names = append(names, c.Name)
-		}
-	}
+	names := plan.CollectionNames()
 	if err := sink.Prepare(ctx, names); err != nil {
 		return nil, err
 	}

@@ -292,13 +292,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	defer v.refs.Close()
 
 	res := &VerifyResult{}
-	var order []string
+	order := plan.CollectionNames()
+	for _, name := range order {
+		v.names[name] = true
+		v.stats[name] = &VerifyStats{Collection: name}
+	}
 	for _, cp := range plan.Collections {
-		if !v.names[cp.Name] {
-			v.names[cp.Name] = true
-			order = append(order, cp.Name)
-			v.stats[cp.Name] = &VerifyStats{Collection: cp.Name}
-		}
 		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
 	}
 
@@ -767,31 +766,23 @@ type refPath struct {
 	discVal any
 }
 
-// refPaths lists the fields of cp declared with ref:.
+// refPaths lists the fields of cp declared with ref:, with the steps to
+// them in a stored document (arrays on the way are walked into).
 func refPaths(cp *mappings.CollectionPlan) []refPath {
-	var out []refPath
-	var walk func(n *mappings.Node, prefix []string)
-	walk = func(n *mappings.Node, prefix []string) {
-		for _, f := range n.Fields {
-			if f.Name == "" || f.Key != nil {
-				continue // pivoted names: no fixed path
-			}
-			steps := append(slices.Clip(prefix), f.Name)
-			switch f.Kind {
-			case mappings.FieldColumn, mappings.FieldIds:
-				if f.RefCollection != "" {
-					out = append(out, refPath{steps: steps, coll: f.RefCollection, discKey: cp.Discriminator, discVal: cp.DiscriminatorValue})
-				}
-			case mappings.FieldEmbed:
-				walk(f.Embed, steps)
-			}
-		}
-	}
+	var prefix []string
 	if cp.Bucket != nil {
 		// Bucket pages hold the root rows under the items array.
-		walk(cp.Root, []string{cp.Bucket.Items})
-	} else {
-		walk(cp.Root, nil)
+		prefix = []string{cp.Bucket.Items}
+	}
+	var out []refPath
+	for _, r := range cp.References() {
+		steps := slices.Clone(prefix)
+		for _, s := range r.Path {
+			if s != "[]" {
+				steps = append(steps, s)
+			}
+		}
+		out = append(out, refPath{steps: steps, coll: r.Collection, discKey: cp.Discriminator, discVal: cp.DiscriminatorValue})
 	}
 	return out
 }

@@ -188,7 +188,7 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 			return nil, nil, false, err
 		}
 		if s, ok := sink.(*load.ServerSink); ok && j.parts <= 1 {
-			for _, name := range collectionNames(plan) {
+			for _, name := range plan.CollectionNames() {
 				if _, err := s.Database().Collection(name).DeleteMany(ctx, bson.D{}); err != nil {
 					return nil, nil, false, fmt.Errorf("restart: empty collection %q: %w", name, err)
 				}
@@ -224,18 +224,6 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 			id, where, old.Collection, old.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}}
 	}
 	return store, fresh, false, nil
-}
-
-func collectionNames(plan *mappings.Plan) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, c := range plan.Collections {
-		if !seen[c.Name] {
-			seen[c.Name] = true
-			names = append(names, c.Name)
-		}
-	}
-	return names
 }
 
 // jobRunOptions fills the pipeline options for workers, reconnects and

@@ -23,33 +23,9 @@ type refField struct {
 // refFields lists cp's reference fields, at any depth of embedding.
 func refFields(cp *mappings.CollectionPlan) []*refField {
 	var out []*refField
-	var walk func(n *mappings.Node, segs []string)
-	walk = func(n *mappings.Node, segs []string) {
-		for _, f := range n.Fields {
-			if f.Name == "" {
-				continue // pivot: the name comes from the data
-			}
-			switch f.Kind {
-			case mappings.FieldColumn:
-				if f.RefCollection != "" {
-					s := append(append([]string{}, segs...), f.Name)
-					out = append(out, &refField{segs: s, rep: RefReport{Path: pathText(s), Collection: f.RefCollection, Examples: []Dang{}}})
-				}
-			case mappings.FieldIds:
-				if f.RefCollection != "" {
-					s := append(append([]string{}, segs...), f.Name, "[]")
-					out = append(out, &refField{segs: s, rep: RefReport{Path: pathText(s), Collection: f.RefCollection, Examples: []Dang{}}})
-				}
-			case mappings.FieldEmbed:
-				s := append(append([]string{}, segs...), f.Name)
-				if !f.Embed.Object {
-					s = append(s, "[]")
-				}
-				walk(f.Embed, s)
-			}
-		}
+	for _, r := range cp.References() {
+		out = append(out, &refField{segs: r.Path, rep: RefReport{Path: pathText(r.Path), Collection: r.Collection, Examples: []Dang{}}})
 	}
-	walk(cp.Root, nil)
 	return out
 }
 
