@@ -39,13 +39,16 @@ const DefaultMaxDocSize = 16 << 20
 //   - verify calls Scan once per collection, and Normalize on every
 //     expected document.
 //   - migrate's job handling and status use Checkpoints.
-//   - Close is called once per handle, also after errors.
+//   - Close is called once per handle, also after errors; a second call
+//     (a deferred one) releases nothing and its error can be ignored.
 //
 // Goroutines: one goroutine at a time uses a handle. Handles from Reopen
 // are independent and may be used at the same time as the others, each by
-// its own goroutine. The store Checkpoints returns, and Sync, may be called
-// by any one goroutine at a time, also while other handles write: only
-// Parallel targets have other handles, and a server has nothing to flush.
+// its own goroutine. On a Parallel target, Sync and the store Checkpoints
+// returns may also be called (by one goroutine at a time) while another
+// goroutine writes through the handle: a server's Sync does nothing, and
+// its store shares the driver's client, which is safe for concurrent use.
+// On other targets they are called by the goroutine that writes.
 //
 // Ownership: Write does not keep docs; Scan's doc is only valid during fn;
 // Normalize's result may share doc's memory; the maps Sync returns belong
