@@ -33,7 +33,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		Short: "Dry run: report the documents a migration would write, their sizes and modeling risks",
 		Long: `plan builds every document exactly as migrate does (the same code path) from
 one consistent snapshot of the source, and writes nothing to any target: it
-takes no --target and opens no sink.
+takes no --target and opens none.
 
 Per collection it reports the document count, the encoded BSON size
 distribution (p50/p95/p99/max), the largest arrays, a typical and the largest

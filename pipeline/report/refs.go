@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -169,27 +167,18 @@ func (col *Collector) RefCollections() []string {
 func sample(d *transform.Document, size int) *Sample {
 	body, cut := trim(d.Body)
 	s := &Sample{Source: d.Source, ID: idText(d.ID), Size: size, Truncated: cut}
-	b, err := load.AppendDocument(nil, body)
+	b, err := load.AppendExtJSON(nil, body)
 	if err != nil {
 		s.JSON = fmt.Sprintf("(cannot encode: %v)", err)
 		return s
 	}
-	j, err := extJSON(b)
-	if err != nil {
-		s.JSON = fmt.Sprintf("(cannot render: %v)", err)
-		return s
-	}
+	j := string(b)
 	if len(j) > SampleChars {
 		j = j[:SampleChars] + "..."
 		s.Truncated = true
 	}
 	s.JSON = j
 	return s
-}
-
-func extJSON(b []byte) (string, error) {
-	j, err := bson.MarshalExtJSON(bson.Raw(b), false, false)
-	return string(j), err
 }
 
 // trim cuts every array to sampleArray items, adding a note of how many

@@ -372,15 +372,11 @@ func (col *Collector) add(d *transform.Document) error {
 }
 
 func idText(v any) string {
-	b, err := load.AppendDocument(nil, transform.Doc{{Key: "v", Value: v}})
+	b, err := load.AppendExtJSON(nil, transform.Doc{{Key: "v", Value: v}})
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s, err := extJSON(b)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	s = strings.TrimPrefix(strings.TrimSuffix(s, "}"), `{"v":`)
+	s := strings.TrimPrefix(strings.TrimSuffix(string(b), "}"), `{"v":`)
 	return strings.TrimSpace(s)
 }
 
