@@ -157,9 +157,9 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
 		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
 	}
-	conns := make([]*attached, 0, len(jobs))
+	conns := make([]*Snapshot, 0, len(jobs))
 	for range jobs {
-		a, err := r.snap.attach(ctx)
+		a, err := r.snap.src.Adopt(ctx, r.snap.ID)
 		if err != nil {
 			for _, a := range conns {
 				a.release()
@@ -186,9 +186,9 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 	return nil
 }
 
-// runStream reads one stream's query to its end, in chunks, then releases
-// its connection.
-func runStream(ctx context.Context, m *merger, a *attached, s *stream, sql string, args []any) {
+// runStream reads one stream's query to its end, in chunks, on a, then
+// releases a.
+func runStream(ctx context.Context, m *merger, a *Snapshot, s *stream, sql string, args []any) {
 	defer m.wg.Done()
 	defer close(s.chunks)
 	defer a.release()
@@ -376,3 +376,6 @@ func streamQuery(n *mappings.Node, after Key, part Part, parents string) (string
 	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", selectList(n), fromClause(n), cond,
 		strings.Join(append(keys, orderList(n)...), ", ")), args
 }
+
+// release closes a snapshot a stream read (whatever the stream's context).
+func (s *Snapshot) release() { _ = s.Close(context.Background()) }

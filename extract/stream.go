@@ -94,7 +94,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	if r.done {
 		return nil, io.EOF
 	}
-	if !r.tried && !r.SetWise && r.snap.cfg != nil {
+	if !r.tried && !r.SetWise && r.snap.src != nil {
 		r.tried = true
 		// Without a connection for the streams, read set-wise: slower,
 		// same documents.

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -240,7 +240,7 @@ func collectionNames(plan *mappings.Plan) []string {
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
 // checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, sink load.Sink) pipeline.JobOptions {
+func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, sink load.Sink) pipeline.JobOptions {
 	jo := pipeline.JobOptions{
 		Options:         base,
 		Workers:         o.jobs.workers,
@@ -249,9 +249,7 @@ func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store l
 		Checkpoints:     store,
 		Checkpoint:      cp,
 		CheckpointEvery: o.jobs.checkpointEvery,
-		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return connectSource(ctx, o.source)
-		},
+		Source:          source,
 		OpenSink: func(ctx context.Context) (load.Sink, error) {
 			return load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 		},

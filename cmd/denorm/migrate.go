@@ -126,7 +126,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, sink, jobRunOptions(g, o, pipeline.Options{
+	stats, err := pipeline.Run(ctx, snap, plan, sink, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Reject: func(r pipeline.Rejected) {

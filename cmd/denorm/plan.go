@@ -87,14 +87,9 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	}
 	// References are checked on a second connection sharing the snapshot:
 	// the first is busy streaming while batches are analysed.
-	conn2, err := connectSource(ctx, o.source)
+	refSnap, err := snap.Source().Adopt(ctx, snap.ID)
 	if err != nil {
-		return err
-	}
-	defer conn2.Close(ctx)
-	refSnap, err := extract.BeginAt(ctx, conn2, snap.ID)
-	if err != nil {
-		return err
+		return load.Redact(err, o.source)
 	}
 	defer refSnap.Close(ctx)
 
