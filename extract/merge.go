@@ -148,7 +148,7 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 	for _, k := range r.plan.Key() {
 		keyCols = append(keyCols, k.Col)
 	}
-	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part)...)
+	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part), nil)
 	jobs := []job{{&stream{node: r.plan.Root, keyCols: keyCols}, sql, args}}
 	if r.part.N > 1 && r.plan.Bucket != nil {
 		nodes = nil // parts hash the bucket's parent columns, which relations lack
@@ -306,11 +306,6 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 	pending := r.pending
 	b.Queries += n + pending
 	r.pending = 0
-	after, err := KeyOf(r.plan, last)
-	if err != nil {
-		return nil, fmt.Errorf("extract %q: %w", r.plan.Root.Table.Name, err)
-	}
-	r.after, b.After = after, after
 	r.Queries += b.Queries - pending
 	return b, nil
 }

@@ -125,7 +125,7 @@ func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
 	}
 	c := *cp
 	c.Root = n
-	sql, _ := rootQuery(&c, after, 1)
+	sql, _ := rootQuery(&c, after, 1, nil, nil)
 	return sql
 }
 

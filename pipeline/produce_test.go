@@ -86,19 +86,7 @@ func TestMergeStreamsMatchSetWise(t *testing.T) {
 	}
 	// A root with a filter: its relations' streams keep only the rows of
 	// the parents it selects.
-	filtered := filepath.Join(t.TempDir(), "person-filtered.yaml")
-	person, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "person.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	withFilter := strings.Replace(string(person), "    table: person\n", "    table: person\n    filter: \"id % 3 <> 0 AND first_name <> 'F103'\"\n", 1)
-	if withFilter == string(person) {
-		t.Fatal("could not add a filter to person.yaml")
-	}
-	if err := os.WriteFile(filtered, []byte(withFilter), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filtered)
+	files = append(files, filteredPerson(t, root))
 	streamed := false
 	for _, file := range files {
 		// Batches of one row cross every parent boundary; Pagila's thousands
@@ -158,6 +146,25 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 		}
 	}
 	return streamedSomething
+}
+
+// filteredPerson is mappings/examples/person.yaml with a filter on the
+// root table, written to a temporary file.
+func filteredPerson(t *testing.T, root string) string {
+	t.Helper()
+	filtered := filepath.Join(t.TempDir(), "person-filtered.yaml")
+	person, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "person.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFilter := strings.Replace(string(person), "    table: person\n", "    table: person\n    filter: \"id % 3 <> 0 AND first_name <> 'F103'\"\n", 1)
+	if withFilter == string(person) {
+		t.Fatal("could not add a filter to person.yaml")
+	}
+	if err := os.WriteFile(filtered, []byte(withFilter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filtered
 }
 
 func firstDiff(a, b []string) string {
