@@ -77,15 +77,11 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.check(o.target); err != nil {
 		return err
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
 	sink, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})

@@ -37,6 +37,21 @@ func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, clos
 	return snap, func() { _ = snap.Close(ctx) }, nil
 }
 
+// openPlan opens the snapshot (openSnapshot) and resolves the mapping file
+// inside it (loadPlan).
+func openPlan(ctx context.Context, url, mapping string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+	snap, closeSnap, err := openSnapshot(ctx, url)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	plan, err := loadPlan(ctx, snap, mapping)
+	if err != nil {
+		closeSnap()
+		return nil, nil, nil, err
+	}
+	return snap, plan, closeSnap, nil
+}
+
 // loadPlan parses the mapping, reads the catalog inside snap and resolves.
 func loadPlan(ctx context.Context, q extract.Querier, path string) (*mappings.Plan, error) {
 	if path == "" {

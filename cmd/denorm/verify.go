@@ -130,15 +130,11 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 		since = t
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	snapTime, err := snap.Time(ctx)
 	if err != nil {
 		return err
