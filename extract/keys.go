@@ -67,6 +67,8 @@ type keySet struct {
 // relation; a key given more than once is read once. Each group of keys
 // ends with a batch whose Asked lists them (that batch may have no rows).
 // Keys that PostgreSQL cannot parse as their columns' types fail the read.
+// The reader remembers the keys it has read, so memory grows with the key
+// set (which the caller holds anyway), not with the rows.
 func NewKeyReader(snap *Snapshot, plan *mappings.CollectionPlan, batchSize int, keys []Key) *Reader {
 	r := NewReader(snap, plan, batchSize, nil)
 	r.tried = true // merge streams read whole tables
