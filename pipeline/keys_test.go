@@ -182,6 +182,7 @@ func checkKeyRead(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp 
 	var results []KeyResult
 	docs := map[string]string{}
 	pages := map[string][]string{}
+	parents := map[string]string{} // a page's parent fields
 	queries := 0
 	err := ProduceKeys(ctx, snap, cp, kc.keys, batch, func(b Built) error {
 		if len(b.Errors) > 0 {
@@ -195,6 +196,7 @@ func checkKeyRead(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp 
 			doc := bsonText(t, d.Body)
 			if d.Page != nil {
 				pages[d.Page.ParentKey] = append(pages[d.Page.ParentKey], doc)
+				parents[d.Page.ParentKey] = bsonText(t, d.Body[1:1+len(cp.Bucket.By)])
 				continue
 			}
 			id := idBSON(t, d.ID)
@@ -247,6 +249,15 @@ func checkKeyRead(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp 
 		want := full.byParent[r.ParentKey]
 		if r.Found != (len(want) > 0) || r.Pages != len(want) {
 			t.Errorf("parent %v (%q): found %v with %d pages, the full read has %d", r.Key, r.ParentKey, r.Found, r.Pages, len(want))
+		}
+		if r.Found {
+			fields := make(transform.Doc, len(r.Values))
+			for i, v := range r.Values {
+				fields[i] = transform.Field{Key: cp.Bucket.ByNames[i], Value: v}
+			}
+			if got := bsonText(t, fields); got != parents[r.ParentKey] {
+				t.Errorf("parent %v: values %q, its pages hold %q", r.Key, got, parents[r.ParentKey])
+			}
 		}
 		if !slices.Equal(pages[r.ParentKey], want) {
 			t.Errorf("parent %v: %d pages differ from the full read's %d; first difference:\n%s", r.Key, len(pages[r.ParentKey]), len(want), firstDiff(pages[r.ParentKey], want))

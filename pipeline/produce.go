@@ -44,6 +44,10 @@ type KeyResult struct {
 	// ID is the _id of the key's document, typed exactly as migrate
 	// writes it (also when not Found); nil for a bucket collection.
 	ID any
+	// Values are the key's values, typed as documents hold them, in the
+	// order of extract.KeyColumns (for a bucket collection, the values of
+	// its pages' parent fields, Bucket.ByNames).
+	Values []any
 	// ParentKey, for a bucket collection, is the text the parent's page
 	// ids start with (transform.PageID), and Pages the number of pages the
 	// parent has (0 when not Found): pages numbered Pages and up must not
@@ -257,7 +261,7 @@ func (b *builder) results(out *Built, asked []extract.Asked) {
 		for i, c := range cols {
 			row[c] = a.Values[i]
 		}
-		r := KeyResult{Key: a.Key, Found: a.Found}
+		r := KeyResult{Key: a.Key, Found: a.Found, Values: a.Values}
 		if b.pager == nil {
 			r.ID = transform.ID(b.cp, row)
 		} else if pk, err := transform.ParentKey(b.cp, row); err == nil {
