@@ -52,8 +52,8 @@ var exceptions = map[[2]string]string{
 	{"bench", "go.mongodb.org/mongo-driver/v2/bson"}:                     "benchmark: the hand-written contenders write with the driver",
 	{"bench", "go.mongodb.org/mongo-driver/v2/mongo"}:                    "benchmark: the hand-written contenders write with the driver",
 	{"bench", "go.mongodb.org/mongo-driver/v2/mongo/options"}:            "benchmark: the hand-written contenders write with the driver",
-	{"pipeline", "go.mongodb.org/mongo-driver/v2/bson"}:                  "TODO: verify compares the target's documents as BSON bytes (the encoding, not the client); move the differ below load's API",
-	{"pipeline/report", "go.mongodb.org/mongo-driver/v2/bson"}:           "TODO: plan's report prints sample values from BSON (the encoding, not the client)",
+	{"pipeline", "go.mongodb.org/mongo-driver/v2/bson"}:                  "TODO(branch target): verify compares the target's documents as BSON; branch target moves the differ into load",
+	{"pipeline/report", "go.mongodb.org/mongo-driver/v2/bson"}:           "TODO(branch target): plan's report renders samples from BSON; branch target renders them through load",
 	{"cmd/denorm", "go.mongodb.org/mongo-driver/v2/bson"}:                "TODO(branch target): migrate --restart builds a bson filter to delete; the target contract removes it",
 }
 
