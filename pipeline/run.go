@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/denorm/denorm/extract"
@@ -37,9 +32,9 @@ type JobOptions struct {
 	Checkpoints     load.Checkpoints
 	Checkpoint      *load.Checkpoint
 	CheckpointEvery time.Duration
-	// Connect opens a new source connection: for workers and to reconnect
+	// Source opens new source connections: for workers and to reconnect
 	// after the source connection was lost. Nil: no workers, no reconnects.
-	Connect func(ctx context.Context) (*pgx.Conn, error)
+	Source *extract.Source
 	// Retry bounds the retries of transient target and source failures.
 	Retry load.RetryPolicy
 	// Notice, when set, is told of events the user must know about: a
@@ -84,8 +79,8 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if opt.Retry.For == 0 {
 		opt.Retry = load.DefaultRetry
 	}
-	if opt.Workers > 1 && opt.Connect == nil {
-		return nil, fmt.Errorf("workers need Connect")
+	if opt.Workers > 1 && opt.Source == nil {
+		return nil, fmt.Errorf("workers need Source")
 	}
 	r := &runner{opt: opt, plan: plan, snapID: snap.ID, cp: opt.Checkpoint, target: target}
 	if r.cp == nil {
@@ -341,7 +336,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return errInterrupted
 		}
 		var se sinkError
-		if ctx.Err() != nil || errors.As(err, &se) || !sourceLost(err, ws) {
+		if ctx.Err() != nil || errors.As(err, &se) || !ws.Lost(err) {
 			// ctx ends when another worker failed: its error is the run's.
 			return err
 		}
@@ -400,32 +395,18 @@ func (r *runner) reconnectWait(ctx, sig context.Context, n int) error {
 // is gone (its connection was lost) and retake is set, a new one, which is
 // announced: rows changed since the run began may show in what is left.
 func (r *runner) adopt(ctx context.Context, retake bool) (*extract.Snapshot, error) {
-	if r.opt.Connect == nil {
+	if r.opt.Source == nil {
 		return nil, errors.New("no way to reconnect to the source")
-	}
-	conn, err := r.opt.Connect(ctx)
-	if err != nil {
-		return nil, err
 	}
 	r.mu.Lock()
 	id := r.snapID
 	r.mu.Unlock()
-	s, err := extract.BeginAt(ctx, conn, id)
-	if err == nil {
-		return s, nil
+	s, err := r.opt.Source.Adopt(ctx, id)
+	if err == nil || !retake || !errors.Is(err, extract.ErrNotAdopted) {
+		return s, err
 	}
-	if !retake {
-		conn.Close(ctx)
-		return nil, err
-	}
-	if conn.IsClosed() {
-		if conn, err = r.opt.Connect(ctx); err != nil {
-			return nil, err
-		}
-	}
-	s, err = extract.Begin(ctx, conn)
+	s, err = r.opt.Source.Snapshot(ctx)
 	if err != nil {
-		conn.Close(ctx)
 		return nil, err
 	}
 	r.mu.Lock()
@@ -443,20 +424,6 @@ func closeSnap(s *extract.Snapshot) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.Close(ctx)
-	_ = s.Conn().Close(ctx)
-}
-
-// sourceLost tells a lost or killed source connection from other errors.
-func sourceLost(err error, s *extract.Snapshot) bool {
-	if s.Conn().IsClosed() {
-		return true
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
 }
 
 func keyOf(k []*string) extract.Key {

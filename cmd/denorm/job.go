@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -230,7 +230,7 @@ func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) er
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
 // checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint) pipeline.JobOptions {
+func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint) pipeline.JobOptions {
 	return pipeline.JobOptions{
 		Options:         base,
 		Workers:         o.jobs.workers,
@@ -239,10 +239,8 @@ func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store l
 		Checkpoints:     store,
 		Checkpoint:      cp,
 		CheckpointEvery: o.jobs.checkpointEvery,
-		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return connectSource(ctx, o.source)
-		},
-		Retry:  load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
-		Notice: func(msg string) { g.log.Warn(msg) },
+		Source:          source,
+		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Notice:          func(msg string) { g.log.Warn(msg) },
 	}
 }

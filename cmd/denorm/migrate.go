@@ -77,15 +77,11 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.check(); err != nil {
 		return err
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
 	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
@@ -129,7 +125,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, pipeline.Options{
+	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Reject: func(r pipeline.Rejected) {

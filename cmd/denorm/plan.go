@@ -76,25 +76,16 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if o.batchSize <= 0 || o.maxDocSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size and --max-doc-size must be positive")}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	// References are checked on a second connection sharing the snapshot:
 	// the first is busy streaming while batches are analysed.
-	conn2, err := connectSource(ctx, o.source)
+	refSnap, err := snap.Source().Adopt(ctx, snap.ID)
 	if err != nil {
-		return err
-	}
-	defer conn2.Close(ctx)
-	refSnap, err := extract.BeginAt(ctx, conn2, snap.ID)
-	if err != nil {
-		return err
+		return load.Redact(err, o.source)
 	}
 	defer refSnap.Close(ctx)
 

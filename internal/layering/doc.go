@@ -1,3 +1,7 @@
-// Package layering holds the tests of denorm's import rules (STYLE.md §1):
-// the database drivers are imported by one layer each. It has no code.
+// Package layering holds no code: its test checks the import rules of
+// STYLE.md §1 over every package of the module — the layers import
+// downwards only (cmd -> pipeline -> extract/load -> transform ->
+// mappings), only extract imports the PostgreSQL driver, only load the
+// MongoDB driver, and transform does no I/O — so a change that breaks
+// them fails the suite.
 package layering

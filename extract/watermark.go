@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -28,9 +27,9 @@ type TableWrites struct {
 	Collections []string `json:"collections"`
 }
 
-// SnapshotTime is the time the snapshot's transaction started.
-func SnapshotTime(ctx context.Context, snap *extract.Snapshot) (time.Time, error) {
-	rows, err := snap.Query(ctx, "SELECT now()")
+// Time is the time the snapshot's transaction started.
+func (s *Snapshot) Time(ctx context.Context) (time.Time, error) {
+	rows, err := s.Query(ctx, "SELECT now()")
 	if err != nil {
 		return time.Time{}, fmt.Errorf("snapshot time: %w", err)
 	}
@@ -47,7 +46,7 @@ func SnapshotTime(ctx context.Context, snap *extract.Snapshot) (time.Time, error
 // target cannot hold yet. Tables without such a column are not listed (a
 // delete leaves no row to count: watermarks cannot show deletes). One
 // aggregate query per table.
-func WritesSince(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, since time.Time, columns []string) ([]TableWrites, error) {
+func WritesSince(ctx context.Context, snap *Snapshot, plan *mappings.Plan, since time.Time, columns []string) ([]TableWrites, error) {
 	var out []TableWrites
 	for _, t := range plan.Tables() {
 		name := t.QualifiedName()
@@ -62,7 +61,7 @@ func WritesSince(ctx context.Context, snap *extract.Snapshot, plan *mappings.Pla
 			continue
 		}
 		q := fmt.Sprintf("SELECT count(*), max(%[1]s)::timestamptz FROM %[2]s WHERE %[1]s::timestamptz > $1",
-			pgx.Identifier{col.Name}.Sanitize(), pgx.Identifier{t.Schema, t.Name}.Sanitize())
+			pgx.Identifier{col.Name}.Sanitize(), tableRef(t))
 		rows, err := snap.Query(ctx, q, since)
 		if err != nil {
 			return nil, fmt.Errorf("count writes since %s in %s: %w", since.Format(time.RFC3339), name, err)
