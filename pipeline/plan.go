@@ -12,7 +12,7 @@ import (
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
-	"github.com/denorm/denorm/pipeline/report"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // PlanOptions tune Plan.

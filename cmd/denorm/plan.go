@@ -10,7 +10,7 @@ import (
 
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/pipeline/report"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type planOptions struct {
@@ -44,7 +44,7 @@ relations, unbounded id arrays, join tables copied as collections).
 the key; a bucket collection's parents are kept whole) and scales the counts:
 figures are then estimates, and the report says so.
 
-Formats: text (default), json (stable schema: pipeline/report/report.schema.json),
+Formats: text (default), json (stable schema: transform/report/report.schema.json),
 markdown, html (one self-contained file with diagrams and histograms).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -114,7 +114,7 @@ collections:
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3000 {
 		t.Errorf("screenshot is %v, want 1280x3000", b)
 	}
-	// Each section draws in its own colour (pipeline/report/html.go's CSS).
+	// Each section draws in its own colour (transform/report/html.go's CSS).
 	colours := map[string][3]uint8{
 		"root table box (diagram)": {0x1e, 0x3a, 0x5f},
 		"embed box (diagram)":      {0x2e, 0x7d, 0x32},

@@ -15,7 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/pipeline/report"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // planJSON runs plan with --format json and decodes the report.
