@@ -25,12 +25,17 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Exit codes.
+// Exit codes: the only ones denorm returns (README.md, "Commands").
 const (
-	exitOK       = 0
-	exitRuntime  = 1
-	exitUsage    = 2
+	exitOK = 0
+	// exitRuntime: a runtime error; for verify, the verdict "different".
+	exitRuntime = 1
+	// exitUsage: bad usage or an invalid mapping file.
+	exitUsage = 2
+	// exitRejected: the run finished, but some rows were rejected.
 	exitRejected = 3
+	// exitIncomplete: verify could not finish: a failure, not a verdict.
+	exitIncomplete = 4
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
