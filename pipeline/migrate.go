@@ -13,6 +13,7 @@ import (
 	"github.com/denorm/denorm/internal/backoff"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // Options configure a migration run.
@@ -24,14 +25,7 @@ type Options struct {
 	Progress func(Stats)
 	// Reject, when set, is called for every row or document that failed,
 	// whether building it or writing it failed.
-	Reject func(Rejected)
-}
-
-// Rejected is one source row (or bucket page) that did not reach the target.
-type Rejected struct {
-	Collection string
-	Source     string
-	Err        error
+	Reject func(transform.Reject)
 }
 
 // Stats counts one collection entry's progress.
@@ -313,10 +307,10 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 				return errInterrupted
 			}
 			var failed int64
-			for _, re := range b.Errors {
+			for _, rj := range b.Rejects {
 				failed++
 				if r.opt.Reject != nil {
-					r.opt.Reject(Rejected{Collection: re.Collection, Source: re.Source, Err: re.Err})
+					r.opt.Reject(rj)
 				}
 			}
 			var written int64
@@ -331,7 +325,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 				for _, rj := range rejects {
 					failed++
 					if r.opt.Reject != nil {
-						r.opt.Reject(Rejected{Collection: rj.Collection, Source: rj.Source, Err: rj.Err})
+						r.opt.Reject(rj)
 					}
 				}
 				written = int64(len(b.Docs) - len(rejects))

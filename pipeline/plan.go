@@ -78,7 +78,7 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 			run = sampled(cp, opt.Sample)
 		}
 		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-			rejected := len(b.Errors)
+			rejected := len(b.Rejects)
 			sized = sized[:0]
 			for i := range b.Docs {
 				var encErr error

@@ -292,7 +292,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
 		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-			for _, e := range b.Errors {
+			for _, e := range b.Rejects {
 				st.Unbuildable++
 				if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
 					return err
