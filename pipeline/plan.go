@@ -108,11 +108,7 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 	if err != nil {
 		return nil, err
 	}
-	stats := map[string]report.TableStats{}
-	for k, a := range act {
-		stats[k] = report.TableStats{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
-	}
-	rep.Warnings = report.Warnings(plan, rep.Collections, stats, opt.MaxDocSize)
+	rep.Warnings = report.Warnings(plan, rep.Collections, act, opt.MaxDocSize)
 	return rep, nil
 }
 

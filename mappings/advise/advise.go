@@ -49,11 +49,6 @@ const (
 	RecentItems = 3
 )
 
-// Activity is a table's size and change counters since statistics reset.
-type Activity struct {
-	Rows, Inserts, Updates, Deletes int64
-}
-
 // Fanout is the number of child rows per parent row through a foreign key.
 type Fanout struct {
 	Parents  int64
@@ -66,7 +61,7 @@ type Input struct {
 	Schema  string
 	Catalog *mappings.Catalog
 	// Activity is keyed by qualified table name.
-	Activity map[string]Activity
+	Activity map[string]mappings.TableActivity
 	// Fanout is keyed by FanoutKey(child table, foreign key).
 	Fanout map[string]Fanout
 	// Numeric, when set, is written as the file's numeric mode (decimal,
@@ -137,7 +132,7 @@ type advisor struct {
 
 func qual(t *mappings.Table) string { return t.Schema + "." + t.Name }
 
-func (a *advisor) activity(t *mappings.Table) Activity { return a.in.Activity[qual(t)] }
+func (a *advisor) activity(t *mappings.Table) mappings.TableActivity { return a.in.Activity[qual(t)] }
 
 func (a *advisor) hot(t *mappings.Table) bool {
 	ac := a.activity(t)

@@ -48,7 +48,7 @@ func TestDraftRules(t *testing.T) {
 		tb.Schema = "public"
 		cat.Tables["public."+tb.Name] = tb
 	}
-	in := Input{Schema: "public", Catalog: cat, Activity: map[string]Activity{}, Fanout: map[string]Fanout{
+	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]Fanout{
 		"public.pet(owner_id)":        {Parents: 10, Avg: 2, P99: 4, Max: 4},
 		"public.pet(kind_id)":         {Parents: 3, Avg: 8, P99: 12, Max: 12},
 		"public.event(owner_id)":      {Parents: 10, Avg: 500, P99: 4000, Max: 4000},
@@ -89,7 +89,7 @@ func TestDraftRules(t *testing.T) {
 		t.Log(text)
 	}
 	// a pet that changes often is referenced, not embedded
-	in.Activity["public.pet"] = Activity{Rows: 20, Updates: 500}
+	in.Activity["public.pet"] = mappings.TableActivity{Rows: 20, Updates: 500}
 	_, choices, _ = Draft(in)
 	for _, c := range choices {
 		if c.Table == "public.pet" && (c.Action != "collection" || !strings.Contains(c.Reason, "changes often (20 rows, 500 updates")) {

@@ -188,7 +188,7 @@ func TestWarningsUnboundedAndJoinTable(t *testing.T) {
 		{Name: "people", Arrays: []ArrayStat{{Path: "addresses", Max: 5000, P99: 40, P50: 2, MaxSource: "person (id)=(9)"}}, Largest: &Sample{}},
 		{Name: "bookAuthors", Largest: &Sample{}},
 	}
-	stats := map[string]TableStats{"public.address": {Rows: 100, Updates: 1000, Inserts: 50}}
+	stats := map[string]mappings.TableActivity{"public.address": {Rows: 100, Updates: 1000, Inserts: 50}}
 	ws := Warnings(plan, cols, stats, 16<<20)
 	rules := map[string]string{}
 	for _, w := range ws {
