@@ -49,8 +49,7 @@ func validateAndMigrate(t *testing.T, mapping, src string) map[string]int {
 // TestAdviseSeed drafts a mapping for seed.sql: it validates, migrates
 // without errors, and makes the choices the modeling rules call for.
 func TestAdviseSeed(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	testenv.Exec(t, src, "ANALYZE")
 	mapping, text := adviseMapping(t, src)
 	docs := validateAndMigrate(t, mapping, src)

@@ -80,12 +80,8 @@ func (f *ownFerret) stop() {
 // reconnects, says the snapshot was re-taken, and finishes with exactly
 // the documents of an undisturbed run.
 func TestFaultRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "testdata", "resume", "crash.yaml")
+	bin := denormBinary(t)
+	mapping := repoPath(t, "testdata", "resume", "crash.yaml")
 	// Enough persons that the people collection is still streaming from
 	// PostgreSQL (held back by the target's pace) when both faults hit.
 	src := crashSource(t, 20000, 60, 600)

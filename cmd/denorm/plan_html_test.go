@@ -54,8 +54,7 @@ func headless(t *testing.T, bin, file string, args ...string) string {
 // boxes, the histogram bars and the warning badge are on screen).
 func TestPlanHTMLRenders(t *testing.T) {
 	bin := chromium(t)
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	testenv.Exec(t, src, `INSERT INTO comment SELECT 1000 + n, 1, 'x', 'hello', now() FROM generate_series(1, 300) n`)
 	dir := t.TempDir()
 	mapping := filepath.Join(dir, "blog.yaml")
