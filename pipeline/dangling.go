@@ -108,15 +108,11 @@ func (v *verifier) dangling(ctx context.Context) error {
 		return err
 	}
 	defer ri.Close()
-	fi, err := v.found.sorter.Iter()
+	f, err := v.found.cursor()
 	if err != nil {
 		return err
 	}
-	defer fi.Close()
-	f := &cursor{it: fi}
-	if err := f.next(); err != nil {
-		return err
-	}
+	defer f.it.Close()
 	n := 0
 	for ri.Next() {
 		if n++; n%4096 == 0 && ctx.Err() != nil {

@@ -360,6 +360,21 @@ type cursor struct {
 	cur entry
 }
 
+// cursor opens a cursor on the side's sorted records, at the first one.
+// The caller closes c.it.
+func (s *side) cursor() (*cursor, error) {
+	it, err := s.sorter.Iter()
+	if err != nil {
+		return nil, err
+	}
+	c := &cursor{it: it}
+	if err := c.next(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 func (c *cursor) next() error {
 	if !c.it.Next() {
 		c.cur = entry{}
@@ -414,23 +429,16 @@ func (s *side) read(e *entry) ([]byte, error) {
 
 // merge walks both sorted sides together.
 func (v *verifier) merge(ctx context.Context) error {
-	ei, err := v.exp.sorter.Iter()
+	e, err := v.exp.cursor()
 	if err != nil {
 		return err
 	}
-	defer ei.Close()
-	fi, err := v.found.sorter.Iter()
+	defer e.it.Close()
+	f, err := v.found.cursor()
 	if err != nil {
 		return err
 	}
-	defer fi.Close()
-	e, f := &cursor{it: ei}, &cursor{it: fi}
-	if err := e.next(); err != nil {
-		return err
-	}
-	if err := f.next(); err != nil {
-		return err
-	}
+	defer f.it.Close()
 	var prevFound []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
