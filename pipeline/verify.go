@@ -23,6 +23,8 @@ package pipeline
 // numbers compare by value, as MongoDB's unique index does: an _id stored
 // as int64 where int32 was expected is a differing document, not a missing
 // plus an unexpected one.
+//
+// The references found documents store are checked in dangling.go.
 
 import (
 	"bufio"

@@ -1,7 +1,10 @@
 // Package transform turns source rows into documents following a compiled
-// mappings.Plan. It is pure: no I/O, no database drivers; the same code
-// serves migrate, plan and verify, so what one shows the others write and
-// check.
+// mappings.Plan: the document model (value.go), Build for one document per
+// root row, the Pager for a bucket collection's pages, and Reject, the one
+// record of a row that did not reach the target. It is pure: no I/O, no
+// database drivers; the same code serves migrate, plan and verify, so what
+// one shows the others write and check. transform/report, beside it and
+// as pure, turns built documents into plan's figures.
 package transform
 
 import (

@@ -1,6 +1,11 @@
 // Command denorm migrates a normalized PostgreSQL database into a
 // MongoDB-wire document store under a declarative mapping file.
 //
+// The command is thin: one file per subcommand holds its flags, its help
+// and the wording of its messages and hints; run maps its errors to the
+// exit codes below (one constant block). The work is done by pipeline's
+// engines (for validate and advise, by mappings and extract directly).
+//
 // Exit codes:
 //
 //	0  success
