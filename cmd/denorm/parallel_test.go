@@ -15,9 +15,7 @@ import (
 // worker writes, and that SIGTERM stops a run with a checkpoint and the
 // command that resumes it.
 func TestWorkersAndPartitions(t *testing.T) {
-	bin := denormBinary(t)
-	mapping := repoPath(t, "testdata", "resume", "crash.yaml")
-	src := crashSource(t, 150, 40, 400)
+	bin, mapping, src := crashSetup(t, 150, 40, 400)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10"}
 
 	refURI, refDB := testenv.MongoDB(t)

@@ -22,6 +22,14 @@ import (
 // crashCollections are the collections of testdata/resume/crash.yaml.
 var crashCollections = []string{"people", "posts", "comments"}
 
+// crashSetup is the opening of the crash, fault and workers tests: the
+// built binary, the mapping testdata/resume/crash.yaml and a crashSource.
+func crashSetup(t *testing.T, persons, posts, comments int) (bin, mapping, src string) {
+	t.Helper()
+	bin = denormBinary(t)
+	return bin, repoPath(t, "testdata", "resume", "crash.yaml"), crashSource(t, persons, posts, comments)
+}
+
 // crashSource is the seed schema plus generated persons, posts and
 // comments: enough batches for a few seconds against FerretDB.
 func crashSource(t *testing.T, persons, posts, comments int) string {
@@ -132,10 +140,8 @@ func compareTargets(t *testing.T, what string, want, got map[string][]string, ex
 // array items or bucket pages. Where each kill landed is logged from the
 // checkpoint it left.
 func TestCrashResume(t *testing.T) {
-	bin := denormBinary(t)
-	mapping := repoPath(t, "testdata", "resume", "crash.yaml")
 	// Small data and tiny batches: many checkpoints, a second or two a run.
-	src := crashSource(t, 1500, 1500, 6000)
+	bin, mapping, src := crashSetup(t, 1500, 1500, 6000)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10"}
 
 	refURI, refDB := testenv.MongoDB(t)
