@@ -203,8 +203,9 @@ func (e *SchemaChangeError) Error() string {
 // Change and its slices; Rel and Truncated are shared and read-only.
 type Change struct {
 	Op Op
-	// LSN is the message's position in the WAL (for Progress, the position
-	// everything before which was delivered).
+	// LSN is the message's position in the WAL, for information (0 for
+	// Relation); for Progress, the position everything before which was
+	// delivered.
 	LSN LSN
 	// Xid is the transaction's id (Begin, Commit and the changes between).
 	Xid uint32
