@@ -236,7 +236,7 @@ func (l *Logical) Setup(ctx context.Context, tables []string) (*SlotSnapshot, er
 	}
 	if len(unusable) > 0 {
 		return nil, &ReplicaIdentityError{Tables: unusable,
-			Why: "without one, PostgreSQL refuses UPDATE and DELETE on a table published for them"}
+			Why: "no replica identity (no primary key, or REPLICA IDENTITY NOTHING), and PostgreSQL refuses UPDATE and DELETE on a table published without one"}
 	}
 	if st, err := l.status(ctx, conn); st != nil {
 		return nil, &SlotExistsError{Job: l.Job, Slot: l.Name}
@@ -325,7 +325,7 @@ FROM pg_publication p WHERE p.pubname = $1`, l.Name).Scan(&options, &have)
 }
 
 // Drop removes the job's slot and publication; either may be missing
-// already. A slot in use by a running stream is not dropped
+// already. A slot in use by a running stream for 2 s more is not dropped
 // (*SlotBusyError): stop that sync first.
 func (l *Logical) Drop(ctx context.Context) error {
 	conn, err := l.connect(ctx)
@@ -333,6 +333,9 @@ func (l *Logical) Drop(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := l.idleStatus(ctx, conn); err != nil && !errors.As(err, new(*SlotMissingError)) {
+		return err
+	}
 	_, err = conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, l.Name)
 	if err != nil {
 		return l.explain(fmt.Errorf("drop replication slot %s: %w", l.Name, err))
@@ -442,6 +445,22 @@ WHERE s.slot_name = $1`, l.Name).Scan(&st.Slot, &st.Database, &st.Plugin, &st.Ac
 		st.LagBytes = int64(st.Current - st.Confirmed)
 	}
 	return &st, nil
+}
+
+// idleStatus reads the slot; when a stream reads it, it waits up to 2 s
+// for it to let go: a stream that just ended (a process killed, a
+// connection lost) may hold it until its server process notices.
+func (l *Logical) idleStatus(ctx context.Context, conn *pgx.Conn) (*SlotStatus, error) {
+	st, err := l.status(ctx, conn)
+	for wait := 0; err == nil && st.Active && wait < 20; wait++ {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		st, err = l.status(ctx, conn)
+	}
+	return st, err
 }
 
 // usable reports why a slot that exists cannot be streamed from: it was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -325,17 +326,7 @@ func (l *Logical) Stream(ctx context.Context, from LSN, opts StreamOptions) (*Ch
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	st, err := l.status(ctx, conn)
-	// A stream closed a moment ago may still hold the slot while its
-	// server process exits.
-	for wait := 0; err == nil && st.Active && wait < 20; wait++ {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		st, err = l.status(ctx, conn)
-	}
+	st, err := l.idleStatus(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -503,15 +494,28 @@ func (s *ChangeStream) run() {
 		if serr := s.sendStatus(); err == nil && serr != nil {
 			err = serr
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = s.conn.Close(ctx)
-		cancel()
+		s.terminate()
 	}
 	if err == nil {
 		err = ErrStreamClosed
 	}
 	s.err = err
 	close(s.ch)
+}
+
+// terminate ends the replication connection and waits (5 s at most) until
+// the server closed its side: its process has then released the slot, so
+// a Drop or a new Stream right after Close finds it free.
+func (s *ChangeStream) terminate() {
+	raw := s.conn.Conn()
+	_ = raw.SetDeadline(time.Now().Add(5 * time.Second))
+	s.conn.Frontend().Send(&pgproto3.Terminate{})
+	if s.conn.Frontend().Flush() == nil {
+		_, _ = io.Copy(io.Discard, raw) // until the server hangs up
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.conn.Close(ctx)
 }
 
 // errStopped ends the loop on Close.
