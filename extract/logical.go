@@ -104,40 +104,29 @@ func LogicalNames(job string) (string, error) {
 // connection: each call connects for itself, so a Logical may be used from
 // any goroutine.
 type Logical struct {
-	cfg *pgx.ConnConfig
+	src *Source
 	// Job is the sync job's name; Name its slot's and publication's.
 	Job, Name string
 }
 
-// NewLogical describes job's change capture on the database at url
-// (postgres://... or key=value). It does not connect.
-func NewLogical(url, job string) (*Logical, error) {
+// Logical describes job's change capture on the source. It does not
+// connect.
+func (s *Source) Logical(job string) (*Logical, error) {
 	name, err := LogicalNames(job)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("logical replication: %w", err)
-	}
-	cfg.RuntimeParams["application_name"] = "denorm"
-	return &Logical{cfg: cfg, Job: job, Name: name}, nil
+	return &Logical{src: s, Job: job, Name: name}, nil
 }
 
 // connect opens an ordinary connection (catalog queries, publication).
-func (l *Logical) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, l.cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to source: %w", err)
-	}
-	return conn, nil
-}
+func (l *Logical) connect(ctx context.Context) (*pgx.Conn, error) { return l.src.connect(ctx) }
 
 // connectReplication opens a replication connection (replication=database):
 // the server checks there the REPLICATION attribute, pg_hba.conf's
 // replication entries and max_wal_senders.
 func (l *Logical) connectReplication(ctx context.Context) (*pgconn.PgConn, error) {
-	cfg := l.cfg.Config.Copy()
+	cfg := l.src.cfg.Config.Copy()
 	cfg.RuntimeParams["replication"] = "database"
 	// pgoutput prints values with the walsender's settings: make times
 	// unambiguous whatever the server's defaults.
@@ -147,7 +136,7 @@ func (l *Logical) connectReplication(ctx context.Context) (*pgconn.PgConn, error
 	cfg.RuntimeParams["extra_float_digits"] = "1"
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, l.explain(fmt.Errorf("open a replication connection: %w", err))
+		return nil, l.explain(fmt.Errorf("open a replication connection: %w", l.src.redact(err)))
 	}
 	return conn, nil
 }
@@ -172,7 +161,7 @@ func checkServer(ctx context.Context, conn *pgx.Conn) error {
 // SlotSnapshot is what Setup returns: the new slot's consistent point and
 // the snapshot it exported. The snapshot sees exactly the transactions
 // committed before Consistent; the slot streams exactly those committed
-// after it. Open read snapshots adopting Snapshot (BeginAt) before calling
+// after it. Open read snapshots adopting Snapshot (Source.Adopt) before calling
 // Release; they stay valid after it.
 type SlotSnapshot struct {
 	// Snapshot is the exported snapshot's id, for SET TRANSACTION SNAPSHOT.

@@ -36,7 +36,7 @@ func logicalJob(t *testing.T, schema string) (*Logical, *pgx.Conn) {
 	if schema != "" {
 		testenv.Exec(t, url, schema)
 	}
-	l, err := NewLogical(url, fmt.Sprintf("test_%d_%d", os.Getpid(), logicalSeq.Add(1)))
+	l, err := logical(url, fmt.Sprintf("test_%d_%d", os.Getpid(), logicalSeq.Add(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +48,14 @@ func logicalJob(t *testing.T, schema string) (*Logical, *pgx.Conn) {
 		}
 	})
 	return l, connect(t, url)
+}
+
+func logical(url, job string) (*Logical, error) {
+	src, err := ParseSource(url)
+	if err != nil {
+		return nil, err
+	}
+	return src.Logical(job)
 }
 
 func connect(t *testing.T, url string) *pgx.Conn {
@@ -210,7 +218,7 @@ CREATE TABLE item (id int PRIMARY KEY, v int NOT NULL);
 INSERT INTO item SELECT g, 0 FROM generate_series(1, 100) g;`)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	writer := connect(t, l.cfg.ConnString())
+	writer := connect(t, l.src.cfg.ConnString())
 	var (
 		committed atomic.Int64 // transactions the writer committed
 		stop      = make(chan struct{})
@@ -253,8 +261,7 @@ INSERT INTO item SELECT g, 0 FROM generate_series(1, 100) g;`)
 	}
 	afterSetup := committed.Load()
 	waitFor(afterSetup + 50)
-	reader := connect(t, l.cfg.ConnString())
-	snap, err := BeginAt(ctx, reader, ss.Snapshot)
+	snap, err := l.src.Adopt(ctx, ss.Snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -897,12 +904,12 @@ func TestLogicalPrivileges(t *testing.T) {
 		_, _ = conn.Exec(ctx, "DROP ROLE "+role)
 	})
 	execSQL(t, conn, "GRANT SELECT ON t TO "+role)
-	u, err := url.Parse(l.cfg.ConnString())
+	u, err := url.Parse(l.src.cfg.ConnString())
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = url.User(role)
-	lu, err := NewLogical(u.String(), l.Job)
+	lu, err := logical(u.String(), l.Job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -911,7 +918,7 @@ func TestLogicalPrivileges(t *testing.T) {
 	}{
 		{"", "ALTER ROLE <user> REPLICATION"},
 		{"ALTER ROLE " + role + " REPLICATION", "GRANT CREATE ON DATABASE"},
-		{"GRANT CREATE ON DATABASE " + pgx.Identifier{l.cfg.Database}.Sanitize() + " TO " + role, "only a table's owner"},
+		{"GRANT CREATE ON DATABASE " + pgx.Identifier{l.src.cfg.Database}.Sanitize() + " TO " + role, "only a table's owner"},
 	} {
 		if step.grant != "" {
 			execSQL(t, conn, step.grant)
@@ -999,7 +1006,7 @@ func TestLogicalServerStates(t *testing.T) {
 		}
 	}
 	admin("CREATE TABLE t (id int PRIMARY KEY)")
-	l, err := NewLogical(url, "states")
+	l, err := logical(url, "states")
 	if err != nil {
 		t.Fatal(err)
 	}
