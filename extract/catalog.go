@@ -1,10 +1,12 @@
 // Package extract reads the source PostgreSQL database: connections and
 // one consistent read-only snapshot shared by them (Source, Snapshot),
 // catalog introspection, the batched streams of rows a Plan needs (Reader),
-// the rows of given keys only (NewKeyReader, for sync), and watermark
-// counts. It never writes to the source, and it is the only package that
-// uses the PostgreSQL driver: what it returns is document values and its
-// own types.
+// the rows of given keys only (NewKeyReader, for sync), watermark counts,
+// and logical change capture for sync (logical.go). It never writes to the
+// source's data - change capture creates only a sync job's own
+// publication and replication slot - and it is the only package that uses
+// the PostgreSQL driver: what it returns is document values and its own
+// types.
 //
 // A root table and the relations joined to it on an ascending integer key
 // are read as merge streams (one ordered query per table, each on its own
