@@ -207,6 +207,9 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		if fd.Numeric != "" && kind != "column" && kind != "aggregate" {
 			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column or an aggregate, not to %s", where, kind)
 		}
+		if fd.Char != "" && kind != "column" {
+			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)
+		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
 		}
