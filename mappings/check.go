@@ -3,6 +3,8 @@ package mappings
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // check finds problems of meaning that need no database: conflicting
@@ -280,7 +282,9 @@ func CamelCase(col string) string {
 			b.WriteString(p)
 			continue
 		}
-		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+		r, size := utf8.DecodeRuneInString(p) // a letter, not its first byte
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(p[size:])
 	}
 	if b.Len() == 0 {
 		return col

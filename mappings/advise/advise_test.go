@@ -79,7 +79,7 @@ func TestAdviseSafeNames(t *testing.T) {
 func TestAdviseSecret(t *testing.T) {
 	for name, want := range map[string]bool{
 		"password": true, "password_hash": true, "passwd": true, "pwd": true, "hash": true, "api_key": true, "apiKey": true,
-		"APIKey": true, "auth_token": true, "refreshToken": true, "client_secret": true, "salt": true, "private_key": true,
+		"APIKey": true, "auth_token": true, "refreshToken": true, "client_secret": true, "salt": true, "private_key": true, "credentials": true,
 		"username": false, "email": false, "hashtag_count": false, "passage": false, "tokenizer": false, "salty": false,
 	} {
 		if got := secret(name); got != want {
@@ -383,6 +383,14 @@ func TestAdviseDraftLineItems(t *testing.T) {
 	if c := got["order_line"]; c.Action != "collection" || !strings.Contains(c.Reason, "the largest has 500, over 100: unbounded") {
 		t.Errorf("an order with 500 lines: %+v", c)
 	}
+	// Orders without an event time: the lines belong where they are bounded.
+	in := shop(Fanout{Parents: 200, Avg: 3.1, P99: 5, Max: 25})
+	order := in.Catalog.Tables["public.order"]
+	order.Columns = order.Columns[:2]
+	_, _, got = draft(t, in)
+	if c := got["order_line"]; c.Action != "embed" || !strings.Contains(c.Reason, "of order, product it belongs to order: it is bounded per order (p99 5), not per product (p99 35)") {
+		t.Errorf("lines of orders without a time: %+v", c)
+	}
 	// p99 over 20: too many to embed, and nothing to page by.
 	_, _, got = draft(t, shop(Fanout{Parents: 200, Avg: 12, P99: 30, Max: 40}))
 	if c := got["order_line"]; c.Action != "collection" || !strings.Contains(c.Reason, "too many per order to embed") {
@@ -536,11 +544,16 @@ func TestAdviseDraftHostileNames(t *testing.T) {
 		&mappings.Table{Name: "order line", Columns: []mappings.Column{col("order id", 'N', true), col("line no", 'N', true)}, PrimaryKey: []string{"order id", "line no"},
 			ForeignKeys: []mappings.ForeignKey{fk("order id", "order", "id")}},
 		&mappings.Table{Name: "_denorm", Columns: []mappings.Column{col("id", 'N', true)}, PrimaryKey: []string{"id"}},
+		&mappings.Table{Name: "employee", Columns: []mappings.Column{col("id", 'N', true), col("manager_id", 'N', false), col("name", 'S', true)}, PrimaryKey: []string{"id"},
+			ForeignKeys: []mappings.ForeignKey{fk("manager_id", "employee", "id")}},
+		&mappings.Table{Name: "élan", Columns: []mappings.Column{col("id", 'N', true), col("order id", 'N', true), col("at", 'D', true)}, PrimaryKey: []string{"id"},
+			ForeignKeys: []mappings.ForeignKey{fk("order id", "order", "id")}},
 		&mappings.Table{Name: "system.users", Columns: []mappings.Column{col("id", 'N', true)}, PrimaryKey: []string{"id"}},
 	)
 	in := Input{Schema: "public", Catalog: cat, Fanout: map[string]Fanout{
 		"public.a.b(page)":            {Parents: 2, Avg: 150, P99: 150, Max: 150},
 		"public.order line(order id)": {Parents: 6, Avg: 2, P99: 2, Max: 2},
+		"public.élan(order id)":       {Parents: 6, Avg: 200, P99: 300, Max: 300},
 	}}
 	text, f, got := draft(t, in)
 	wantActions(t, got, map[string]string{"order": "collection", "a.b": "bucket", "order line": "embed", "_denorm": "collection", "system.users": "collection"})
@@ -565,6 +578,12 @@ func TestAdviseDraftHostileNames(t *testing.T) {
 	}
 	if find(t, f, "denorms").Table != "_denorm" || find(t, f, "tSystemUsers").Table != "public.system.users" {
 		t.Error("reserved collection names")
+	}
+	if m := field(t, find(t, f, "employees").Fields, "manager_id"); m.Ref != "employees" {
+		t.Errorf("a reference to the same table: %+v", m)
+	}
+	if e := field(t, order.Fields, "recentÉlans").Embed; e == nil || find(t, f, "élans").Bucket == nil {
+		t.Errorf("a bucketed table whose name starts with a non-ASCII letter: %+v", e)
 	}
 	if t.Failed() {
 		t.Log(text)

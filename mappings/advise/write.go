@@ -501,7 +501,7 @@ func (a *advisor) writeChildren(o *out, ind int, r *role, used map[string]bool, 
 		}
 		base := fieldName(pluralName(k.t.Name))
 		if k.action == "bucket" {
-			base = "recent" + strings.ToUpper(base[:1]) + base[1:]
+			base = fieldName("recent_" + base)
 		}
 		name := uniqueName(base, used)
 		o.comment(ind, k.t.Name+": "+k.reason)

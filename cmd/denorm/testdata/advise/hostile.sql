@@ -26,6 +26,7 @@ CREATE TABLE "order" (
   "line
 break"        text,
   "naïve"       text,
+  prix_été      integer,
   "select"      text,
   "#note"       text,
   "recentEvents" text,
@@ -63,9 +64,9 @@ CREATE TABLE only_key (id integer PRIMARY KEY);
 INSERT INTO "user" SELECT n, 'u' || n FROM generate_series(1, 3) n;
 INSERT INTO "order" (id, user_id, "userId", "a.b", "$price", "_id", "*", "weird col", "yes", "x|y", "<b>bold</b>", "`tick`",
                      "*star*", "_under_", "line
-break", "naïve", "select", "#note", "recentEvents", item_count, "itemCount", password_hash, "apiKey", search)
+break", "naïve", prix_été, "select", "#note", "recentEvents", item_count, "itemCount", password_hash, "apiKey", search)
 SELECT n, 1 + n % 3, n, 'dot' || n, n * 1.5, 'under' || n, 'star' || n, 'weird' || n, n % 2 = 0, 'pipe', 'html', 'tick',
-       'stars', 'unders', 'newline', 'naive', 'select', 'note', 'recent', n, n + 1, 'secret-hash', 'secret-key', to_tsvector('english', 'order ' || n)
+       'stars', 'unders', 'newline', 'naive', 7, 'select', 'note', 'recent', n, n + 1, 'secret-hash', 'secret-key', to_tsvector('english', 'order ' || n)
 FROM generate_series(1, 6) n;
 INSERT INTO orders SELECT n, n * 10 FROM generate_series(1, 4) n;
 INSERT INTO "order line" SELECT 1 + n % 6, n, n FROM generate_series(1, 12) n;
