@@ -136,9 +136,9 @@ type role struct {
 	// or why there is none.
 	owner    *rel
 	ownerWhy string
-	coll     string // collection name (collection, bucket)
-	time     string // bucket order column
-	target   string // where the rows go, for the report
+	coll     string   // collection name (collection, bucket)
+	time     string   // bucket order column
+	places   []string // where the rows are written, for the report
 }
 
 type advisor struct {
@@ -269,7 +269,7 @@ func (a *advisor) choices() []Choice {
 	var out []Choice
 	for _, q := range a.names {
 		r := a.roles[q]
-		out = append(out, Choice{Table: q, Action: r.action, Target: r.target, Reason: r.reason})
+		out = append(out, Choice{Table: q, Action: r.action, Target: strings.Join(r.places, ", "), Reason: r.reason})
 	}
 	return out
 }

@@ -460,7 +460,7 @@ func (a *advisor) nameCollections() {
 			base = safeWord(r.t.Schema) + "_" + base
 		}
 		r.coll = uniqueName(collectionName(base), used)
-		r.target = r.coll
+		a.place(r, r.coll)
 	}
 }
 

@@ -55,12 +55,10 @@ func (sc scope) in(q, field string) scope {
 	return scope{kind: sc.kind, path: append(slices.Clone(sc.path), q), where: sc.where + "." + field, home: sc.home}
 }
 
+// place records where a table's rows are written, for the report.
 func (a *advisor) place(r *role, where string) {
-	if !slices.Contains(strings.Split(r.target, ", "), where) {
-		if r.target != "" {
-			r.target += ", "
-		}
-		r.target += where
+	if !slices.Contains(r.places, where) {
+		r.places = append(r.places, where)
 	}
 }
 
