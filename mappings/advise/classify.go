@@ -28,6 +28,13 @@ func (a *advisor) classify() {
 	}
 	for a.enforce() {
 	}
+	for _, q := range a.names {
+		// Tables decided before the ones referencing them: name every
+		// reference kept, now that all roles are known.
+		if r := a.roles[q]; r.action == "collection" && strings.HasPrefix(r.reason, referencedBy) {
+			r.reason = a.referencedReason(r)
+		}
+	}
 	a.inline()
 	a.nameCollections()
 	for _, q := range a.names {
@@ -325,6 +332,12 @@ func (a *advisor) keptRefs(r *role) []*rel {
 	return out
 }
 
+const referencedBy = "referenced by "
+
+func (a *advisor) referencedReason(r *role) string {
+	return fmt.Sprintf("%s%s, so it is kept once, in its own collection", referencedBy, a.refText(a.keptRefs(r)))
+}
+
 func (a *advisor) refText(fks []*rel) string {
 	var n []string
 	for _, fk := range fks {
@@ -363,7 +376,7 @@ func (a *advisor) want(r *role) {
 	switch tc := a.growing(r); {
 	case len(a.keptRefs(r)) > 0:
 		r.action = "collection"
-		r.reason = fmt.Sprintf("referenced by %s, so it is kept once, in its own collection", a.refText(a.keptRefs(r)))
+		r.reason = a.referencedReason(r)
 	case a.hot(r.t):
 		r.action = "collection"
 		r.reason = fmt.Sprintf("changes often (%s): referenced, not embedded; %s", a.changes(r.t), ft)
@@ -411,7 +424,7 @@ func (a *advisor) enforce() bool {
 		p := a.roles[r.owner.RefTable]
 		switch refs := a.keptRefs(r); {
 		case len(refs) > 0:
-			promote(r, fmt.Sprintf("referenced by %s, so it is kept once, in its own collection", a.refText(refs)))
+			promote(r, a.referencedReason(r))
 		case r.action == "bucket" && p.action == "embed":
 			promote(p, fmt.Sprintf("%s; but the rows of %s grow under it and are stored in pages (a bucket), which need their parent to be a collection: its own collection referencing %s", p.reason, r.t.Name, a.tname(p.owner.RefTable)))
 		case p.action != "collection" && (r.action == "bucket" || p.action != "embed"):
