@@ -20,15 +20,7 @@ func TestResumeOrStart(t *testing.T) {
 	base := []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "2"}
 	expect := func(wantCode int, wantText []string, args ...string) {
 		t.Helper()
-		code, out, errs := runCLI(t, args...)
-		if code != wantCode {
-			t.Fatalf("denorm %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out, errs)
-		}
-		for _, w := range wantText {
-			if !strings.Contains(out+errs, w) {
-				t.Errorf("denorm %s: output lacks %q:\n%s%s", strings.Join(args, " "), w, out, errs)
-			}
-		}
+		expectCLI(t, wantCode, wantText, args...)
 	}
 	same := func() {
 		t.Helper()
@@ -69,4 +61,21 @@ func TestResumeOrStart(t *testing.T) {
 	expect(2, []string{"is unfinished"}, append(base, "--target", dir, "--job", "k")...)
 	expect(0, []string{"resuming job"}, append(base, "--target", dir, "--job", "k", "--resume-or-start")...)
 	same()
+}
+
+// expectCLI runs one command line in-process and checks its exit code and
+// that its output (stdout and stderr) holds every wantText; it returns the
+// output.
+func expectCLI(t *testing.T, wantCode int, wantText []string, args ...string) string {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != wantCode {
+		t.Fatalf("denorm %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out, errs)
+	}
+	for _, w := range wantText {
+		if !strings.Contains(out+errs, w) {
+			t.Errorf("denorm %s: output lacks %q:\n%s%s", strings.Join(args, " "), w, out, errs)
+		}
+	}
+	return out + errs
 }
