@@ -14,6 +14,7 @@ require (
 	golang.org/x/sync v0.24.0
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.41.0
+	golang.org/x/tools v0.48.0
 )
 
 require (

@@ -94,7 +94,7 @@ type merger struct {
 // streams (see the top of this file); nil when none are.
 func Streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	root := plan.Root
-	key := plan.Key()
+	key := plan.StreamOrder()
 	for _, k := range key {
 		if k.Desc || !intKeyType(root.Columns[k.Col].TypeName) || !root.Columns[k.Col].NotNull {
 			return nil
@@ -125,8 +125,8 @@ func rootFilter(plan *mappings.CollectionPlan) string {
 	if root.Filter == "" {
 		return ""
 	}
-	cols := make([]string, 0, len(plan.Key()))
-	for _, k := range plan.Key() {
+	cols := make([]string, 0, len(plan.StreamOrder()))
+	for _, k := range plan.StreamOrder() {
 		cols = append(cols, colRef(root.Columns[k.Col].Name))
 	}
 	return fmt.Sprintf("SELECT %s FROM %s AS t WHERE (%s)", strings.Join(cols, ", "), tableRef(root.Table), root.Filter)
@@ -144,8 +144,8 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		sql  string
 		args []any
 	}
-	keyCols := make([]int, 0, len(r.plan.Key()))
-	for _, k := range r.plan.Key() {
+	keyCols := make([]int, 0, len(r.plan.StreamOrder()))
+	for _, k := range r.plan.StreamOrder() {
 		keyCols = append(keyCols, k.Col)
 	}
 	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part)...)

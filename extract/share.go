@@ -53,7 +53,7 @@ func partPredicate(plan *mappings.CollectionPlan, p Part) []string {
 	if plan.Bucket != nil {
 		cols = plan.Bucket.By
 	} else {
-		for _, k := range plan.Key() {
+		for _, k := range plan.StreamOrder() {
 			cols = append(cols, k.Col)
 		}
 	}

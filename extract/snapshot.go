@@ -95,9 +95,12 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 		}
 		return err
 	}
-	var walk func(cp *mappings.CollectionPlan, n *mappings.Node)
-	walk = func(cp *mappings.CollectionPlan, n *mappings.Node) {
-		if err := prepare(nodeQuery(cp, n)); err != nil {
+	for _, cp := range plan.Collections {
+		mappings.Walk(cp.Root, func(n *mappings.Node) bool {
+			err := prepare(nodeQuery(cp, n))
+			if err == nil {
+				return true
+			}
 			pos, what := n.Pos, "the query for table "+strconvQuote(n.Table.Name)
 			if n.Filter != "" {
 				// Blame the filter when the query passes without it.
@@ -109,14 +112,8 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 			}
 			ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: pos,
 				Msg: fmt.Sprintf("%s: PostgreSQL rejects %s: %v", n.Path, what, err)})
-			return
-		}
-		for _, c := range n.Children {
-			walk(cp, c)
-		}
-	}
-	for _, cp := range plan.Collections {
-		walk(cp, cp.Root)
+			return false // one problem for the node, none for the relations below it
+		})
 	}
 	return ps
 }
@@ -126,7 +123,7 @@ func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
 	if n.Parent != nil {
 		return relatedQuery(n)
 	}
-	after := make(Key, len(cp.Key()))
+	after := make(Key, len(cp.StreamOrder()))
 	for i := range after {
 		after[i] = new(string)
 	}

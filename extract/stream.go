@@ -17,7 +17,7 @@ import (
 
 // Batch is a page of root rows with every related row they need. Values are
 // document values (see transform), in each node's Columns order (followed
-// by its KeyCols).
+// by its JoinKeyCols).
 //
 // A Batch is immutable once returned and may be read from any goroutine.
 type Batch struct {
@@ -207,7 +207,7 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 }
 
 // read runs sql and converts every row of n to document values: the
-// node's Columns, then its KeyCols.
+// node's Columns, then its JoinKeyCols.
 func (r *Reader) read(ctx context.Context, n *mappings.Node, sql string, args []any) ([][]any, error) {
 	rows, err := r.snap.Query(ctx, sql, args...)
 	if err != nil {
@@ -234,7 +234,7 @@ func keyColumn(n *mappings.Node, i int) (mappings.Column, mappings.NumericMode) 
 	if i < len(n.Columns) {
 		return n.Columns[i], n.Numeric[i]
 	}
-	return n.KeyCols[i-len(n.Columns)], mappings.NumericDecimal
+	return n.JoinKeyCols[i-len(n.Columns)], mappings.NumericDecimal
 }
 
 func rowName(n *mappings.Node, raw []any) string {
@@ -261,14 +261,14 @@ func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize()
 
 func colRef(c string) string { return qualRef("t", c) }
 
-// selectList selects n's Columns from t and its KeyCols from j (through)
+// selectList selects n's Columns from t and its JoinKeyCols from j (through)
 // or t.
 func selectList(n *mappings.Node) string {
-	parts := make([]string, 0, len(n.Columns)+len(n.KeyCols))
+	parts := make([]string, 0, len(n.Columns)+len(n.JoinKeyCols))
 	for _, c := range n.Columns {
 		parts = append(parts, SelectExpr(c, "t"))
 	}
-	for _, c := range n.KeyCols {
+	for _, c := range n.JoinKeyCols {
 		parts = append(parts, SelectExpr(c, keyQual(n)))
 	}
 	return strings.Join(parts, ", ")
@@ -286,7 +286,7 @@ func keyQual(n *mappings.Node) string {
 func keyRefs(n *mappings.Node) []string {
 	var out []string
 	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.KeyCols {
+		for _, c := range n.JoinKeyCols {
 			out = append(out, qualRef(keyQual(n), c.Name))
 		}
 		return out
@@ -301,7 +301,7 @@ func keyRefs(n *mappings.Node) []string {
 func keyTypes(n *mappings.Node) []string {
 	var out []string
 	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.KeyCols {
+		for _, c := range n.JoinKeyCols {
 			out = append(out, c.Type)
 		}
 		return out
@@ -343,7 +343,7 @@ func rootQuery(p *mappings.CollectionPlan, after Key, limit int, extra ...string
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
 	}
-	key := p.Key()
+	key := p.StreamOrder()
 	var args []any
 	if len(after) == len(key) {
 		pred, a := keysetPredicate(n, key, after, 0)
@@ -538,7 +538,7 @@ func textParam(v any) (string, error) {
 
 // KeyOf is the stream position of a root row of plan (see Key).
 func KeyOf(plan *mappings.CollectionPlan, row []any) (Key, error) {
-	key := plan.Key()
+	key := plan.StreamOrder()
 	out := make(Key, 0, len(key))
 	for _, k := range key {
 		if row[k.Col] == nil {

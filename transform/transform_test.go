@@ -62,10 +62,10 @@ func plan(t *testing.T, yaml string) *mappings.Plan {
 	return p
 }
 
-// row lays out named values in n's row order (Columns, then KeyCols).
+// row lays out named values in n's row order (Columns, then JoinKeyCols).
 func row(t *testing.T, n *mappings.Node, vals map[string]any) []any {
 	t.Helper()
-	r := make([]any, len(n.Columns)+len(n.KeyCols))
+	r := make([]any, len(n.Columns)+len(n.JoinKeyCols))
 	seen := 0
 	for i, c := range n.Columns {
 		if v, ok := vals[c.Name]; ok {
@@ -386,7 +386,7 @@ collections:
 			for i := range cp.Root.Fields {
 				f := &cp.Root.Fields[i]
 				if f.Kind == mappings.FieldAggregate {
-					rel[f.Embed] = [][]any{append([]any{int64(7)}, make([]any, len(f.Embed.KeyCols))...)}
+					rel[f.Embed] = [][]any{append([]any{int64(7)}, make([]any, len(f.Embed.JoinKeyCols))...)}
 				}
 			}
 			d, err = BuildOne(cp, root, rel)
@@ -447,7 +447,7 @@ collections:
 `).Collections[0]
 	cd := cp.Root.Fields[0].Embed
 	lookup := cd.Children[0]
-	if !lookup.Lookup() {
+	if !lookup.IsLookup() {
 		t.Fatalf("first child of %s is not the lookup", cd.Path)
 	}
 	person := row(t, cp.Root, map[string]any{"id": int32(1)})

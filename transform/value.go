@@ -17,7 +17,7 @@ package transform
 //	Doc                 embedded document
 //	Array               array
 //
-// Converters in extract produce only these types; sinks in load encode only
+// Converters in extract produce only these types; targets in load encode only
 // these types and report anything else as an error.
 
 // Field is one key/value pair of a document.

@@ -148,7 +148,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	target, err := load.OpenReader(ctx, o.target)
+	target, err := load.Open(ctx, o.target, load.Options{MustExist: true})
 	if err != nil {
 		return err
 	}
