@@ -58,6 +58,10 @@ type Column struct {
 	// ElemCategory is the element's typcategory for arrays.
 	ElemCategory string `json:"elemCategory,omitempty"`
 	NotNull      bool   `json:"notNull,omitempty"`
+	// KeepPadding keeps the blank padding of char(n) values (the mapping's
+	// char: keep); by default it is trimmed. Resolve sets it on the
+	// columns of a plan's nodes.
+	KeepPadding bool `json:"keepPadding,omitempty"`
 }
 
 // Table returns the table named name ("t" means "public.t"), or nil.
@@ -96,4 +100,15 @@ const (
 	NumericDouble NumericMode = "double"
 	// NumericString writes the exact decimal text as a string.
 	NumericString NumericMode = "string"
+)
+
+// CharMode says what happens to the blank padding of char(n) values.
+type CharMode string
+
+const (
+	// CharTrim removes trailing blanks, as PostgreSQL does when it casts
+	// char(n) to text (the default).
+	CharTrim CharMode = "trim"
+	// CharKeep writes the value with its padding, as stored.
+	CharKeep CharMode = "keep"
 )

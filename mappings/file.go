@@ -59,7 +59,10 @@ type File struct {
 	Path    string
 	Version int `yaml:"version"`
 	// Numeric is the default for NUMERIC columns: decimal, double or string.
-	Numeric     NumericMode   `yaml:"numeric"`
+	Numeric NumericMode `yaml:"numeric"`
+	// Char says whether char(n) values keep their blank padding: trim
+	// (the default) or keep.
+	Char        CharMode      `yaml:"char"`
 	Collections []*Collection `yaml:"collections"`
 	// Links replace join tables by id arrays on one or both sides.
 	Links []*Link `yaml:"links"`
@@ -274,6 +277,8 @@ type Field struct {
 	Ref string `yaml:"ref"`
 	// Numeric overrides the file's numeric mode for this column.
 	Numeric NumericMode `yaml:"numeric"`
+	// Char overrides the file's char mode for this column.
+	Char CharMode `yaml:"char"`
 	// All is set for the "*" entry.
 	All bool `yaml:"-"`
 	pos positions

@@ -26,11 +26,13 @@ type JobSpec struct {
 	Name                  string
 	Partition, Partitions int
 	Workers               int
-	// Resume continues the job from its checkpoint. Restart deletes the
-	// checkpoint - and, unless the run is one partition of several, every
-	// document of the plan's collections - and starts over. With neither,
-	// the job starts fresh, unless an unfinished checkpoint exists.
-	Resume, Restart bool
+	// Resume continues the job from its checkpoint; ResumeOrStart does
+	// too, but starts the job fresh when it has no checkpoint (a restarted
+	// pod, a scheduler). Restart deletes the checkpoint - and, unless the
+	// run is one partition of several, every document of the plan's
+	// collections - and starts over. With none of them, the job starts
+	// fresh, unless an unfinished checkpoint exists.
+	Resume, ResumeOrStart, Restart bool
 	// Mapping is the mapping file's path: the checkpoint records it and
 	// the hash of its contents, which a resume must find unchanged.
 	Mapping string
@@ -149,9 +151,12 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		}
 		job.Checkpoint, job.Restarted = fresh, true
 		return job, nil
+	case spec.ResumeOrStart && old == nil:
+		job.Checkpoint = fresh
+		return job, nil
 	case spec.Resume && old == nil:
 		return nil, &NoCheckpointError{ID: id, Where: store.Where()}
-	case spec.Resume:
+	case spec.Resume || spec.ResumeOrStart:
 		if old.MappingHash != hash {
 			return nil, &MappingChangedError{ID: id, Then: old.MappingHash, Now: hash}
 		}

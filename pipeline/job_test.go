@@ -87,6 +87,20 @@ func TestPrepareJob(t *testing.T) {
 				t.Errorf("job %+v checkpoint %+v", j, c)
 			}
 		}},
+		{"resume or start without checkpoint", setup{mapping: mappingText}, JobSpec{ResumeOrStart: true, Workers: 1}, nil, func(t *testing.T, j *Job) {
+			if j.Resumed || j.Restarted || j.Checkpoint.Phase != load.PhaseRunning || j.Checkpoint.Resumes != 0 {
+				t.Errorf("job %+v checkpoint %+v", j, j.Checkpoint)
+			}
+		}},
+		{"resume or start", setup{stored: stored(load.PhaseRunning, 1), mapping: mappingText}, JobSpec{ResumeOrStart: true, Workers: 1}, nil, func(t *testing.T, j *Job) {
+			if !j.Resumed || j.Checkpoint.Resumes != 3 || j.Checkpoint.Collection != "posts" {
+				t.Errorf("job %+v checkpoint %+v", j, j.Checkpoint)
+			}
+		}},
+		{"resume or start a finished job", setup{stored: stored(load.PhaseDone, 1), mapping: mappingText}, JobSpec{ResumeOrStart: true, Workers: 1},
+			&JobFinishedError{ID: "j", Finished: updated}, nil},
+		{"resume or start with a changed mapping", setup{stored: stored(load.PhaseRunning, 1), mapping: mappingText + "# changed\n"}, JobSpec{ResumeOrStart: true, Workers: 1},
+			&MappingChangedError{ID: "j", Then: hash(mappingText), Now: hash(mappingText + "# changed\n")}, nil},
 		{"resume a corrupt checkpoint", setup{stored: stored(load.PhaseRunning, 1), corrupt: true, mapping: mappingText}, JobSpec{Resume: true, Workers: 1},
 			&load.CorruptCheckpointError{ID: "j"}, nil},
 		{"restart a corrupt checkpoint", setup{stored: stored(load.PhaseRunning, 1), corrupt: true, mapping: mappingText}, JobSpec{Restart: true, Workers: 1}, nil, func(t *testing.T, j *Job) {

@@ -20,6 +20,7 @@ import (
 type jobOptions struct {
 	job             string
 	resume, restart bool
+	resumeOrStart   bool
 	workers         int
 	partition       string
 	checkpointEvery time.Duration
@@ -38,7 +39,9 @@ stops (kill, crash, lost machine, Ctrl-C), 'denorm migrate ... --job NAME
 written after it are written again (upserts by _id; a directory target's
 files are truncated back to the checkpoint), so nothing is lost or
 duplicated. Without --resume, an unfinished job is reported with the
-commands to resume or restart it. --restart deletes the job's checkpoint
+commands to resume or restart it; --resume-or-start resumes a job that has
+a checkpoint and starts one that has none (a Kubernetes pod or a scheduler
+that cannot tell a first start from a restart). --restart deletes the job's checkpoint
 and starts over; on a server target without --partition it also deletes
 every document of the job's collections (so documents of rows deleted
 since do not linger), on a directory target the files are rewritten.
@@ -64,6 +67,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
 	f.BoolVar(&o.resume, "resume", false, "continue job --job from its last checkpoint")
+	f.BoolVar(&o.resumeOrStart, "resume-or-start", false, "resume job --job when it has a checkpoint, start it otherwise (for restarted pods and schedulers)")
 	f.BoolVar(&o.restart, "restart", false, "start job --job over: delete its checkpoint (and, on a server target without --partition, its collections' documents)")
 	f.IntVar(&o.workers, "workers", 1, "read each table as this many parts in parallel, from one snapshot (server targets)")
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
@@ -75,8 +79,11 @@ func (o *jobOptions) check() error {
 	if o.resume && o.restart {
 		return usageError{errors.New("--resume and --restart exclude each other: resume continues the job, restart starts it over")}
 	}
-	if (o.resume || o.restart) && o.job == "" {
-		return usageError{errors.New("--resume and --restart need --job NAME")}
+	if o.resumeOrStart && (o.resume || o.restart) {
+		return usageError{errors.New("--resume-or-start excludes --resume and --restart")}
+	}
+	if (o.resume || o.restart || o.resumeOrStart) && o.job == "" {
+		return usageError{errors.New("--resume, --resume-or-start and --restart need --job NAME")}
 	}
 	if o.job != "" && (strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, ".")) {
 		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
@@ -139,7 +146,7 @@ func commandLine(o *migrateOptions, extra ...string) string {
 func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
 	j := &o.jobs
 	job, err := pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
-		Workers: j.workers, Resume: j.resume, Restart: j.restart, Mapping: o.mapping, Version: version})
+		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version})
 	var finished *pipeline.JobFinishedError
 	if errors.As(err, &finished) {
 		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))

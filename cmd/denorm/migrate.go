@@ -114,7 +114,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	)
 	if o.rejects != "" {
 		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		if o.jobs.resume {
+		if o.jobs.resume || o.jobs.resumeOrStart {
 			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 		}
 		rejFile, err = os.OpenFile(o.rejects, flags, 0o644)
