@@ -73,7 +73,7 @@ func (s *Source) Adopt(ctx context.Context, id string) (*Snapshot, error) {
 func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to source: %w", s.redact(err))
+		return nil, fmt.Errorf("connect to source: %w", s.redact(tidyConnectError(err)))
 	}
 	return conn, nil
 }

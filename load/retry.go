@@ -116,9 +116,17 @@ func (s *RetryWriter) Write(ctx context.Context, collection string, docs []trans
 		stop = context.Background()
 	}
 	var rejects []transform.Reject
+	// The policy's time bounds every kind of wait, a write that hangs
+	// included: no attempt outlives it.
+	deadline := time.Now().Add(s.Policy.For)
 	err := Retry(stop, s.Policy, func() error {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if s.Policy.For > 0 {
+			actx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		defer cancel()
 		var err error
-		rejects, err = s.Writer.Write(ctx, collection, docs)
+		rejects, err = s.Writer.Write(actx, collection, docs)
 		if err == nil {
 			for _, r := range rejects {
 				if throttled(r.Err) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -44,15 +46,64 @@ func openServer(ctx context.Context, uri string, opt Options) (*serverTarget, er
 	if err != nil {
 		return nil, err
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	copts := options.Client().ApplyURI(uri)
+	if opt.Connect.For > 0 && copts.ServerSelectionTimeout == nil {
+		// Short attempts, retried for Connect.For, each failure told:
+		// an unreachable server is reported within seconds, not after
+		// the driver's 30 s of silence.
+		copts.SetServerSelectionTimeout(connectAttempt)
+	}
+	client, err := mongo.Connect(copts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
 	}
-	if err := client.Ping(ctx, nil); err != nil {
+	ping := func() error { return client.Ping(ctx, nil) }
+	if opt.Connect.For > 0 {
+		err = Retry(ctx, opt.Connect, ping)
+	} else {
+		err = ping()
+	}
+	if err != nil {
 		_ = client.Disconnect(context.Background())
-		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
+		return nil, &ConnectError{Target: RedactURI(uri), Err: Redact(err, uri)}
 	}
 	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults()}, nil
+}
+
+// connectAttempt is how long one attempt to reach a server lasts when
+// Options.Connect retries them.
+const connectAttempt = 5 * time.Second
+
+// ConnectError is a server target that could not be reached.
+type ConnectError struct {
+	Target string
+	Err    error
+}
+
+// Error gives the cause the driver found (the last error of its server
+// description: "connection refused", a TLS or authentication failure),
+// not its whole topology dump.
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("cannot reach the target %s: %s", e.Target, ConnectCause(e.Err))
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+var lastErrorRe = regexp.MustCompile(`Last error: (.*?)(?: }|$)`)
+
+// ConnectCause is the reason in a driver's server selection error.
+func ConnectCause(err error) string {
+	msg := err.Error()
+	if m := lastErrorRe.FindStringSubmatch(msg); m != nil {
+		cause := m[1]
+		if strings.Contains(msg, "gave up after") {
+			if i := strings.Index(msg, ": server selection"); i > 0 {
+				cause += " (" + msg[:i] + ")"
+			}
+		}
+		return cause
+	}
+	return msg
 }
 
 func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -114,5 +117,56 @@ func TestServerTargetRefused(t *testing.T) {
 	}
 	if got := testenv.DumpCollection(t, db, "c"); !slices.Equal(got, []string{`{"_id":1}`, `{"_id":3}`}) {
 		t.Fatalf("collection: %v", got)
+	}
+}
+
+// TestShardCommands checks the commands that set a shard key, which no
+// test server here can run (FerretDB has no sharding): MongoDB's
+// shardCollection, and Cosmos DB's CreateCollection with one field.
+func TestShardCommands(t *testing.T) {
+	key := []mappings.IndexKey{{Field: "bookId", Order: "hashed"}, {Field: "type", Order: "asc"}}
+	got, err := bson.MarshalExtJSON(shardCommand("shop", "catalog", key), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"shardCollection":"shop.catalog","key":{"bookId":"hashed","type":1}}`; string(got) != want {
+		t.Errorf("shardCollection = %s, want %s", got, want)
+	}
+	cmd, err := cosmosCommand("catalog", key[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = bson.MarshalExtJSON(cmd, false, false)
+	if want := `{"customAction":"CreateCollection","collection":"catalog","shardKey":"bookId"}`; string(got) != want {
+		t.Errorf("CreateCollection = %s, want %s", got, want)
+	}
+	if _, err := cosmosCommand("catalog", key); err == nil || !strings.Contains(err.Error(), "one field") {
+		t.Errorf("a two-field shard key for Cosmos DB: err = %v, want a refusal", err)
+	}
+}
+
+// TestIndexDocRoundTrip: an index as createIndexes takes it reads back
+// as the same index, partial filter included (numbers by value).
+func TestIndexDocRoundTrip(t *testing.T) {
+	ix := mappings.Index{Name: "x", Keys: []mappings.IndexKey{{Field: "a", Order: "asc"}, {Field: "b.c", Order: "desc"}}, Unique: true,
+		Partial: mappings.Partial{{Key: "a", Value: mappings.Partial{{Key: "$gt", Value: int32(5)}}}, {Key: "s", Value: []any{"x", true, nil}}}}
+	raw, err := bson.Marshal(indexDoc(ix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d bson.D
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	back := indexFromDoc(d)
+	if back.Name != ix.Name || !mappings.SameKeys(back.Keys, ix.Keys) || !back.Unique || !SamePartial(back.Partial, ix.Partial) {
+		t.Errorf("round trip gave %+v, want %+v", back, ix)
+	}
+	other := mappings.Partial{{Key: "a", Value: mappings.Partial{{Key: "$gt", Value: 5.0}}}, {Key: "s", Value: []any{"x", true, nil}}}
+	if !SamePartial(ix.Partial, other) {
+		t.Error("SamePartial: int32 5 and double 5 must compare equal")
+	}
+	if SamePartial(ix.Partial, other[:1]) || SamePartial(ix.Partial, nil) {
+		t.Error("SamePartial: different filters compare equal")
 	}
 }

@@ -22,6 +22,7 @@ func (f *File) check() Problems {
 	}
 	for _, name := range order {
 		c.shared(byName[name])
+		c.checkShardKeys(byName[name])
 	}
 	for _, l := range f.Links {
 		c.link(l, byName)
@@ -72,6 +73,7 @@ func (c *checker) collection(col *Collection) {
 		}
 	}
 	c.entity(&col.Entity, col.Name, col.Bucket == nil)
+	c.checkIndexes(col)
 }
 
 // shared checks the entries that write to one collection: several

@@ -113,7 +113,11 @@ type Collection struct {
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`
-	pos    positions
+	// Indexes are the target collection's indexes besides the defaults
+	// (index.go); ShardKey its shard key, set before the first write.
+	Indexes  []*IndexSpec `yaml:"indexes"`
+	ShardKey StringList   `yaml:"shardKey"`
+	pos      positions
 }
 
 // Bucket describes a bucket collection: one document per page of Size

@@ -30,6 +30,9 @@ type PlanOptions struct {
 	// Analysed, when set, is told of each collection entry once its
 	// figures are final.
 	Analysed func(c *report.Collection, elapsed time.Duration)
+	// Progress, when set, is called after each batch is analysed and
+	// once an entry is done: Written counts the documents built.
+	Progress func(Stats)
 }
 
 // Plan builds the documents of every collection entry of plan from snap
@@ -77,7 +80,19 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		if opt.Sample < 100 {
 			run = sampled(cp, opt.Sample)
 		}
+		st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil}
+		if st.Estimate > 0 && opt.Sample < 100 {
+			st.Estimate = int64(float64(st.Estimate) * opt.Sample / 100)
+		}
 		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
+			if opt.Progress != nil {
+				defer func() {
+					st.Rows += int64(b.Rows)
+					st.Written += int64(len(b.Docs))
+					st.Elapsed = time.Since(start)
+					opt.Progress(st)
+				}()
+			}
 			rejected := len(b.Rejects)
 			sized = sized[:0]
 			for i := range b.Docs {
@@ -94,6 +109,10 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		if err != nil {
 			return nil, err
 		}
+		if opt.Progress != nil {
+			st.Done, st.Elapsed = true, time.Since(start)
+			opt.Progress(st)
+		}
 		c := col.Finish(100 / opt.Sample)
 		rep.Collections = append(rep.Collections, c)
 		if opt.Analysed != nil {
@@ -109,6 +128,8 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		return nil, err
 	}
 	rep.Warnings = report.Warnings(plan, rep.Collections, act, opt.MaxDocSize)
+	rep.Totals = report.TotalsOf(rep.Collections)
+	rep.Indexes, rep.ShardKeys = report.Indexes(plan)
 	return rep, nil
 }
 

@@ -128,6 +128,9 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.jobs.parts > 1 {
 		args = append(args, "--partition", o.jobs.partition)
 	}
+	if len(o.collections) > 0 {
+		args = append(args, "--collections", strings.Join(o.collections, ","))
+	}
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
@@ -207,5 +210,6 @@ func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base p
 		Source:          source,
 		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		Notice:          func(msg string) { g.log.Warn(msg) },
+		Grace:           interruptGrace,
 	}
 }

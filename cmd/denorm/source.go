@@ -14,7 +14,9 @@ import (
 // openSource checks the source URL; it does not connect.
 func openSource(url string) (*extract.Source, error) {
 	if url == "" {
-		return nil, usageError{fmt.Errorf("no source database: give --source postgres://... or set DENORM_SOURCE")}
+		if !libpqSet() {
+			return nil, usageError{fmt.Errorf("no source database: give --source postgres://..., set DENORM_SOURCE, or set PGHOST, PGDATABASE, PGUSER... (or PGSERVICE) as for psql")}
+		}
 	}
 	src, err := extract.ParseSource(url)
 	if err != nil {

@@ -21,7 +21,7 @@ partitions). A corrupt checkpoint is listed with its error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
-			t, err := load.Open(cmd.Context(), target, load.Options{})
+			t, err := openTarget(cmd.Context(), g, target, load.Options{}, connectRetry)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/load"
+)
+
+// syncBuffer is a process's output that the test reads while the
+// process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// watched is a denorm process whose output the test follows.
+type watched struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan int
+}
+
+func startWatched(t *testing.T, bin string, args ...string) *watched {
+	t.Helper()
+	w := &watched{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan int, 1)}
+	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := w.cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		w.done <- code
+	}()
+	t.Cleanup(func() {
+		if w.cmd.ProcessState == nil {
+			_ = w.cmd.Process.Kill()
+		}
+	})
+	return w
+}
+
+// waitOutput waits until the output matches re, or fails after d.
+func (w *watched) waitOutput(t *testing.T, re *regexp.Regexp, d time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < d {
+		if re.MatchString(w.out.String()) {
+			return time.Since(start)
+		}
+		select {
+		case code := <-w.done:
+			w.done <- code
+			if re.MatchString(w.out.String()) {
+				return time.Since(start)
+			}
+			t.Fatalf("denorm exited (%d) before printing %q:\n%s", code, re, w.out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("denorm did not print %q within %s:\n%s", re, d, w.out)
+	return 0
+}
+
+// exit waits for the process's exit code, at most d.
+func (w *watched) exit(t *testing.T, d time.Duration) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case code := <-w.done:
+		return code, time.Since(start)
+	case <-time.After(d):
+		t.Fatalf("denorm still runs %s after the interrupt:\n%s", d, w.out)
+	}
+	return 0, 0
+}
+
+// TestInterruptStuckTarget stops the target server (SIGSTOP on the
+// FerretDB process this test started) in the middle of a migration: the
+// progress says the write is waiting within seconds; the first SIGINT is
+// acknowledged at once and the run ends within the grace period plus the
+// bounded checkpoint save, though the write hangs; the checkpoint saved
+// before is intact and a resume, once the server answers again, finishes
+// with every document. Then a second run is stopped the same way and a
+// second SIGINT quits at once.
+func TestInterruptStuckTarget(t *testing.T) {
+	bin := denormBinary(t)
+	ferret := startOwnFerret(t)
+	src := personsDB(t, 4000)
+	mapping := example(t, "person")
+	// Batches under 100 documents: FerretDB stalls on a bulk write of 100
+	// or more replaces (TESTING.md), which the resume's replay would be.
+	base := []string{"migrate", "--progress", "lines", "--mapping", mapping, "--source", src, "--batch-size", "50", "--retry-for", "2m", "--job", "stuck"}
+	stop := func() {
+		if err := ferret.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cont := func() { _ = ferret.cmd.Process.Signal(syscall.SIGCONT) }
+	t.Cleanup(cont)
+	written := func(c *load.Checkpoint) int64 {
+		var n int64
+		for _, s := range c.Streams {
+			n += s.Written
+		}
+		return n
+	}
+	waitWritten := func(target string, n int64, w *watched) *load.Checkpoint {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			if c := peekCheckpoint(target, "stuck"); c != nil && written(c) >= n {
+				return c
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no checkpoint with %d documents written:\n%s", n, w.out)
+		return nil
+	}
+
+	// One SIGINT: stops within seconds, the checkpoint intact.
+	target := ferret.uri("once")
+	w := startWatched(t, bin, append(base, "--target", target)...)
+	waitWritten(target, 600, w)
+	stop()
+	stalled := w.waitOutput(t, regexp.MustCompile(`people: waiting for target: \d+s, attempt 1`), 15*time.Second)
+	t.Logf("the stall was reported %s after the server stopped", stalled.Round(time.Millisecond))
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	ack := w.waitOutput(t, regexp.MustCompile(`interrupt received: stopping; the write in flight has 5s to finish`), 2*time.Second)
+	code, took := w.exit(t, 20*time.Second)
+	t.Logf("SIGINT acknowledged after %s, exit %d after %s:\n%s", ack.Round(time.Millisecond), code, took.Round(time.Millisecond), w.out)
+	out := w.out.String()
+	if code != 1 || !strings.Contains(out, "interrupted: the checkpoint could not be saved") || !regexp.MustCompile(`denorm migrate .*--job stuck.* --resume`).MatchString(out) {
+		t.Errorf("exit %d; want 1, saying the checkpoint saved before stands and how to resume", code)
+	}
+	if took > 15*time.Second {
+		t.Errorf("the run took %s to stop after SIGINT, want at most the 5 s grace and the 5 s bounded save", took)
+	}
+	cont()
+	cp := loadCheckpoint(t, target, "stuck")
+	if cp == nil || cp.Phase != load.PhaseRunning || written(cp) < 600 {
+		t.Fatalf("checkpoint after the interrupt: %+v", cp)
+	}
+	t.Logf("checkpoint intact: %d documents acknowledged", written(cp))
+	w = startWatched(t, bin, append(base, "--target", target, "--resume")...)
+	if code, _ := w.exit(t, 3*time.Minute); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, w.out)
+	}
+	if !strings.Contains(strings.ReplaceAll(w.out.String(), "\n  ", " "), "job stuck in all, with the runs before this one: 4002 rows read, 4002 documents written") {
+		t.Errorf("the resumed run's summary does not give the job's totals apart:\n%s", w.out)
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(ferret.uri("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	if n, err := client.Database("once").Collection("people").CountDocuments(context.Background(), bson.D{}); err != nil || n != 4002 {
+		t.Errorf("people after the resume: %d (%v), want 4002", n, err)
+	}
+
+	// Two SIGINTs: the second quits at once.
+	target = ferret.uri("twice")
+	w = startWatched(t, bin, append(base, "--target", target)...)
+	waitWritten(target, 600, w)
+	stop()
+	w.waitOutput(t, regexp.MustCompile(`people: waiting for target`), 15*time.Second)
+	_ = w.cmd.Process.Signal(syscall.SIGINT)
+	w.waitOutput(t, regexp.MustCompile(`interrupt received`), 2*time.Second)
+	_ = w.cmd.Process.Signal(syscall.SIGINT)
+	code, took = w.exit(t, 5*time.Second)
+	if code != 1 || took > 2*time.Second || !strings.Contains(w.out.String(), "interrupt received again: quitting now") {
+		t.Errorf("second SIGINT: exit %d after %s, want 1 at once:\n%s", code, took, w.out)
+	}
+	cont()
+	if cp := loadCheckpoint(t, target, "stuck"); cp == nil || written(cp) < 600 {
+		t.Errorf("checkpoint after the second SIGINT: %+v", cp)
+	}
+}
+
+// TestUnreachableTarget: a target nobody answers at is reported within
+// seconds, attempt by attempt, retried for --retry-for, and the error
+// names the cause, not the driver's topology dump.
+func TestUnreachableTarget(t *testing.T) {
+	src := seedDB(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	start := time.Now()
+	code, out, errs := runCLI(t, "migrate", "--mapping", example(t, "person"), "--source", src, "--target", "mongodb://"+addr+"/x", "--retry-for", "8s")
+	took := time.Since(start)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	if !regexp.MustCompile(`denorm: warning: waiting for target mongodb://` + regexp.QuoteMeta(addr) + `/x: [5-7]s, attempt 1 \(dial tcp ` + regexp.QuoteMeta(addr) + `: connect: connection refused\)`).MatchString(errs) {
+		t.Errorf("no report of the first failed attempt within seconds:\n%s", errs)
+	}
+	if !strings.Contains(errs, "denorm: cannot reach the target mongodb://"+addr+"/x: dial tcp "+addr+": connect: connection refused") || strings.Contains(errs, "topology") {
+		t.Errorf("the error does not name the cause plainly:\n%s", errs)
+	}
+	if took < 8*time.Second || took > 20*time.Second {
+		t.Errorf("gave up after %s, want a little over --retry-for 8s", took)
+	}
+	_ = testenv.Root(t)
+}
