@@ -119,7 +119,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	prog := newProgress(g, o.progress)
 	rep, err := pipeline.Plan(ctx, snap, plan, pipeline.PlanOptions{
 		Progress: prog.update,
-		Mapping: o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
+		Mapping:  o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
 		Analysed: func(c *report.Collection, elapsed time.Duration) {
 			g.log.Debug("collection analysed", "collection", c.Name, "documents", c.Seen, "elapsed", elapsed)
 		},
