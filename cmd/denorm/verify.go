@@ -33,6 +33,7 @@ type verifyOptions struct {
 	// collections and limit pick what a migrate with the same flags wrote.
 	collections []string
 	limit       int
+	retryFor    time.Duration
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -123,6 +124,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
+	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
 	return cmd
 }
 
@@ -165,7 +167,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	target, err := openTarget(ctx, g, o.target, load.Options{MustExist: true}, connectRetry)
+	target, err := openTarget(ctx, g, o.target, load.Options{MustExist: true}, o.retryFor)
 	if err != nil {
 		return err
 	}

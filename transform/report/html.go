@@ -170,7 +170,7 @@ svg text{font:12px system-ui,sans-serif}rect.root{fill:#1e3a5f}rect.embed{fill:#
 text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fill:#3f6fb5}
 .legend span{display:inline-block;padding:0 6px;margin-right:6px;color:#fff;border-radius:3px;font-size:12px}
 .cols{display:flex;gap:24px;flex-wrap:wrap}
-td.over{background:#c62828;color:#fff;font-weight:700}tr.total td{font-weight:700;background:#eef1f6}
+tr.total td{font-weight:700;background:#eef1f6}table td.over,tr.total td.over{background:#c62828;color:#fff;font-weight:700}
 nav.contents{background:#fff;border:1px solid #d5dbe5;padding:6px 14px;display:inline-block}nav.contents ul{margin:4px 0;padding-left:18px}
 svg text.tick{font-size:10px;fill:#5a6478}
 </style></head><body>
