@@ -84,7 +84,11 @@ func Retry(ctx context.Context, p RetryPolicy, fn func() error) error {
 			w = p.Cap
 		}
 		if time.Since(start)+w > p.For {
-			return fmt.Errorf("gave up after %d attempts in %s: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+			tries := fmt.Sprintf("%d attempts", attempt)
+			if attempt == 1 {
+				tries = "1 attempt"
+			}
+			return fmt.Errorf("gave up after %s in %s: %w", tries, time.Since(start).Round(time.Millisecond), err)
 		}
 		if p.Log != nil {
 			p.Log(attempt, w, err)

@@ -52,7 +52,7 @@ type usageError struct{ error }
 type rejectedError struct{ n int64 }
 
 func (e rejectedError) Error() string {
-	return fmt.Sprintf("%d rows were rejected", e.n)
+	return plural(e.n, "row was", "rows were") + " rejected"
 }
 
 // globals are flags every command takes, and where output goes.

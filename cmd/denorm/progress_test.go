@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,27 @@ TOTAL                 10144   542       0  1m30s       6
 		if !strings.Contains(flat, w) {
 			t.Errorf("summary lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// TestSmallThings: the default target directory is ignored by git, and
+// counts of one read as English.
+func TestSmallThings(t *testing.T) {
+	b, err := os.ReadFile(repoPath(t, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\n"+defaultTarget+"/\n") {
+		t.Errorf(".gitignore does not ignore %s/", defaultTarget)
+	}
+	code, out, errs := runCLI(t, "validate", "--mapping", example(t, "person"))
+	if code != 0 || !strings.Contains(out, "valid (1 collection);") {
+		t.Errorf("validate of a one-collection mapping: exit %d\n%s%s", code, out, errs)
+	}
+	if got := (rejectedError{1}).Error(); got != "1 row was rejected" {
+		t.Errorf("rejectedError{1} = %q", got)
+	}
+	if got := (differentError{docs: 1, refs: 1}).Error(); got != "the target differs from the source: 1 document, and 1 dangling reference" {
+		t.Errorf("differentError = %q", got)
 	}
 }

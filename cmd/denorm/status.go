@@ -46,8 +46,8 @@ partitions). A corrupt checkpoint is listed with its error.`,
 				if c.Phase == load.PhaseRunning && c.Collection != "" {
 					fmt.Fprintf(w, " (at collection %s)", c.Collection)
 				}
-				fmt.Fprintf(w, "; last checkpoint %s (%s ago); started %s; %d resumes; workers %d; denorm %s; mapping %s\n",
-					c.Updated.Format(time.RFC3339), time.Since(c.Updated).Round(time.Second), c.Started.Format(time.RFC3339), c.Resumes, c.Workers, c.Version, c.Mapping)
+				fmt.Fprintf(w, "; last checkpoint %s (%s ago); started %s; %s; workers %d; denorm %s; mapping %s\n",
+					c.Updated.Format(time.RFC3339), time.Since(c.Updated).Round(time.Second), c.Started.Format(time.RFC3339), plural(c.Resumes, "resume", "resumes"), c.Workers, c.Version, c.Mapping)
 				type agg struct {
 					rows, written, failed int64
 					done, total           int

@@ -45,7 +45,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	if o.source == "" {
-		fmt.Fprintf(g.stdout, "%s: valid (%d collections); give --source to check it against the database\n", o.mapping, len(f.Collections))
+		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, plural(len(f.Collections), "collection", "collections"))
 		return nil
 	}
 	snap, closeSnap, err := openSnapshot(ctx, o.source)
@@ -62,6 +62,6 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
-	fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections)\n", o.mapping, len(plan.Collections))
+	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, plural(len(plan.Collections), "collection", "collections"))
 	return nil
 }

@@ -43,17 +43,17 @@ func (e differentError) Error() string {
 	if e.indexes > 0 {
 		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
 		if e.docs > 0 {
-			msg += fmt.Sprintf(", and %d documents differ", e.docs)
+			msg += ", and " + plural(e.docs, "document differs", "documents differ")
 		}
 		return msg
 	}
 	switch {
 	case e.docs > 0 && e.refs > 0:
-		return fmt.Sprintf("the target differs from the source: %d documents, and %d dangling references", e.docs, e.refs)
+		return fmt.Sprintf("the target differs from the source: %s, and %s", plural(e.docs, "document", "documents"), plural(e.refs, "dangling reference", "dangling references"))
 	case e.docs > 0:
-		return fmt.Sprintf("the target differs from the source: %d documents", e.docs)
+		return "the target differs from the source: " + plural(e.docs, "document", "documents")
 	}
-	return fmt.Sprintf("%d dangling references", e.refs)
+	return plural(e.refs, "dangling reference", "dangling references")
 }
 
 func (differentError) ExitCode() int { return exitRuntime }

@@ -411,7 +411,11 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 			a.place(co.to, sc.where+"."+co.name)
 		case "copy":
 			if co.to.action == "collection" {
-				field("- %s", columnField(uniqueName(fieldName(co.col.Name), used), co.col.Name, co.to.coll))
+				ref := uniqueName(fieldName(co.col.Name), used)
+				field("- %s", columnField(ref, co.col.Name, co.to.coll))
+				if sc.kind == "root" {
+					a.proposeRef(ref, co.to.coll, r.t.Name)
+				}
 			}
 			field("- name: %s", y(co.name))
 			f.line(ind+2, "embed:")
