@@ -120,11 +120,6 @@ func TestRoundsPagila(t *testing.T) {
 		}
 		t.Logf("round %d in %v", round, time.Since(start).Round(time.Millisecond))
 		total.Add(rep)
-		for _, s := range g.Statements() {
-			if s.Err != "" {
-				t.Log(s.String())
-			}
-		}
 	}
 	t.Logf("\n%s", total)
 	for _, tb := range g.tables {

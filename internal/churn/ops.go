@@ -283,6 +283,15 @@ func (g *Generator) updateValue(t *table, col *column, old, other *string) *stri
 	return old
 }
 
+// someRows samples up to n rows of t, at least one.
+func (g *Generator) someRows(ctx context.Context, t *table, n int) ([]row, error) {
+	rows, err := g.sample(ctx, t, n, "")
+	if err == nil && len(rows) == 0 {
+		err = nothing("the table is empty")
+	}
+	return rows, err
+}
+
 // update changes one or two ordinary columns of a row.
 func (g *Generator) update(ctx context.Context, t *table, c *Counts) error {
 	var cands []*column
@@ -297,12 +306,9 @@ func (g *Generator) update(ctx context.Context, t *table, c *Counts) error {
 		}
 		return g.rekey(ctx, t, c)
 	}
-	rows, err := g.sample(ctx, t, 2, "")
+	rows, err := g.someRows(ctx, t, 2)
 	if err != nil {
 		return err
-	}
-	if len(rows) == 0 {
-		return nothing("the table is empty")
 	}
 	cols := shuffled(g, cands)[:1+g.rng.IntN(min(2, len(cands)))]
 	var sets []string
@@ -352,12 +358,9 @@ func (g *Generator) rename(ctx context.Context, t *table, c *Counts) error {
 	if len(cands) == 0 {
 		return g.update(ctx, t, c)
 	}
-	rows, err := g.sample(ctx, t, 1, "")
+	rows, err := g.someRows(ctx, t, 1)
 	if err != nil {
 		return err
-	}
-	if len(rows) == 0 {
-		return nothing("the table is empty")
 	}
 	col := cands[g.rng.IntN(len(cands))]
 	v := word(g.rng, true)
@@ -382,12 +385,9 @@ func (g *Generator) move(ctx context.Context, t *table, c *Counts) error {
 		return g.update(ctx, t, c)
 	}
 	fk := t.fks[g.rng.IntN(len(t.fks))]
-	rows, err := g.sample(ctx, t, 1, "")
+	rows, err := g.someRows(ctx, t, 1)
 	if err != nil {
 		return err
-	}
-	if len(rows) == 0 {
-		return nothing("the table is empty")
 	}
 	old := make([]*string, len(fk.cols))
 	hasOld := false
@@ -448,12 +448,9 @@ func (g *Generator) rekey(ctx context.Context, t *table, c *Counts) error {
 		}
 		return nothing("no key column to change")
 	}
-	rows, err := g.sample(ctx, t, 1, "")
+	rows, err := g.someRows(ctx, t, 1)
 	if err != nil {
 		return err
-	}
-	if len(rows) == 0 {
-		return nothing("the table is empty")
 	}
 	col := cands[g.rng.IntN(len(cands))]
 	old := t.value(rows[0], col)
@@ -512,12 +509,9 @@ func keyString(vals []*string) string {
 // a few sampled rows it takes the first whose dependents number at most
 // MaxCascade.
 func (g *Generator) delete(ctx context.Context, t *table, rep *Report) error {
-	cands, err := g.sample(ctx, t, 3, "")
+	cands, err := g.someRows(ctx, t, 3)
 	if err != nil {
 		return err
-	}
-	if len(cands) == 0 {
-		return nothing("the table is empty")
 	}
 	for _, cand := range cands {
 		d, err := g.dependents(ctx, t, cand)

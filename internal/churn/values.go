@@ -1,6 +1,7 @@
 package churn
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -367,17 +368,11 @@ func compareText(c *column, a, b string) (int, bool) {
 	case kInt:
 		x, err1 := strconv.ParseInt(a, 10, 64)
 		y, err2 := strconv.ParseInt(b, 10, 64)
-		return cmpInt(x, y), err1 == nil && err2 == nil
+		return cmp.Compare(x, y), err1 == nil && err2 == nil
 	case kNumeric, kFloat:
 		x, err1 := strconv.ParseFloat(a, 64)
 		y, err2 := strconv.ParseFloat(b, 64)
-		switch {
-		case x < y:
-			return -1, err1 == nil && err2 == nil
-		case x > y:
-			return 1, err1 == nil && err2 == nil
-		}
-		return 0, err1 == nil && err2 == nil
+		return cmp.Compare(x, y), err1 == nil && err2 == nil
 	case kDate, kTimestamp, kTimestamptz:
 		x, ok1 := parseTime(c.kind, a)
 		y, ok2 := parseTime(c.kind, b)
@@ -386,16 +381,6 @@ func compareText(c *column, a, b string) (int, bool) {
 		return strings.Compare(a, b), true
 	}
 	return 0, false
-}
-
-func cmpInt(x, y int64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // inBounds tells whether v fits some partition of bs (true when it cannot

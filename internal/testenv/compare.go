@@ -21,9 +21,9 @@ package testenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -477,22 +477,20 @@ func typeRank(t bson.Type) int {
 
 // CompareValues orders two BSON values the way MongoDB sorts them (the
 // order of find(...).sort({_id: 1})): by type rank, numbers of any type by
-// value, strings by bytes, documents field by field, arrays item by item.
+// value (NaN first), strings by bytes, documents field by field, arrays
+// item by item.
 func CompareValues(a, b bson.RawValue) int {
 	if ra, rb := typeRank(a.Type), typeRank(b.Type); ra != rb {
-		return cmpOrdered(ra, rb)
+		return cmp.Compare(ra, rb)
 	}
 	switch a.Type {
 	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble:
 		x, _ := number(a)
 		y, _ := number(b)
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return cmpOrdered(boolInt(!math.IsNaN(x)), boolInt(!math.IsNaN(y)))
-		}
 		if a.Type == bson.TypeInt64 && b.Type == bson.TypeInt64 {
-			return cmpOrdered(a.Int64(), b.Int64())
+			return cmp.Compare(a.Int64(), b.Int64())
 		}
-		return cmpOrdered(x, y)
+		return cmp.Compare(x, y)
 	case bson.TypeString, bson.TypeSymbol:
 		return strings.Compare(a.StringValue(), b.StringValue())
 	case bson.TypeArray:
@@ -503,12 +501,12 @@ func CompareValues(a, b bson.RawValue) int {
 				return c
 			}
 		}
-		return cmpOrdered(len(av), len(bv))
+		return cmp.Compare(len(av), len(bv))
 	case bson.TypeEmbeddedDocument:
 		ae, _ := a.Document().Elements()
 		be, _ := b.Document().Elements()
 		for i := 0; i < min(len(ae), len(be)); i++ {
-			if c := cmpOrdered(typeRank(ae[i].Value().Type), typeRank(be[i].Value().Type)); c != 0 {
+			if c := cmp.Compare(typeRank(ae[i].Value().Type), typeRank(be[i].Value().Type)); c != 0 {
 				return c
 			}
 			if c := strings.Compare(ae[i].Key(), be[i].Key()); c != 0 {
@@ -518,21 +516,21 @@ func CompareValues(a, b bson.RawValue) int {
 				return c
 			}
 		}
-		return cmpOrdered(len(ae), len(be))
+		return cmp.Compare(len(ae), len(be))
 	case bson.TypeBinary:
 		as, ad := a.Binary()
 		bs, bd := b.Binary()
-		if c := cmpOrdered(len(ad), len(bd)); c != 0 {
+		if c := cmp.Compare(len(ad), len(bd)); c != 0 {
 			return c
 		}
-		if c := cmpOrdered(as, bs); c != 0 {
+		if c := cmp.Compare(as, bs); c != 0 {
 			return c
 		}
 		return bytes.Compare(ad, bd)
 	case bson.TypeBoolean:
-		return cmpOrdered(boolInt(a.Boolean()), boolInt(b.Boolean()))
+		return cmp.Compare(boolInt(a.Boolean()), boolInt(b.Boolean()))
 	case bson.TypeDateTime:
-		return cmpOrdered(a.DateTime(), b.DateTime())
+		return cmp.Compare(a.DateTime(), b.DateTime())
 	}
 	return bytes.Compare(a.Value, b.Value)
 }
