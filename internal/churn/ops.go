@@ -81,38 +81,41 @@ func (g *Generator) insert(ctx context.Context, t *table, c *Counts) error {
 		}
 	}
 	// Siblings: the new row lands between two rows of the same parent in
-	// every ordering column (a comment created between two others).
+	// every ordering column (a comment created between two others). The
+	// first foreign key, in random order, whose parent has two rows.
 	middle := false
-	if len(t.fks) > 0 {
-		fk := t.fks[g.rng.IntN(len(t.fks))]
+	for _, fk := range shuffled(g, t.fks) {
 		fkVals := make([]*string, len(fk.cols))
 		known := true
 		for i, col := range fk.cols {
 			fkVals[i] = vals[col]
 			known = known && fkVals[i] != nil
 		}
-		if known {
-			cond, args := conds(fk.cols, fkVals, nil)
-			sibs, err := g.sample(ctx, t, 2, cond, args...)
-			if err != nil {
-				return err
+		if !known {
+			continue
+		}
+		cond, args := conds(fk.cols, fkVals, nil)
+		sibs, err := g.sample(ctx, t, 2, cond, args...)
+		if err != nil {
+			return err
+		}
+		if len(sibs) < 2 {
+			continue
+		}
+		for _, col := range t.cols {
+			if _, done := vals[col]; done || !col.kind.orderable() || !writable(col) || col.serial || col.volatileDefault || col.unique {
+				continue
 			}
-			if len(sibs) == 2 {
-				for _, col := range t.cols {
-					if _, done := vals[col]; done || !col.kind.orderable() || !writable(col) || col.serial || col.volatileDefault || col.unique {
-						continue
-					}
-					a, b := t.value(sibs[0], col), t.value(sibs[1], col)
-					if a == nil || b == nil {
-						continue
-					}
-					if v, ok := between(g.rng, col, *a, *b); ok && (!col.partKey || inBounds(col, t.bounds, v)) {
-						vals[col] = ptr(v)
-						middle = true
-					}
-				}
+			a, b := t.value(sibs[0], col), t.value(sibs[1], col)
+			if a == nil || b == nil {
+				continue
+			}
+			if v, ok := between(g.rng, col, *a, *b); ok && (!col.partKey || inBounds(col, t.bounds, v)) {
+				vals[col] = ptr(v)
+				middle = true
 			}
 		}
+		break
 	}
 	// Keys the database does not make.
 	for _, col := range t.pk {

@@ -32,6 +32,11 @@ type Config struct {
 	Seeds int
 	// Rounds per seed (default 10); DENORM_TEST_ROUNDS=N overrides.
 	Rounds int
+	// Truncates is the number of rounds that TRUNCATE a mapped child table
+	// (default 1, negative for none), chosen by the seed in the second
+	// half of the run so that the truncated table has rows to change
+	// before.
+	Truncates int
 	// Gen tunes the generator; the harness sets Seed, and Focus to the
 	// mapping's tables.
 	Gen Options
@@ -103,17 +108,17 @@ func Seeds(t testing.TB, n int) []uint64 {
 }
 
 // RunRounds proves cfg.Step keeps a target exact under random writes. Per
-// seed (a subtest "seed=N"): load cfg.SQL into a fresh PostgreSQL database,
-// make the initial copy, then per round: random writes across every table
-// (Generator.Round; one round, chosen by the seed, also truncates a
-// mapped child table), cfg.Step, a fresh migrate of the same source into
-// an empty database, a comparison of the two whole targets document by
-// document as raw BSON (testenv.CompareTargets), and cfg.Verify. At the
-// end it checks that the writes covered every mapped table: inserts,
-// updates and deletes of each, a move of each table with a parent, a
-// rename of each lookup, a parent deleted with its children, a TRUNCATE,
-// and middle inserts in cfg.Middle. Failures name the seed and the command
-// that replays it.
+// seed (a subtest "seed=N"): load cfg.SQL into a fresh PostgreSQL
+// database, make the initial copy, then per round: random writes
+// (Generator.Round; cfg.Truncates rounds, chosen by the seed, also
+// truncate a mapped child table), cfg.Step, a fresh migrate of the same
+// source into an empty database, a comparison of the two whole targets
+// document by document as raw BSON (testenv.CompareTargets), and
+// cfg.Verify. At the end it checks that the writes covered every mapped
+// table: inserts, updates and deletes of each, a move of each table with a
+// parent, a rename of each lookup, a parent deleted with its children, a
+// TRUNCATE, and middle inserts in cfg.Middle. Failures name the seed and
+// the command that replays it.
 func RunRounds(t *testing.T, cfg Config) []Result {
 	t.Helper()
 	if cfg.Step == nil || cfg.Migrate == nil || cfg.Verify == nil {
@@ -173,7 +178,7 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 	defer gen.Close(ctx)
 	uri, db := testenv.MongoDB(t)
 	r := &Run{Seed: seed, Mapping: cfg.Mapping, Source: src, Target: uri, DB: db, Report: newReport(), Total: newReport(), Gen: gen}
-	truncateRound := 1 + rand.New(rand.NewPCG(seed, 1)).IntN(cfg.Rounds)
+	truncates := truncateRounds(seed, cfg.Rounds, cfg.Truncates)
 
 	fail := func(what string, detail string) {
 		t.Helper()
@@ -232,7 +237,7 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 	check()
 	for r.Round = 1; r.Round <= cfg.Rounds; r.Round++ {
 		before, round := tm, time.Now()
-		rep, err := gen.Round(ctx, r.Round == truncateRound)
+		rep, err := gen.Round(ctx, truncates[r.Round])
 		if err != nil {
 			fail("the random writes failed", err.Error())
 		}
@@ -249,6 +254,24 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 	t.Logf("seed %d: %d rounds exact; %s\nwrites:\n%s", seed, cfg.Rounds, tm, r.Total)
 	checkCoverage(t, cfg, gen, mapped, r.Total)
 	return Result{Seed: seed, Rounds: cfg.Rounds, Total: r.Total, Timing: tm}
+}
+
+// truncateRounds picks the rounds that truncate: n of them (default 1),
+// in the second half of the run while there is room.
+func truncateRounds(seed uint64, rounds, n int) map[int]bool {
+	if n == 0 {
+		n = 1
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := map[int]bool{}
+	first := rounds/2 + 1
+	for len(out) < min(max(n, 0), rounds) {
+		if rounds-first+1 <= len(out) {
+			first = 1
+		}
+		out[first+rng.IntN(rounds-first+1)] = true
+	}
+	return out
 }
 
 // both runs a and b side by side, adding each one's time to its counter.
@@ -292,7 +315,7 @@ func checkCoverage(t *testing.T, cfg Config, gen *Generator, mapped []string, to
 		truncated = truncated || c.Truncate > 0
 		parents = parents || c.Parents > 0
 	}
-	if !truncated {
+	if !truncated && cfg.Truncates >= 0 {
 		t.Error("coverage: no mapped table was truncated")
 	}
 	if !parents {
