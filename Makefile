@@ -21,7 +21,7 @@ all: build
 help:
 	@echo "make build       build bin/denorm"
 	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
-	@echo "make deps        install PostgreSQL if missing (root, apt), then tools"
+	@echo "make deps        install PostgreSQL and Chromium if missing (root, apt), then tools"
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)')"
 	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
 	@echo "make test-short  go test -short, no servers"
@@ -40,8 +40,9 @@ tools: bin/testserver
 bin/testserver: $(TESTSERVER_SRC)
 	cd tools/testserver && GOWORK=off $(GO) build -o ../../bin/testserver .
 
+# System packages the tests need (PostgreSQL, Chromium), then the test server.
 deps:
-	scripts/pg.sh install
+	scripts/deps.sh
 	$(MAKE) tools
 
 test: deps build test-tools

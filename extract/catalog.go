@@ -1,6 +1,10 @@
-// Package extract reads the source PostgreSQL database: catalog
-// introspection, one consistent read-only snapshot, and the batched streams
-// of rows a Plan needs. It never writes to the source.
+// Package extract reads the source PostgreSQL database: connections and
+// one consistent read-only snapshot shared by them (Source, Snapshot),
+// catalog introspection, the batched streams of rows a Plan needs (Reader),
+// the rows of given keys only (NewKeyReader, for sync), and watermark
+// counts. It never writes to the source, and it is the only package that
+// uses the PostgreSQL driver: what it returns is document values and its
+// own types.
 //
 // Root tables are read by keyset pagination in _id order; related rows are
 // fetched set-wise for a whole batch of parents (one query per relation per

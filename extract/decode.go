@@ -34,7 +34,7 @@ type decodeCol struct {
 
 func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 	fds := rows.FieldDescriptions()
-	d := &rowDecoder{node: n, m: rows.Conn().TypeMap(), width: len(n.Columns) + len(n.KeyCols)}
+	d := &rowDecoder{node: n, m: rows.Conn().TypeMap(), width: len(n.Columns) + len(n.JoinKeyCols)}
 	d.cols = make([]decodeCol, d.width)
 	for i := range d.cols {
 		col, mode := keyColumn(n, i)

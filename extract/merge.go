@@ -94,7 +94,7 @@ type merger struct {
 // streams (see the top of this file); nil when none are.
 func Streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	root := plan.Root
-	key := plan.Key()
+	key := plan.StreamOrder()
 	for _, k := range key {
 		if k.Desc || !intKeyType(root.Columns[k.Col].TypeName) || !root.Columns[k.Col].NotNull {
 			return nil
@@ -125,8 +125,8 @@ func rootFilter(plan *mappings.CollectionPlan) string {
 	if root.Filter == "" {
 		return ""
 	}
-	cols := make([]string, 0, len(plan.Key()))
-	for _, k := range plan.Key() {
+	cols := make([]string, 0, len(plan.StreamOrder()))
+	for _, k := range plan.StreamOrder() {
 		cols = append(cols, colRef(root.Columns[k.Col].Name))
 	}
 	return fmt.Sprintf("SELECT %s FROM %s AS t WHERE (%s)", strings.Join(cols, ", "), tableRef(root.Table), root.Filter)
@@ -144,11 +144,11 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		sql  string
 		args []any
 	}
-	keyCols := make([]int, 0, len(r.plan.Key()))
-	for _, k := range r.plan.Key() {
+	keyCols := make([]int, 0, len(r.plan.StreamOrder()))
+	for _, k := range r.plan.StreamOrder() {
 		keyCols = append(keyCols, k.Col)
 	}
-	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part)...)
+	sql, args := rootQuery(r.plan, r.after, 0, partPredicate(r.plan, r.part), nil)
 	jobs := []job{{&stream{node: r.plan.Root, keyCols: keyCols}, sql, args}}
 	if r.part.N > 1 && r.plan.Bucket != nil {
 		nodes = nil // parts hash the bucket's parent columns, which relations lack
@@ -157,9 +157,9 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
 		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
 	}
-	conns := make([]*attached, 0, len(jobs))
+	conns := make([]*Snapshot, 0, len(jobs))
 	for range jobs {
-		a, err := r.snap.attach(ctx)
+		a, err := r.snap.src.Adopt(ctx, r.snap.ID)
 		if err != nil {
 			for _, a := range conns {
 				a.release()
@@ -186,9 +186,9 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 	return nil
 }
 
-// runStream reads one stream's query to its end, in chunks, then releases
-// its connection.
-func runStream(ctx context.Context, m *merger, a *attached, s *stream, sql string, args []any) {
+// runStream reads one stream's query to its end, in chunks, on a, then
+// releases a.
+func runStream(ctx context.Context, m *merger, a *Snapshot, s *stream, sql string, args []any) {
 	defer m.wg.Done()
 	defer close(s.chunks)
 	defer a.release()
@@ -306,11 +306,6 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 	pending := r.pending
 	b.Queries += n + pending
 	r.pending = 0
-	after, err := KeyOf(r.plan, last)
-	if err != nil {
-		return nil, fmt.Errorf("extract %q: %w", r.plan.Root.Table.Name, err)
-	}
-	r.after, b.After = after, after
 	r.Queries += b.Queries - pending
 	return b, nil
 }
@@ -376,3 +371,6 @@ func streamQuery(n *mappings.Node, after Key, part Part, parents string) (string
 	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", selectList(n), fromClause(n), cond,
 		strings.Join(append(keys, orderList(n)...), ", ")), args
 }
+
+// release closes a snapshot a stream read (whatever the stream's context).
+func (s *Snapshot) release() { _ = s.Close(context.Background()) }

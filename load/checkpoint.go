@@ -126,30 +126,21 @@ func (c *Checkpoint) Validate() error {
 	return nil
 }
 
-// Checkpoints stores checkpoints in a target.
+// Checkpoints stores a target's checkpoints (Target.Checkpoints). One
+// goroutine at a time uses it.
 type Checkpoints interface {
 	// Load returns the checkpoint with that ID, nil when there is none, or
 	// a *CorruptCheckpointError.
 	Load(ctx context.Context, id string) (*Checkpoint, error)
+	// Save stores c under c.ID, replacing the record atomically.
 	Save(ctx context.Context, c *Checkpoint) error
+	// Delete removes a record; a missing one is no error.
 	Delete(ctx context.Context, id string) error
 	// List returns every checkpoint of the target, by ID; corrupt ones as
 	// errors beside them.
 	List(ctx context.Context) ([]*Checkpoint, []error, error)
+	// Where names the store for messages.
 	Where() string
-}
-
-// OpenCheckpoints returns the checkpoint store of target without opening a
-// sink (status): close it with the returned function.
-func OpenCheckpoints(ctx context.Context, target string) (Checkpoints, func(context.Context) error, error) {
-	if IsServerURI(target) {
-		s, err := OpenServer(ctx, target, Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.Checkpoints(), s.Close, nil
-	}
-	return &dirCheckpoints{dir: target}, func(context.Context) error { return nil }, nil
 }
 
 // --- server targets: one document per checkpoint in _denorm ---
@@ -160,7 +151,7 @@ type serverCheckpoints struct {
 }
 
 // Checkpoints is the server's checkpoint store (the _denorm collection).
-func (s *ServerSink) Checkpoints() Checkpoints {
+func (s *serverTarget) Checkpoints() Checkpoints {
 	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name()}
 }
 
@@ -261,7 +252,7 @@ func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, e
 type dirCheckpoints struct{ dir string }
 
 // Checkpoints is the directory's checkpoint store (<dir>/_denorm/).
-func (s *DirSink) Checkpoints() Checkpoints { return &dirCheckpoints{dir: s.dir} }
+func (s *dirTarget) Checkpoints() Checkpoints { return &dirCheckpoints{dir: s.dir} }
 
 func (s *dirCheckpoints) Where() string { return filepath.Join(s.dir, CheckpointCollection) }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -14,12 +15,13 @@ import (
 	"github.com/denorm/denorm/transform"
 )
 
-// ServerSink writes to a MongoDB-wire server in batches capped by bytes:
-// unordered inserts, and upserts by _id for the documents already there
-// (see Write).
-type ServerSink struct {
+// serverTarget writes to a database of a MongoDB-wire server in batches
+// capped by bytes: unordered inserts, and upserts by _id for the documents
+// already there (see Write).
+type serverTarget struct {
 	client *mongo.Client
 	db     *mongo.Database
+	uri    string
 	opt    Options
 }
 
@@ -36,8 +38,8 @@ func DatabaseFromURI(uri string) (string, error) {
 	return db, nil
 }
 
-// OpenServer connects to the server at uri; the database is the URI's path.
-func OpenServer(ctx context.Context, uri string, opt Options) (*ServerSink, error) {
+// openServer connects to the server at uri; the database is the URI's path.
+func openServer(ctx context.Context, uri string, opt Options) (*serverTarget, error) {
 	dbName, err := DatabaseFromURI(uri)
 	if err != nil {
 		return nil, err
@@ -50,14 +52,22 @@ func OpenServer(ctx context.Context, uri string, opt Options) (*ServerSink, erro
 		_ = client.Disconnect(context.Background())
 		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
 	}
-	return &ServerSink{client: client, db: client.Database(dbName), opt: opt.withDefaults()}, nil
+	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults()}, nil
 }
 
-// Database is the target database handle (for tests and verification).
-func (s *ServerSink) Database() *mongo.Database { return s.db }
+func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }
 
-// Prepare does nothing: collections are created by their first write.
-func (s *ServerSink) Prepare(context.Context, []string) error { return nil }
+// Prepare does nothing: collections are created by their first write, and
+// documents written after a checkpoint are replaced when written again.
+func (s *serverTarget) Prepare(context.Context, []string, map[string]int64) error { return nil }
+
+// Sync has nothing to do: a write is durable when acknowledged.
+func (s *serverTarget) Sync(context.Context) (map[string]int64, error) { return nil, nil }
+
+// Reopen connects again: a client of its own for another writer.
+func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
+	return openServer(ctx, s.uri, s.opt)
+}
 
 // Write stores docs by _id: a document whose _id is new is inserted, one
 // whose _id exists is replaced. Each byte-capped batch is first sent as one
@@ -67,7 +77,7 @@ func (s *ServerSink) Prepare(context.Context, []string) error { return nil }
 // documents refused as duplicate keys (a rerun, or the batch replayed when
 // resuming) are then replaced with upserts. Either way a rerun gives the
 // same result.
-func (s *ServerSink) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
 		rejects []Reject
@@ -149,6 +159,52 @@ func (s *ServerSink) Write(ctx context.Context, collection string, docs []transf
 	return rejects, flush()
 }
 
+// deleteChunk caps the _ids of one deleteMany: the command stays small,
+// and servers that scan the collection for each command (FerretDB on
+// SQLite) scan it once per chunk, not once per document.
+const deleteChunk = 1000
+
+// Delete removes the documents sel picks with deleteMany, in chunks of
+// deleteChunk _ids.
+func (s *serverTarget) Delete(ctx context.Context, collection string, sel Selection) (int64, error) {
+	coll := s.db.Collection(collection)
+	what := fmt.Sprintf("delete from %q", collection)
+	if sel.all() {
+		what = fmt.Sprintf("empty collection %q", collection)
+	}
+	chunks := [][]any{nil}
+	if sel.IDs != nil {
+		chunks = slices.Collect(slices.Chunk(sel.IDs, deleteChunk))
+	}
+	var n int64
+	for _, ids := range chunks {
+		filter, err := deleteFilter(sel, ids)
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", what, err)
+		}
+		res, err := coll.DeleteMany(ctx, filter)
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", what, err)
+		}
+		n += res.DeletedCount
+	}
+	return n, nil
+}
+
+// deleteFilter is the filter of sel with ids for its _ids, encoded like
+// the documents themselves so that values match the stored ones exactly.
+func deleteFilter(sel Selection, ids []any) (bson.Raw, error) {
+	var f transform.Doc
+	if ids != nil {
+		f = append(f, transform.Field{Key: "_id", Value: transform.Doc{{Key: "$in", Value: transform.Array(ids)}}})
+	}
+	f = append(f, sel.Match...)
+	if sel.Min != nil {
+		f = append(f, transform.Field{Key: sel.Min.Key, Value: transform.Doc{{Key: "$gte", Value: sel.Min.Value}}})
+	}
+	return EncodeDocument(f)
+}
+
 // replaceError explains why replacing d failed.
 func replaceError(d transform.Document, collection string, we mongo.WriteError) error {
 	if we.Code == 11000 && d.Discriminator != nil {
@@ -170,7 +226,7 @@ func replaceModel(d transform.Document, raw bson.Raw) mongo.WriteModel {
 }
 
 // Close disconnects.
-func (s *ServerSink) Close(ctx context.Context) error {
+func (s *serverTarget) Close(ctx context.Context) error {
 	return s.client.Disconnect(ctx)
 }
 

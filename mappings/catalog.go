@@ -6,50 +6,50 @@ import "strings"
 // extract fills it from pg_catalog; Resolve checks a mapping against it.
 type Catalog struct {
 	// Tables by qualified name "schema.table".
-	Tables map[string]*Table
+	Tables map[string]*Table `json:"tables"`
 }
 
 // Table describes one source table.
 type Table struct {
-	Schema  string
-	Name    string
-	Columns []Column
+	Schema  string   `json:"schema"`
+	Name    string   `json:"name"`
+	Columns []Column `json:"columns"`
 	// PrimaryKey lists the primary key columns in key order; empty when the
 	// table has none.
-	PrimaryKey []string
+	PrimaryKey []string `json:"primaryKey,omitempty"`
 	// Unique lists the column sets of unique constraints and unique indexes
 	// whose columns are all NOT NULL (usable as document keys).
-	Unique [][]string
+	Unique [][]string `json:"unique,omitempty"`
 	// ForeignKeys lists the table's foreign key constraints.
-	ForeignKeys []ForeignKey
+	ForeignKeys []ForeignKey `json:"foreignKeys,omitempty"`
 	// Estimate is the planner's row estimate (pg_class.reltuples); -1 when unknown.
-	Estimate int64
+	Estimate int64 `json:"estimate,omitempty"`
 }
 
 // ForeignKey is one foreign key constraint.
 type ForeignKey struct {
-	Columns []string
+	Columns []string `json:"columns"`
 	// RefTable is the referenced table's qualified name "schema.table".
-	RefTable   string
-	RefColumns []string
+	RefTable   string   `json:"refTable"`
+	RefColumns []string `json:"refColumns"`
 }
 
 // Column describes one column.
 type Column struct {
-	Name string
+	Name string `json:"name"`
 	// Type is the SQL type as format_type prints it: "integer", "numeric(12,2)",
 	// "text[]", "timestamp with time zone", or a user type's name.
-	Type string
+	Type string `json:"type"`
 	// TypeName is pg_type.typname: "int4", "numeric", "_text", "mood".
-	TypeName string
+	TypeName string `json:"typeName"`
 	// Category is pg_type.typcategory: "N" numeric, "S" string, "B" boolean,
 	// "D" date/time, "U" user (uuid, json, bytea), "A" array, "E" enum, ...
-	Category string
+	Category string `json:"category"`
 	// ElemTypeName is the element's typname for arrays ("int4" for "_int4").
-	ElemTypeName string
+	ElemTypeName string `json:"elemTypeName,omitempty"`
 	// ElemCategory is the element's typcategory for arrays.
-	ElemCategory string
-	NotNull      bool
+	ElemCategory string `json:"elemCategory,omitempty"`
+	NotNull      bool   `json:"notNull,omitempty"`
 }
 
 // Table returns the table named name ("t" means "public.t"), or nil.

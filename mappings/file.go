@@ -10,6 +10,7 @@ package mappings
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -365,4 +366,46 @@ func (b *Bucket) PageField() string {
 		return "page"
 	}
 	return b.Page
+}
+
+// Tables lists the qualified names of every table the file mentions, for
+// catalog introspection.
+func (f *File) Tables() []string {
+	var out []string
+	add := func(t string) {
+		q := QualifiedName(t)
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	var entity func(e *Entity)
+	var relation func(r *Relation)
+	relation = func(r *Relation) {
+		if r.Through != nil {
+			add(r.Through.Table)
+		}
+		entity(&r.Entity)
+	}
+	entity = func(e *Entity) {
+		if e.Table != "" {
+			add(e.Table)
+		}
+		for _, l := range e.Lookups {
+			relation(l)
+		}
+		for _, fd := range e.Fields {
+			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
+				if r != nil {
+					relation(r)
+				}
+			}
+		}
+	}
+	for _, c := range f.Collections {
+		entity(&c.Entity)
+	}
+	for _, l := range f.Links {
+		add(l.Table)
+	}
+	return out
 }

@@ -2,258 +2,10 @@ package mappings
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-
-	"github.com/expr-lang/expr/vm"
 )
-
-// Plan is a mapping resolved against the catalog: every table, column and
-// join known, every field compiled. extract reads what the plan's nodes
-// name; transform builds documents following their fields. Plans are
-// immutable once built and safe to share between goroutines.
-type Plan struct {
-	File        *File
-	Collections []*CollectionPlan
-}
-
-// CollectionPlan builds the documents of one collection entry. Several
-// entries may share a target collection (document types told apart by a
-// discriminator).
-type CollectionPlan struct {
-	Name string
-	// Pos is where the entry is declared.
-	Pos  Pos
-	Root *Node
-	// ID holds the indexes in Root.Columns of the _id columns; the root
-	// table is read in this key order. For a bucket collection it is the
-	// full stream order's columns (see Bucket.Key).
-	ID []int
-	// IDNames are the field names inside a composite _id (len(ID) > 1).
-	IDNames []string
-	// Discriminator and DiscriminatorValue are set when the collection
-	// holds several document types: each document has Discriminator =
-	// DiscriminatorValue, and writes replace only documents of their type.
-	Discriminator      string
-	DiscriminatorValue any
-	// Bucket is set for bucket collections.
-	Bucket *BucketPlan
-}
-
-// Key returns the columns and directions the root table is streamed in:
-// the _id columns ascending, or a bucket collection's full order.
-func (cp *CollectionPlan) Key() []OrderCol {
-	if cp.Bucket != nil {
-		return cp.Bucket.Key
-	}
-	out := make([]OrderCol, len(cp.ID))
-	for i, c := range cp.ID {
-		out[i] = OrderCol{Col: c}
-	}
-	return out
-}
-
-// BucketPlan describes the pages of a bucket collection.
-type BucketPlan struct {
-	// By holds the indexes in Root.Columns of the parent key columns, and
-	// ByNames their field names.
-	By      []int
-	ByNames []string
-	Size    int
-	// Items and Page name the array and page number fields.
-	Items, Page string
-	SkipLast    int
-	// Key is the stream order: By ascending, then the bucket's orderBy,
-	// then the primary key; it is total, so pages are deterministic.
-	Key []OrderCol
-}
-
-// NodeKind tells how a node's rows are used.
-type NodeKind int
-
-const (
-	// NodeRoot is a collection's root table.
-	NodeRoot NodeKind = iota
-	// NodeEmbed rows become embedded documents (an array or an object).
-	NodeEmbed
-	// NodeLookup gives at most one row whose columns fields use.
-	NodeLookup
-	// NodeIds rows become their Value column: an id array.
-	NodeIds
-	// NodeAggregate gives one row per parent: the aggregate's value.
-	NodeAggregate
-)
-
-// Node is one table read for a collection: the root, an embedded relation,
-// a lookup, an id array or an aggregate.
-type Node struct {
-	Kind NodeKind
-	// Path names the node for messages: "people.contactDetails.type".
-	Path string
-	// Pos is where the node is declared in the mapping file.
-	Pos   Pos
-	Table *Table
-	// Columns are the columns of Table read, in SELECT order. For an
-	// aggregate it is one column: the aggregate's result.
-	Columns []Column
-	// Numeric says, per column, how NUMERIC values are written.
-	Numeric []NumericMode
-	Filter  string
-	// FilterPos is where Filter is declared.
-	FilterPos Pos
-	// Through is the join table the rows are reached through, if any.
-	Through *ThroughPlan
-	// KeyCols are columns selected after Columns to match rows to their
-	// parent: the join table's columns (Through) or an aggregate's group
-	// columns. Rows hold len(Columns)+len(KeyCols) values.
-	KeyCols []Column
-	// JoinCols are indexes in a row of the values matched to the parent,
-	// and ParentCols the indexes in the parent's Columns they equal.
-	JoinCols, ParentCols []int
-	Order                []OrderCol
-	// Limit keeps the first Limit rows per parent (a subset, or 1 for a
-	// lookup or object embed that picks the first row in Order).
-	Limit int
-	// Object: the relation gives at most one row, embedded as a document.
-	Object bool
-	// Value is the index in Columns of an id array's value.
-	Value int
-	// Agg describes an aggregate node.
-	Agg *AggPlan
-	// Parent is the enclosing node (nil for a root).
-	Parent   *Node
-	Children []*Node
-	Fields   []FieldPlan
-	// ExprEnv lists the columns and lookups expressions of this node read.
-	ExprEnv []ExprVar
-}
-
-// Lookup reports whether the node only feeds its parent's fields.
-func (n *Node) Lookup() bool { return n.Kind == NodeLookup }
-
-// ThroughPlan is a join table between a node's parent and its table.
-type ThroughPlan struct {
-	Table *Table
-	// On pairs a column name of the node's table with one of the join
-	// table: t.On[i][0] = j.On[i][1].
-	On [][2]string
-}
-
-// AggPlan is an aggregate over related rows.
-type AggPlan struct {
-	// Fn is count, sum, min, max or avg.
-	Fn string
-	// Column is the column read (empty for count(*)).
-	Column string
-	// Zero: the aggregate over no rows is 0 (count and sum of numbers),
-	// rather than NULL (left out).
-	Zero bool
-}
-
-// OrderCol orders rows by a column of Columns.
-type OrderCol struct {
-	Col  int
-	Desc bool
-}
-
-// FieldKind tells what a compiled field does.
-type FieldKind int
-
-const (
-	// FieldColumn writes a column value (of the row or of a lookup).
-	FieldColumn FieldKind = iota
-	// FieldEmbed writes related rows as an array or a document.
-	FieldEmbed
-	// FieldIds writes the Value column of related rows as an array.
-	FieldIds
-	// FieldAggregate writes an aggregate over related rows.
-	FieldAggregate
-	// FieldExpr writes a computed value.
-	FieldExpr
-	// FieldConst writes a constant.
-	FieldConst
-)
-
-// FieldPlan is one compiled field.
-type FieldPlan struct {
-	Kind FieldKind
-	// Name is the field name; empty when Key names it.
-	Name string
-	// Value is the column written (FieldColumn).
-	Value Ref
-	// Key, when set, is the column whose value names the field (a pivot).
-	Key *Ref
-	// Embed is the relation written (FieldEmbed, FieldIds, FieldAggregate).
-	Embed *Node
-	// Program is the compiled expression (FieldExpr), and Source its text.
-	Program *vm.Program
-	Source  string
-	// Const is the constant (FieldConst).
-	Const any
-	// RefCollection names the collection the values reference, if declared.
-	RefCollection string
-	// Pos is where the field is declared.
-	Pos Pos
-}
-
-// Ref points to a column of the current row (Lookup nil) or of the row a
-// lookup found.
-type Ref struct {
-	Lookup *Node
-	Col    int
-}
-
-// ExprVar is one name an expression reads: a column of the row (Lookup
-// nil), or a lookup whose columns it reads as name.column.
-type ExprVar struct {
-	Name   string
-	Col    int
-	Lookup *Node
-	// Cols are the lookup's columns, by name.
-	Cols map[string]int
-}
-
-// Tables lists the qualified names of every table the file mentions, for
-// catalog introspection.
-func (f *File) Tables() []string {
-	var out []string
-	add := func(t string) {
-		q := QualifiedName(t)
-		if !slices.Contains(out, q) {
-			out = append(out, q)
-		}
-	}
-	var entity func(e *Entity)
-	var relation func(r *Relation)
-	relation = func(r *Relation) {
-		if r.Through != nil {
-			add(r.Through.Table)
-		}
-		entity(&r.Entity)
-	}
-	entity = func(e *Entity) {
-		if e.Table != "" {
-			add(e.Table)
-		}
-		for _, l := range e.Lookups {
-			relation(l)
-		}
-		for _, fd := range e.Fields {
-			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
-				if r != nil {
-					relation(r)
-				}
-			}
-		}
-	}
-	for _, c := range f.Collections {
-		entity(&c.Entity)
-	}
-	for _, l := range f.Links {
-		add(l.Table)
-	}
-	return out
-}
 
 // Resolve checks the file against the catalog and compiles the plan. It
 // reports every problem found, as Problems.
@@ -291,7 +43,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		if shared[c.Name] > 1 || c.Discriminator != "" {
 			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
 		}
-		finishKeys(cp.Root)
+		Walk(cp.Root, finishJoinKeys)
 		plan.Collections = append(plan.Collections, cp)
 	}
 	if linkProblems > 0 {
@@ -300,18 +52,16 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	return plan, r.ps.sorted()
 }
 
-// finishKeys places the join table's key values of through nodes after
-// their columns, now that every column is known.
-func finishKeys(n *Node) {
+// finishJoinKeys points the JoinCols of through nodes at their
+// JoinKeyCols, placed after their columns now that every column is known.
+func finishJoinKeys(n *Node) bool {
 	if n.Through != nil && n.Kind != NodeAggregate {
 		n.JoinCols = n.JoinCols[:0]
-		for i := range n.KeyCols {
+		for i := range n.JoinKeyCols {
 			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
 		}
 	}
-	for _, c := range n.Children {
-		finishKeys(c)
-	}
+	return true
 }
 
 type resolver struct {
@@ -490,7 +240,7 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 	}
 	for _, col := range idCols {
 		i := r.need(n, col)
-		cp.ID = append(cp.ID, i)
+		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
 	}
 	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
@@ -516,7 +266,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		}
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
-		bp.Key = append(bp.Key, OrderCol{Col: i})
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
 		if name == bp.Items || name == bp.Page {
@@ -536,21 +286,21 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 			continue
 		}
 		n.Order = append(n.Order, OrderCol{Col: i, Desc: desc})
-		bp.Key = append(bp.Key, OrderCol{Col: i, Desc: desc})
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i, Desc: desc})
 	}
-	key := t.PrimaryKey
-	if len(key) == 0 && len(t.Unique) > 0 {
-		key = t.Unique[0]
+	unique := t.PrimaryKey
+	if len(unique) == 0 && len(t.Unique) > 0 {
+		unique = t.Unique[0]
 	}
-	if len(key) == 0 {
+	if len(unique) == 0 {
 		r.add(c.pos.at("table"), "%s: table %q has no primary key or unique key of NOT NULL columns; bucket pages need one to order rows deterministically", c.Name, t.Name)
 		return false
 	}
-	for _, col := range key {
-		bp.Key = append(bp.Key, OrderCol{Col: r.need(n, col)})
+	for _, col := range unique {
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: r.need(n, col)})
 	}
-	for _, k := range bp.Key {
-		cp.ID = append(cp.ID, k.Col)
+	for _, k := range bp.StreamOrder {
+		cp.IDCols = append(cp.IDCols, k.Col)
 	}
 	cp.Bucket = bp
 	return ok
@@ -626,7 +376,7 @@ func (fn *fieldNames) add(name string, p Pos) {
 func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, links []*linkField) {
 	where := n.Path
 	t := n.Table
-	for col := range e.Rename {
+	for _, col := range slices.Sorted(maps.Keys(e.Rename)) {
 		if t.Column(col) == nil {
 			r.add(pos.at("rename"), "%s: rename: table %q has no column %q", where, t.Name, col)
 		}
@@ -710,7 +460,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 					if !ok {
 						continue
 					}
-					fp.Key = &k
+					fp.Pivot = &k
 				}
 				addField(fp)
 			}
@@ -727,7 +477,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			}
 			addField(fp)
 		case fd.Value != nil:
@@ -765,7 +515,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			} else if fp.Name == "" {
 				col := fd.Column
 				if i := strings.IndexByte(col, '.'); i >= 0 {
@@ -871,7 +621,7 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				ok = false
 			}
 			if ok {
-				n.KeyCols = append(n.KeyCols, *a)
+				n.JoinKeyCols = append(n.JoinKeyCols, *a)
 				n.ParentCols = append(n.ParentCols, p)
 			}
 		}
@@ -963,7 +713,7 @@ func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool)
 	return n.Table.PrimaryKey[0], true
 }
 
-// aggregate resolves an aggregate node: Columns is its result, KeyCols
+// aggregate resolves an aggregate node: Columns is its result, JoinKeyCols
 // the group columns matched to the parent.
 func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
 	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
@@ -986,10 +736,10 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []str
 	n.Numeric = []NumericMode{r.file.Numeric}
 	if n.Through == nil {
 		for _, c := range joinCols {
-			n.KeyCols = append(n.KeyCols, *n.Table.Column(c))
+			n.JoinKeyCols = append(n.JoinKeyCols, *n.Table.Column(c))
 		}
 	}
-	for i := range n.KeyCols {
+	for i := range n.JoinKeyCols {
 		n.JoinCols = append(n.JoinCols, 1+i)
 	}
 	return true
@@ -1068,7 +818,7 @@ func cycleThrough(n *Node, rel *Relation) bool {
 	p := n.Parent
 	gp := p.Parent
 	if n.Table != gp.Table || n.Through.Table != p.Through.Table ||
-		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.KeyCols) {
+		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.JoinKeyCols) {
 		return false
 	}
 	// p's table joined the join table by p.Through.On {p column, join
@@ -1082,10 +832,10 @@ func cycleThrough(n *Node, rel *Relation) bool {
 			return false
 		}
 	}
-	// The join table met gp by p.KeyCols[i] = gp.Columns[p.ParentCols[i]];
+	// The join table met gp by p.JoinKeyCols[i] = gp.Columns[p.ParentCols[i]];
 	// n's join must be {gp column: join table column}.
 	back = map[[2]string]bool{}
-	for i, k := range p.KeyCols {
+	for i, k := range p.JoinKeyCols {
 		back[[2]string{gp.Columns[p.ParentCols[i]].Name, k.Name}] = true
 	}
 	for _, j := range rel.Join {
@@ -1100,20 +850,4 @@ func cycleThrough(n *Node, rel *Relation) bool {
 // (numbers with numbers, strings with strings) or the same type.
 func comparable(a, b Column) bool {
 	return a.TypeName == b.TypeName || (a.Category == b.Category && a.Category != "U" && a.Category != "A")
-}
-
-// String describes the plan for debug output.
-func (p *Plan) String() string {
-	var b strings.Builder
-	var node func(n *Node, depth int)
-	node = func(n *Node, depth int) {
-		fmt.Fprintf(&b, "%s%s <- %s.%s (%d columns)\n", strings.Repeat("  ", depth), n.Path, n.Table.Schema, n.Table.Name, len(n.Columns))
-		for _, c := range n.Children {
-			node(c, depth+1)
-		}
-	}
-	for _, c := range p.Collections {
-		node(c.Root, 0)
-	}
-	return b.String()
 }

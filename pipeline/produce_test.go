@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/load"
@@ -88,19 +86,7 @@ func TestMergeStreamsMatchSetWise(t *testing.T) {
 	}
 	// A root with a filter: its relations' streams keep only the rows of
 	// the parents it selects.
-	filtered := filepath.Join(t.TempDir(), "person-filtered.yaml")
-	person, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "person.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	withFilter := strings.Replace(string(person), "    table: person\n", "    table: person\n    filter: \"id % 3 <> 0 AND first_name <> 'F103'\"\n", 1)
-	if withFilter == string(person) {
-		t.Fatal("could not add a filter to person.yaml")
-	}
-	if err := os.WriteFile(filtered, []byte(withFilter), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filtered)
+	files = append(files, filteredPerson(t, root))
 	streamed := false
 	for _, file := range files {
 		// Batches of one row cross every parent boundary; Pagila's thousands
@@ -162,6 +148,25 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 	return streamedSomething
 }
 
+// filteredPerson is mappings/examples/person.yaml with a filter on the
+// root table, written to a temporary file.
+func filteredPerson(t *testing.T, root string) string {
+	t.Helper()
+	filtered := filepath.Join(t.TempDir(), "person-filtered.yaml")
+	person, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "person.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFilter := strings.Replace(string(person), "    table: person\n", "    table: person\n    filter: \"id % 3 <> 0 AND first_name <> 'F103'\"\n", 1)
+	if withFilter == string(person) {
+		t.Fatal("could not add a filter to person.yaml")
+	}
+	if err := os.WriteFile(filtered, []byte(withFilter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filtered
+}
+
 func firstDiff(a, b []string) string {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
@@ -185,11 +190,17 @@ func TestLookupCache(t *testing.T) {
 	got := produceAll(t, ctx, snap, plan.Collections[0], ProduceOptions{BatchSize: 1, SetWise: true})
 	var types int
 	rows, err := snap.Query(ctx, "SELECT count(*) FROM contact_detail_type")
-	if err == nil {
-		types, err = pgx.CollectOneRow(rows, pgx.RowTo[int])
-	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	for rows.Next() {
+		err = rows.Scan(&types)
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil || types == 0 {
+		t.Fatalf("count contact detail types: %d, %v", types, err)
 	}
 	batches := len(got.docs)
 	// One more root query finds the end; each type is asked for once.
@@ -204,12 +215,11 @@ func TestLookupCache(t *testing.T) {
 func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db)
+	src, err := extract.ParseSource(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	snap, err := extract.Begin(ctx, conn)
+	snap, err := src.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

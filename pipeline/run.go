@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/backoff"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
@@ -37,14 +32,9 @@ type JobOptions struct {
 	Checkpoints     load.Checkpoints
 	Checkpoint      *load.Checkpoint
 	CheckpointEvery time.Duration
-	// Connect opens a new source connection: for workers and to reconnect
+	// Source opens new source connections: for workers and to reconnect
 	// after the source connection was lost. Nil: no workers, no reconnects.
-	Connect func(ctx context.Context) (*pgx.Conn, error)
-	// OpenSink opens another sink on the same target, one per extra worker.
-	OpenSink func(ctx context.Context) (load.Sink, error)
-	// Sync, for directory targets, flushes the files to stable storage and
-	// returns their acknowledged lengths, recorded in checkpoints.
-	Sync func() (map[string]int64, error)
+	Source *extract.Source
 	// Retry bounds the retries of transient target and source failures.
 	Retry load.RetryPolicy
 	// Notice, when set, is told of events the user must know about: a
@@ -74,10 +64,12 @@ func (e sinkError) Unwrap() error { return e.error }
 
 var errInterrupted = errors.New("interrupted")
 
-// Run migrates plan from snap into sink like Migrate, with checkpoints,
-// resume, workers, partitions and retries (see JobOptions). It returns an
-// *InterruptedError when ctx ends first.
-func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, sink load.Sink, opt JobOptions) ([]Stats, error) {
+// Run migrates plan from snap into target, with checkpoints, resume,
+// workers, partitions and retries (see JobOptions). Each extra worker
+// writes through its own handle (target.Reopen); the checkpoint records
+// what target.Sync returns, and a resumed run hands it back to
+// target.Prepare. It returns an *InterruptedError when ctx ends first.
+func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt JobOptions) ([]Stats, error) {
 	if opt.Workers < 1 {
 		opt.Workers = 1
 	}
@@ -87,10 +79,10 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, sink 
 	if opt.Retry.For == 0 {
 		opt.Retry = load.DefaultRetry
 	}
-	if opt.Workers > 1 && (opt.Connect == nil || opt.OpenSink == nil) {
-		return nil, fmt.Errorf("workers need Connect and OpenSink")
+	if opt.Workers > 1 && opt.Source == nil {
+		return nil, fmt.Errorf("workers need Source")
 	}
-	r := &runner{opt: opt, plan: plan, snapID: snap.ID, cp: opt.Checkpoint}
+	r := &runner{opt: opt, plan: plan, snapID: snap.ID, cp: opt.Checkpoint, target: target}
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
@@ -101,35 +93,32 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, sink 
 	if r.notice == nil {
 		r.notice = func(string) {}
 	}
-	names := make([]string, 0, len(plan.Collections))
-	for _, c := range plan.Collections {
-		if !slices.Contains(names, c.Name) {
-			names = append(names, c.Name)
-		}
-	}
-	if err := sink.Prepare(ctx, names); err != nil {
+	names := plan.CollectionNames()
+	// A resumed run's checkpoint holds what Sync returned: a directory
+	// target truncates its files back to it.
+	if err := target.Prepare(ctx, names, r.cp.Files); err != nil {
 		return nil, err
 	}
-	sinks := []load.Sink{sink}
+	targets := []load.Target{target}
 	defer func() {
-		for _, s := range sinks[1:] {
-			_ = s.Close(context.WithoutCancel(ctx))
+		for _, t := range targets[1:] {
+			_ = t.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	for len(sinks) < opt.Workers {
-		s, err := opt.OpenSink(ctx)
+	for len(targets) < opt.Workers {
+		t, err := target.Reopen(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.Prepare(ctx, names); err != nil {
-			_ = s.Close(ctx)
+		if err := t.Prepare(ctx, names, r.cp.Files); err != nil {
+			_ = t.Close(ctx)
 			return nil, err
 		}
-		sinks = append(sinks, s)
+		targets = append(targets, t)
 	}
-	r.sinks = make([]load.Sink, len(sinks))
-	for i, s := range sinks {
-		r.sinks[i] = &load.RetrySink{Sink: s, Policy: r.retryPolicy(), Stop: ctx}
+	r.writers = make([]load.Writer, len(targets))
+	for i, t := range targets {
+		r.writers[i] = &load.RetryWriter{Writer: t, Policy: r.retryPolicy(), Stop: ctx}
 	}
 	var all []Stats
 	for e, cp := range plan.Collections {
@@ -153,8 +142,11 @@ type runner struct {
 	opt    JobOptions
 	plan   *mappings.Plan
 	snapID string
-	sinks  []load.Sink
-	notice func(string)
+	// target is the run's handle, writers one retrying writer per worker
+	// (worker 0 writes through target).
+	target  load.Target
+	writers []load.Writer
+	notice  func(string)
 
 	mu        sync.Mutex // guards cp, the stats and saving
 	cp        *load.Checkpoint
@@ -199,16 +191,14 @@ func (r *runner) save(ctx context.Context, force bool) error {
 	if !force && r.opt.CheckpointEvery > 0 && time.Since(r.lastSaved) < r.opt.CheckpointEvery {
 		return nil
 	}
-	if r.opt.Sync != nil {
-		files, err := r.opt.Sync()
-		if err != nil {
-			return err
-		}
-		r.cp.Files = files
+	files, err := r.target.Sync(ctx)
+	if err != nil {
+		return err
 	}
+	r.cp.Files = files
 	r.cp.Updated = time.Now().UTC()
 	wctx := context.WithoutCancel(ctx)
-	err := load.Retry(ctx, r.retryPolicy(), func() error { return r.opt.Checkpoints.Save(wctx, r.cp) })
+	err = load.Retry(ctx, r.retryPolicy(), func() error { return r.opt.Checkpoints.Save(wctx, r.cp) })
 	if err != nil {
 		return sinkError{err}
 	}
@@ -276,7 +266,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			closeSnap(ws)
 		}
 	}()
-	sink := r.sinks[w]
+	sink := r.writers[w]
 	lost := 0
 	for {
 		var pendingRows int64
@@ -346,7 +336,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return errInterrupted
 		}
 		var se sinkError
-		if ctx.Err() != nil || errors.As(err, &se) || !sourceLost(err, ws) {
+		if ctx.Err() != nil || errors.As(err, &se) || !ws.Lost(err) {
 			// ctx ends when another worker failed: its error is the run's.
 			return err
 		}
@@ -365,20 +355,16 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		if ws != snap || own {
 			closeSnap(ws)
 		}
-		wait := min(time.Duration(1<<min(lost, 5))*100*time.Millisecond, 3*time.Second)
-		select {
-		case <-time.After(wait):
-		case <-sig.Done():
-			return errInterrupted
+		if err := r.reconnectWait(ctx, sig, lost); err != nil {
+			return err
 		}
 		ns, aerr := r.adopt(ctx, true)
 		for aerr != nil && lost <= 8 {
-			if sig.Err() != nil {
-				return errInterrupted
-			}
 			lost++
 			r.notice(fmt.Sprintf("reconnect to source failed (%v); retrying", aerr))
-			time.Sleep(min(time.Duration(1<<min(lost, 5))*100*time.Millisecond, 3*time.Second))
+			if err := r.reconnectWait(ctx, sig, lost); err != nil {
+				return err
+			}
 			ns, aerr = r.adopt(ctx, true)
 		}
 		if aerr != nil {
@@ -388,36 +374,39 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 	}
 }
 
+// reconnectBackoff spaces the attempts to reopen a lost source
+// connection: 200 ms, doubling, at most 3 s.
+var reconnectBackoff = backoff.Policy{Base: 200 * time.Millisecond, Cap: 3 * time.Second}
+
+// reconnectWait waits before reconnection attempt n; the wait ends early
+// when a signal arrives (errInterrupted) or another worker fails (ctx's
+// error).
+func (r *runner) reconnectWait(ctx, sig context.Context, n int) error {
+	if err := backoff.Wait(ctx, reconnectBackoff.Delay(n)); err != nil {
+		if sig.Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	return nil
+}
+
 // adopt opens a connection reading the run's snapshot; when that snapshot
 // is gone (its connection was lost) and retake is set, a new one, which is
 // announced: rows changed since the run began may show in what is left.
 func (r *runner) adopt(ctx context.Context, retake bool) (*extract.Snapshot, error) {
-	if r.opt.Connect == nil {
+	if r.opt.Source == nil {
 		return nil, errors.New("no way to reconnect to the source")
-	}
-	conn, err := r.opt.Connect(ctx)
-	if err != nil {
-		return nil, err
 	}
 	r.mu.Lock()
 	id := r.snapID
 	r.mu.Unlock()
-	s, err := extract.BeginAt(ctx, conn, id)
-	if err == nil {
-		return s, nil
+	s, err := r.opt.Source.Adopt(ctx, id)
+	if err == nil || !retake || !errors.Is(err, extract.ErrNotAdopted) {
+		return s, err
 	}
-	if !retake {
-		conn.Close(ctx)
-		return nil, err
-	}
-	if conn.IsClosed() {
-		if conn, err = r.opt.Connect(ctx); err != nil {
-			return nil, err
-		}
-	}
-	s, err = extract.Begin(ctx, conn)
+	s, err = r.opt.Source.Snapshot(ctx)
 	if err != nil {
-		conn.Close(ctx)
 		return nil, err
 	}
 	r.mu.Lock()
@@ -435,20 +424,6 @@ func closeSnap(s *extract.Snapshot) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.Close(ctx)
-	_ = s.Conn().Close(ctx)
-}
-
-// sourceLost tells a lost or killed source connection from other errors.
-func sourceLost(err error, s *extract.Snapshot) bool {
-	if s.Conn().IsClosed() {
-		return true
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
 }
 
 func keyOf(k []*string) extract.Key {

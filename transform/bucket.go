@@ -25,6 +25,9 @@ type Pager struct {
 	last      []any // the source row of the last item on the page
 	// held are the rows held back for SkipLast, oldest first.
 	held []heldItem
+	// done is where the pages emitted so far end (see Position).
+	done     []any
+	donePage PagerState
 }
 
 type heldItem struct {
@@ -92,12 +95,24 @@ func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
 	return docs, errs
 }
 
-// Flush ends the stream and returns the last, partial page, if any.
+// Flush ends the current parent's pages and returns its last, partial
+// page, if any: call it at the end of the stream. Rows added after it
+// start a new parent, at page 0.
 func (p *Pager) Flush() []Document {
-	if d, ok := p.endParent(); ok {
+	d, ok := p.endParent()
+	p.parent, p.parentKey = nil, ""
+	if ok {
 		return []Document{d}
 	}
 	return nil
+}
+
+// Position is where the pages emitted so far end: the source row of the
+// last item of the last page, and that page's state; ok is false before
+// the first page. A stream resumed after that row, with a Pager resumed
+// from that state, builds exactly the pages that follow.
+func (p *Pager) Position() (last []any, state PagerState, ok bool) {
+	return p.done, p.donePage, p.done != nil
 }
 
 // endParent drops the rows held back for the parent that ends and emits
@@ -111,15 +126,16 @@ func (p *Pager) endParent() (Document, bool) {
 }
 
 func (p *Pager) emit() Document {
-	id := fmt.Sprintf("%s-%d", p.parentKey, p.page)
+	id := PageID(p.parentKey, p.page)
 	body := make(Doc, 0, len(p.bp.By)+3)
 	body = append(body, Field{Key: "_id", Value: id})
 	for i := range p.bp.By {
 		body = append(body, Field{Key: p.bp.ByNames[i], Value: p.parent[i]})
 	}
 	body = append(body, Field{Key: p.bp.Page, Value: int32(p.page)}, Field{Key: p.bp.Items, Value: p.items})
-	d := Document{Collection: p.cp.Name, ID: id, Body: body, Source: p.source(), Last: p.last,
+	d := Document{Collection: p.cp.Name, ID: id, Body: body, Source: p.source(),
 		Page: &PagerState{ParentKey: p.parentKey, Page: p.page}}
+	p.done, p.donePage = p.last, *d.Page
 	p.page++
 	p.items = make(Array, 0, p.bp.Size)
 	return d
@@ -141,16 +157,23 @@ func (p *Pager) parentValues(row []any) []any {
 	return v
 }
 
-// parentText is the parent key as it appears in page ids: the values'
-// text joined by "-".
-func (p *Pager) parentText(row []any) (string, error) {
-	parts := make([]string, len(p.bp.By))
-	for i, c := range p.bp.By {
+// parentText is the parent key as it appears in page ids (see ParentKey).
+func (p *Pager) parentText(row []any) (string, error) { return ParentKey(p.cp, row) }
+
+// ParentKey is the text a bucket parent's page ids start with, for a root
+// row of bucket collection cp: its parent columns' values joined by "-".
+func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
+	parts := make([]string, len(cp.Bucket.By))
+	for i, c := range cp.Bucket.By {
 		s, err := keyString(row[c])
 		if err != nil {
-			return "", fmt.Errorf("bucket parent key %s: %w", p.cp.Root.Columns[c].Name, err)
+			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, err)
 		}
 		parts[i] = s
 	}
 	return strings.Join(parts, "-"), nil
 }
+
+// PageID is the _id of page number page of the parent whose ParentKey is
+// parent.
+func PageID(parent string, page int) string { return fmt.Sprintf("%s-%d", parent, page) }

@@ -69,11 +69,11 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 // of the key columns for a composite key. (Bucket pages have their own
 // ids, see Pager.)
 func ID(cp *mappings.CollectionPlan, row []any) any {
-	if len(cp.ID) == 1 {
-		return row[cp.ID[0]]
+	if len(cp.IDCols) == 1 {
+		return row[cp.IDCols[0]]
 	}
-	d := make(Doc, len(cp.ID))
-	for i, c := range cp.ID {
+	d := make(Doc, len(cp.IDCols))
+	for i, c := range cp.IDCols {
 		d[i] = Field{Key: cp.IDNames[i], Value: row[c]}
 	}
 	return d
@@ -85,14 +85,14 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 	var buf [96]byte
 	b := append(buf[:0], cp.Root.Table.Name...)
 	b = append(b, " ("...)
-	for i, c := range cp.ID {
+	for i, c := range cp.IDCols {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		b = append(b, cp.Root.Columns[c].Name...)
 	}
 	b = append(b, ")=("...)
-	for i, c := range cp.ID {
+	for i, c := range cp.IDCols {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
@@ -171,11 +171,11 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 			continue // NULL scalars are left out
 		}
 		name := f.Name
-		if f.Key != nil {
-			k := refValue(*f.Key, row, rel)
+		if f.Pivot != nil {
+			k := refValue(*f.Pivot, row, rel)
 			s, err := keyString(k)
 			if err != nil {
-				return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Key), err)
+				return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Pivot), err)
 			}
 			name = s
 		}

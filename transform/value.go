@@ -17,7 +17,7 @@ package transform
 //	Doc                 embedded document
 //	Array               array
 //
-// Converters in extract produce only these types; sinks in load encode only
+// Converters in extract produce only these types; targets in load encode only
 // these types and report anything else as an error.
 
 // Field is one key/value pair of a document.
@@ -62,9 +62,7 @@ type Document struct {
 	Body Doc
 	// Source names the source row, for error messages: `person (id)=(42)`.
 	Source string
-	// Last is the last source row of a bucket page (the stream position
-	// after it), and Page the page's pager state; nil for other documents.
-	Last []any
+	// Page is a bucket page's parent and number; nil for other documents.
 	Page *PagerState
 	// Discriminator is set for the document types of a shared collection:
 	// writes replace only a document of the same type.

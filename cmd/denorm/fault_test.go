@@ -191,11 +191,11 @@ func TestFaultRecovery(t *testing.T) {
 func peekCheckpoint(target, id string) *load.Checkpoint {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	store, closeStore, err := load.OpenCheckpoints(ctx, target)
+	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		return nil
 	}
-	defer closeStore(ctx)
-	c, _ := store.Load(ctx, id)
+	defer tg.Close(ctx)
+	c, _ := tg.Checkpoints().Load(ctx, id)
 	return c
 }

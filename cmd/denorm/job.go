@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -75,7 +74,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient target and source failures this long")
 }
 
-func (o *jobOptions) check(target string) error {
+func (o *jobOptions) check() error {
 	if o.resume && o.restart {
 		return usageError{errors.New("--resume and --restart exclude each other: resume continues the job, restart starts it over")}
 	}
@@ -98,11 +97,16 @@ func (o *jobOptions) check(target string) error {
 		}
 		o.part, o.parts = pi, pn
 	}
-	if (o.workers > 1 || o.parts > 1) && !load.IsServerURI(target) {
-		return usageError{errors.New("--workers and --partition need a server target (mongodb://...): parts of one collection cannot share a file in order")}
-	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
+	}
+	return nil
+}
+
+// checkTarget checks the flags against what the opened target can do.
+func (o *jobOptions) checkTarget(t load.Target) error {
+	if (o.workers > 1 || o.parts > 1) && !t.Caps().Parallel {
+		return usageError{errors.New("--workers and --partition need a server target (mongodb://...): parts of one collection cannot share a file in order")}
 	}
 	return nil
 }
@@ -141,17 +145,6 @@ func mappingHash(path string) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// checkpointsOf is sink's checkpoint store.
-func checkpointsOf(sink load.Sink) load.Checkpoints {
-	switch s := sink.(type) {
-	case *load.ServerSink:
-		return s.Checkpoints()
-	case *load.DirSink:
-		return s.Checkpoints()
-	}
-	return nil
-}
-
 // unfinishedError is an unfinished job found by a run without --resume.
 type unfinishedError struct{ msg string }
 
@@ -159,12 +152,9 @@ func (e unfinishedError) Error() string { return e.msg }
 
 // prepareJob loads or starts the job's checkpoint. done is true when a
 // --resume finds the job finished.
-func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, sink load.Sink) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
+func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
 	j := &o.jobs
-	store = checkpointsOf(sink)
-	if store == nil {
-		return nil, nil, false, fmt.Errorf("target %s cannot hold checkpoints", load.RedactURI(o.target))
-	}
+	store = target.Checkpoints()
 	hash, err := mappingHash(o.mapping)
 	if err != nil {
 		return nil, nil, false, err
@@ -187,11 +177,11 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 		if err := store.Delete(ctx, id); err != nil {
 			return nil, nil, false, err
 		}
-		if s, ok := sink.(*load.ServerSink); ok && j.parts <= 1 {
-			for _, name := range collectionNames(plan) {
-				if _, err := s.Database().Collection(name).DeleteMany(ctx, bson.D{}); err != nil {
-					return nil, nil, false, fmt.Errorf("restart: empty collection %q: %w", name, err)
-				}
+		if j.parts <= 1 {
+			// Partitions share the collections: a partition restarting
+			// alone must not delete the others' documents.
+			if err := clearForRestart(ctx, target, plan); err != nil {
+				return nil, nil, false, err
 			}
 		}
 		g.log.Info("job restarted", "job", id)
@@ -214,9 +204,6 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 		}
 		old.Resumes++
 		old.Version = version
-		if ds, ok := sink.(*load.DirSink); ok {
-			ds.Resume(old.Files)
-		}
 		g.log.Info("resuming job", "job", id, "collection", old.Collection, "checkpoint", old.Updated.Format(time.RFC3339))
 		return store, old, false, nil
 	case old != nil && old.Phase != load.PhaseDone:
@@ -226,22 +213,25 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 	return store, fresh, false, nil
 }
 
-func collectionNames(plan *mappings.Plan) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, c := range plan.Collections {
-		if !seen[c.Name] {
-			seen[c.Name] = true
-			names = append(names, c.Name)
+// clearForRestart deletes what the job wrote before it starts over, so
+// that documents of rows deleted since do not linger: every document of
+// each of its collections (the zero Selection; a directory's files are
+// emptied, which the run's fresh start does anyway). Narrowing what a
+// restart deletes (only the job's document types of a shared collection)
+// is a matter of the Selection given here.
+func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
+	for _, name := range plan.CollectionNames() {
+		if _, err := t.Delete(ctx, name, load.Selection{}); err != nil {
+			return fmt.Errorf("restart: %w", err)
 		}
 	}
-	return names
+	return nil
 }
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
 // checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, sink load.Sink) pipeline.JobOptions {
-	jo := pipeline.JobOptions{
+func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint) pipeline.JobOptions {
+	return pipeline.JobOptions{
 		Options:         base,
 		Workers:         o.jobs.workers,
 		Partition:       o.jobs.part,
@@ -249,17 +239,8 @@ func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store l
 		Checkpoints:     store,
 		Checkpoint:      cp,
 		CheckpointEvery: o.jobs.checkpointEvery,
-		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return connectSource(ctx, o.source)
-		},
-		OpenSink: func(ctx context.Context) (load.Sink, error) {
-			return load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
-		},
-		Retry:  load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
-		Notice: func(msg string) { g.log.Warn(msg) },
+		Source:          source,
+		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Notice:          func(msg string) { g.log.Warn(msg) },
 	}
-	if ds, ok := sink.(*load.DirSink); ok && store != nil {
-		jo.Sync = ds.Sync
-	}
-	return jo
 }

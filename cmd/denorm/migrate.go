@@ -74,25 +74,24 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	if err := o.jobs.check(o.target); err != nil {
+	if err := o.jobs.check(); err != nil {
 		return err
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	sink, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 	if err != nil {
 		return err
 	}
-	defer sink.Close(ctx)
+	defer target.Close(ctx)
+	if err := o.jobs.checkTarget(target); err != nil {
+		return err
+	}
 
 	var (
 		store load.Checkpoints
@@ -100,7 +99,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	)
 	if o.jobs.job != "" {
 		var done bool
-		store, cp, done, err = prepareJob(ctx, g, o, plan, sink)
+		store, cp, done, err = prepareJob(ctx, g, o, plan, target)
 		if err != nil || done {
 			return err
 		}
@@ -126,7 +125,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, sink, jobRunOptions(g, o, pipeline.Options{
+	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Reject: func(r pipeline.Rejected) {
@@ -140,9 +139,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
 			}
 		},
-	}, store, cp, sink))
+	}, store, cp))
 	prog.finish()
-	if cerr := sink.Close(ctx); err == nil && cerr != nil {
+	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)

@@ -33,7 +33,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		Short: "Dry run: report the documents a migration would write, their sizes and modeling risks",
 		Long: `plan builds every document exactly as migrate does (the same code path) from
 one consistent snapshot of the source, and writes nothing to any target: it
-takes no --target and opens no sink.
+takes no --target and opens none.
 
 Per collection it reports the document count, the encoded BSON size
 distribution (p50/p95/p99/max), the largest arrays, a typical and the largest
@@ -76,25 +76,16 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if o.batchSize <= 0 || o.maxDocSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size and --max-doc-size must be positive")}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	// References are checked on a second connection sharing the snapshot:
 	// the first is busy streaming while batches are analysed.
-	conn2, err := connectSource(ctx, o.source)
+	refSnap, err := snap.Source().Adopt(ctx, snap.ID)
 	if err != nil {
-		return err
-	}
-	defer conn2.Close(ctx)
-	refSnap, err := extract.BeginAt(ctx, conn2, snap.ID)
-	if err != nil {
-		return err
+		return load.Redact(err, o.source)
 	}
 	defer refSnap.Close(ctx)
 
@@ -122,35 +113,25 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Mapping: o.mapping, MaxDocSize: o.maxDocSize,
 		SamplePercent: o.sample, Estimated: o.sample < 100, Generated: time.Now().UTC()}
 	check := func(coll string, values []string) (map[string]bool, error) {
-		var target *mappings.CollectionPlan
-		for _, cp := range plan.Collections {
-			if cp.Name == coll && cp.Bucket == nil {
-				target = cp
-				break
-			}
-		}
+		target := plan.RefTarget(coll)
 		if target == nil {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q is not a document collection of this mapping", coll)}
 		}
-		if len(target.ID) != 1 {
+		if len(target.IDCols) != 1 {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q has a composite _id", coll)}
 		}
-		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.ID[0]].Name, values)
+		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.IDCols[0]].Name, values)
 		if errors.Is(err, extract.ErrKeyType) {
 			return nil, report.SkipError{Reason: err.Error()}
 		}
 		return missing, err
 	}
-	var tables []string
 	for _, cp := range plan.Collections {
 		start := time.Now()
 		col := report.NewCollector(cp, o.maxDocSize)
 		for _, rc := range col.RefCollections() {
-			for _, t := range plan.Collections {
-				if t.Name == rc && t.Bucket == nil {
-					col.SetRefTable(rc, t.Root.Table.Name)
-					break
-				}
+			if t := plan.RefTarget(rc); t != nil {
+				col.SetRefTable(rc, t.Root.Table.Name)
 			}
 		}
 		run := cp
@@ -169,11 +150,10 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 		c := col.Finish(100 / o.sample)
 		rep.Collections = append(rep.Collections, c)
 		g.log.Debug("collection analysed", "collection", cp.Name, "documents", c.Seen, "elapsed", time.Since(start))
-		walkTables(cp.Root, func(t *mappings.Table) {
-			if q := t.Schema + "." + t.Name; !slices.Contains(tables, q) {
-				tables = append(tables, q)
-			}
-		})
+	}
+	var tables []string
+	for _, t := range plan.Tables() {
+		tables = append(tables, t.QualifiedName())
 	}
 	act, err := extract.ReadActivity(ctx, refSnap, tables)
 	if err != nil {
@@ -187,13 +167,6 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 	return rep, nil
 }
 
-func walkTables(n *mappings.Node, fn func(*mappings.Table)) {
-	fn(n.Table)
-	for _, c := range n.Children {
-		walkTables(c, fn)
-	}
-}
-
 // sampled returns a copy of cp whose root reads about percent % of the
 // rows: a bucket collection keeps whole parents.
 func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionPlan {
@@ -203,7 +176,7 @@ func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionP
 			cols = append(cols, cp.Root.Columns[i].Name)
 		}
 	} else {
-		for _, i := range cp.ID {
+		for _, i := range cp.IDCols {
 			cols = append(cols, cp.Root.Columns[i].Name)
 		}
 	}

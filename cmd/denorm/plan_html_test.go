@@ -26,7 +26,7 @@ func chromium(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("chromium not installed: HTML rendering test skipped in the short suite")
 	}
-	t.Fatal("chromium is not installed: apt-get install chromium (as .ci/run does)")
+	t.Fatal("chromium is not installed: run `make deps` (scripts/deps.sh installs it)")
 	return ""
 }
 

@@ -83,12 +83,12 @@ func runDenorm(t *testing.T, bin string, args ...string) string {
 func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 	t.Helper()
 	ctx := context.Background()
-	store, closeStore, err := load.OpenCheckpoints(ctx, target)
+	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeStore(ctx)
-	c, err := store.Load(ctx, id)
+	defer tg.Close(ctx)
+	c, err := tg.Checkpoints().Load(ctx, id)
 	if err != nil {
 		t.Fatalf("checkpoint: %v", err)
 	}

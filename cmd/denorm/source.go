@@ -6,46 +6,50 @@ import (
 	"io"
 	"os"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
 
-// connectSource opens the source database.
-func connectSource(ctx context.Context, url string) (*pgx.Conn, error) {
+// openSource checks the source URL; it does not connect.
+func openSource(url string) (*extract.Source, error) {
 	if url == "" {
 		return nil, usageError{fmt.Errorf("no source database: give --source postgres://... or set DENORM_SOURCE")}
 	}
-	cfg, err := pgx.ParseConfig(url)
+	src, err := extract.ParseSource(url)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("source URL: %w", load.Redact(err, url))}
 	}
-	cfg.RuntimeParams["application_name"] = "denorm"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to source: %w", load.Redact(err, url))
-	}
-	return conn, nil
+	return src, nil
 }
 
 // openSnapshot connects to the source and opens the snapshot every read
 // of the run goes through; closeSnap ends both.
 func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, closeSnap func(), err error) {
-	conn, err := connectSource(ctx, url)
+	src, err := openSource(url)
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err = extract.Begin(ctx, conn)
+	snap, err = src.Snapshot(ctx)
 	if err != nil {
-		conn.Close(ctx)
-		return nil, nil, err
+		return nil, nil, load.Redact(err, url)
 	}
-	return snap, func() {
-		_ = snap.Close(ctx)
-		_ = conn.Close(ctx)
-	}, nil
+	return snap, func() { _ = snap.Close(ctx) }, nil
+}
+
+// openPlan opens the snapshot (openSnapshot) and resolves the mapping file
+// inside it (loadPlan).
+func openPlan(ctx context.Context, url, mapping string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+	snap, closeSnap, err := openSnapshot(ctx, url)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	plan, err := loadPlan(ctx, snap, mapping)
+	if err != nil {
+		closeSnap()
+		return nil, nil, nil, err
+	}
+	return snap, plan, closeSnap, nil
 }
 
 // loadPlan parses the mapping, reads the catalog inside snap and resolves.

@@ -21,11 +21,12 @@ partitions). A corrupt checkpoint is listed with its error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
-			store, closeStore, err := load.OpenCheckpoints(cmd.Context(), target)
+			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
 			}
-			defer closeStore(cmd.Context())
+			defer t.Close(cmd.Context())
+			store := t.Checkpoints()
 			cps, bad, err := store.List(cmd.Context())
 			if err != nil {
 				return err

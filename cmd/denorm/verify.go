@@ -106,7 +106,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for the sort files (needs about the size of both sides; default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "MiB of memory for each of the three sorts")
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
-	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(pipeline.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
+	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
 	return cmd
 }
@@ -130,25 +130,16 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 		since = t
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
+	defer closeSnap()
+	snapTime, err := snap.Time(ctx)
 	if err != nil {
 		return err
 	}
-	defer snap.Close(ctx)
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
-	snapTime, err := pipeline.SnapshotTime(ctx, snap)
-	if err != nil {
-		return err
-	}
-	target, err := load.OpenReader(ctx, o.target)
+	target, err := load.Open(ctx, o.target, load.Options{MustExist: true})
 	if err != nil {
 		return err
 	}
@@ -195,9 +186,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	var writes []pipeline.TableWrites
+	var writes []extract.TableWrites
 	if !since.IsZero() {
-		writes, err = pipeline.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
+		writes, err = extract.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
 		if err != nil {
 			return err
 		}
@@ -253,7 +244,7 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []pipeline.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -377,7 +368,7 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []pipeline.TableWrites, since time.Time) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time) error {
 	if r.w == nil {
 		return nil
 	}
@@ -391,7 +382,7 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []pipeline.Tabl
 		r.value(since.UTC())
 		r.raw(`,"writesSince":`)
 		if writes == nil {
-			writes = []pipeline.TableWrites{}
+			writes = []extract.TableWrites{}
 		}
 		r.value(writes)
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -23,33 +21,9 @@ type refField struct {
 // refFields lists cp's reference fields, at any depth of embedding.
 func refFields(cp *mappings.CollectionPlan) []*refField {
 	var out []*refField
-	var walk func(n *mappings.Node, segs []string)
-	walk = func(n *mappings.Node, segs []string) {
-		for _, f := range n.Fields {
-			if f.Name == "" {
-				continue // pivot: the name comes from the data
-			}
-			switch f.Kind {
-			case mappings.FieldColumn:
-				if f.RefCollection != "" {
-					s := append(append([]string{}, segs...), f.Name)
-					out = append(out, &refField{segs: s, rep: RefReport{Path: pathText(s), Collection: f.RefCollection, Examples: []Dang{}}})
-				}
-			case mappings.FieldIds:
-				if f.RefCollection != "" {
-					s := append(append([]string{}, segs...), f.Name, "[]")
-					out = append(out, &refField{segs: s, rep: RefReport{Path: pathText(s), Collection: f.RefCollection, Examples: []Dang{}}})
-				}
-			case mappings.FieldEmbed:
-				s := append(append([]string{}, segs...), f.Name)
-				if !f.Embed.Object {
-					s = append(s, "[]")
-				}
-				walk(f.Embed, s)
-			}
-		}
+	for _, r := range cp.References() {
+		out = append(out, &refField{segs: r.Path, rep: RefReport{Path: pathText(r.Path), Collection: r.Collection, Examples: []Dang{}}})
 	}
-	walk(cp.Root, nil)
 	return out
 }
 
@@ -193,27 +167,18 @@ func (col *Collector) RefCollections() []string {
 func sample(d *transform.Document, size int) *Sample {
 	body, cut := trim(d.Body)
 	s := &Sample{Source: d.Source, ID: idText(d.ID), Size: size, Truncated: cut}
-	b, err := load.AppendDocument(nil, body)
+	b, err := load.AppendExtJSON(nil, body)
 	if err != nil {
 		s.JSON = fmt.Sprintf("(cannot encode: %v)", err)
 		return s
 	}
-	j, err := extJSON(b)
-	if err != nil {
-		s.JSON = fmt.Sprintf("(cannot render: %v)", err)
-		return s
-	}
+	j := string(b)
 	if len(j) > SampleChars {
 		j = j[:SampleChars] + "..."
 		s.Truncated = true
 	}
 	s.JSON = j
 	return s
-}
-
-func extJSON(b []byte) (string, error) {
-	j, err := bson.MarshalExtJSON(bson.Raw(b), false, false)
-	return string(j), err
 }
 
 // trim cuts every array to sampleArray items, adding a note of how many

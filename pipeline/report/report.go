@@ -267,7 +267,7 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int) *Collector {
 	if cp.Bucket != nil {
 		kind = "buckets"
 	}
-	c := &Collection{Name: cp.Name, Table: tableName(cp.Root.Table), Kind: kind, Tables: tableTree(cp.Root, "")}
+	c := &Collection{Name: cp.Name, Table: tableName(cp.Root.Table), Kind: kind, Tables: tableTree(cp.Root)}
 	col := &Collector{
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
 		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]int64{},
@@ -289,26 +289,32 @@ var kindNames = map[mappings.NodeKind]string{
 	mappings.NodeIds: "ids", mappings.NodeAggregate: "aggregate",
 }
 
-// tableTree describes n and its relations for the diagram.
-func tableTree(n *mappings.Node, field string) *TableNode {
-	t := &TableNode{Table: tableName(n.Table), Kind: kindNames[n.Kind], Field: field, Object: n.Object}
-	if n.Kind == mappings.NodeEmbed || n.Kind == mappings.NodeIds {
-		t.Limit = n.Limit
-	}
-	names := map[*mappings.Node]string{}
-	for _, f := range n.Fields {
-		if f.Embed != nil {
-			names[f.Embed] = f.Name
+// tableTree describes root and its relations for the diagram.
+func tableTree(root *mappings.Node) *TableNode {
+	made := map[*mappings.Node]*TableNode{}
+	mappings.Walk(root, func(n *mappings.Node) bool {
+		t := &TableNode{Table: tableName(n.Table), Kind: kindNames[n.Kind], Object: n.Object}
+		if n.Kind == mappings.NodeEmbed || n.Kind == mappings.NodeIds {
+			t.Limit = n.Limit
+		}
+		if p := made[n.Parent]; p != nil {
+			t.Field = relationName(n)
+			p.Children = append(p.Children, t)
+		}
+		made[n] = t
+		return true
+	})
+	return made[root]
+}
+
+// relationName is the field a relation writes, or the lookup's name.
+func relationName(n *mappings.Node) string {
+	for _, f := range n.Parent.Fields {
+		if f.Embed == n && f.Name != "" {
+			return f.Name
 		}
 	}
-	for _, ch := range n.Children {
-		name := names[ch]
-		if name == "" {
-			name = ch.Path[strings.LastIndexByte(ch.Path, '.')+1:]
-		}
-		t.Children = append(t.Children, tableTree(ch, name))
-	}
-	return t
+	return n.Path[strings.LastIndexByte(n.Path, '.')+1:]
 }
 
 // Add records one batch of built documents and rejected rows.
@@ -366,15 +372,11 @@ func (col *Collector) add(d *transform.Document) error {
 }
 
 func idText(v any) string {
-	b, err := load.AppendDocument(nil, transform.Doc{{Key: "v", Value: v}})
+	b, err := load.AppendExtJSON(nil, transform.Doc{{Key: "v", Value: v}})
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s, err := extJSON(b)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	s = strings.TrimPrefix(strings.TrimSuffix(s, "}"), `{"v":`)
+	s := strings.TrimPrefix(strings.TrimSuffix(string(b), "}"), `{"v":`)
 	return strings.TrimSpace(s)
 }
 

@@ -73,7 +73,7 @@ func testPlan() *mappings.CollectionPlan {
 		Fields: []mappings.FieldPlan{{Kind: mappings.FieldColumn, Name: "city"}, {Kind: mappings.FieldColumn, Name: "cityId", RefCollection: "cities"}}}
 	root := &mappings.Node{Kind: mappings.NodeRoot, Path: "people", Table: pt, Children: []*mappings.Node{addr},
 		Fields: []mappings.FieldPlan{{Kind: mappings.FieldColumn, Name: "name"}, {Kind: mappings.FieldEmbed, Name: "addresses", Embed: addr}}}
-	return &mappings.CollectionPlan{Name: "people", Root: root, ID: []int{0}}
+	return &mappings.CollectionPlan{Name: "people", Root: root, IDCols: []int{0}}
 }
 
 func doc(id int32, name any, addrs ...transform.Doc) transform.Document {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/denorm/denorm/mappings"
 )
@@ -50,7 +49,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableSta
 		for _, a := range c.Arrays {
 			arrays[a.Path] = a
 		}
-		walkFields(cp.Root, nil, func(n *mappings.Node, f *mappings.FieldPlan, segs []string) {
+		mappings.WalkFields(cp.Root, func(f *mappings.FieldPlan, segs []string) {
 			path := pathText(segs)
 			switch f.Kind {
 			case mappings.FieldEmbed:
@@ -89,19 +88,13 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableSta
 							Suggestion: "reference it instead, or make sure sync keeps the copies current"})
 					}
 				}
-				if f.RefCollection != "" {
-					for _, rp := range plan.Collections {
-						if rp.Name != f.RefCollection || rp.Bucket != nil {
-							continue
-						}
-						rt := rp.Root.Table
-						ts, ok := stats[rt.Schema+"."+rt.Name]
-						if ok && !hot(ts) {
-							out = append(out, Warning{Severity: "info", Rule: "reference-read-with-parent", Collection: c.Name, Path: path,
-								Message:    fmt.Sprintf("%s references %s (table %s), which rarely changes (%d updates on %d rows)", path, rp.Name, tableName(rt), ts.Updates, ts.Rows),
-								Suggestion: fmt.Sprintf("if every read of %s also reads the referenced %s, copy the few fields it shows next to the reference (partial denormalization, pattern 6)", c.Name, rp.Name)})
-						}
-						break
+				if rp := plan.RefTarget(f.RefCollection); rp != nil {
+					rt := rp.Root.Table
+					ts, ok := stats[rt.Schema+"."+rt.Name]
+					if ok && !hot(ts) {
+						out = append(out, Warning{Severity: "info", Rule: "reference-read-with-parent", Collection: c.Name, Path: path,
+							Message:    fmt.Sprintf("%s references %s (table %s), which rarely changes (%d updates on %d rows)", path, rp.Name, tableName(rt), ts.Updates, ts.Rows),
+							Suggestion: fmt.Sprintf("if every read of %s also reads the referenced %s, copy the few fields it shows next to the reference (partial denormalization, pattern 6)", c.Name, rp.Name)})
 					}
 				}
 			}
@@ -131,25 +124,6 @@ func hot(ts TableStats) bool {
 
 func perRow(ts TableStats) float64 {
 	return float64(ts.Updates) / float64(max(ts.Rows, 1))
-}
-
-// walkFields calls fn for every named field of n and its embeds, with the
-// field's path segments.
-func walkFields(n *mappings.Node, segs []string, fn func(n *mappings.Node, f *mappings.FieldPlan, segs []string)) {
-	for i := range n.Fields {
-		f := &n.Fields[i]
-		if f.Name == "" {
-			continue
-		}
-		s := append(slices.Clone(segs), f.Name)
-		fn(n, f, s)
-		if f.Kind == mappings.FieldEmbed {
-			if !f.Embed.Object {
-				s = append(s, "[]")
-			}
-			walkFields(f.Embed, s, fn)
-		}
-	}
 }
 
 // isJoinTable: the primary key is made of foreign key columns, there are

@@ -1,4 +1,4 @@
-package pipeline
+package load
 
 import (
 	"encoding/json"
@@ -54,9 +54,8 @@ func TestDiffer(t *testing.T) {
 			[]FieldDiff{{Path: "a", Expected: json.RawMessage(`{"b":"x"}`), ExpectedType: "object", Found: json.RawMessage(`["x"]`), FoundType: "array"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := differ{max: 10}
-			d.doc("", rawDoc(t, tc.want), rawDoc(t, tc.got))
-			if diff := cmp.Diff(tc.diffs, d.out); diff != "" {
+			got, _ := DiffDocuments(rawDoc(t, tc.want), rawDoc(t, tc.got), 10)
+			if diff := cmp.Diff(tc.diffs, got); diff != "" {
 				t.Errorf("field differences (-want +got):\n%s", diff)
 			}
 		})
@@ -65,32 +64,8 @@ func TestDiffer(t *testing.T) {
 
 // TestDifferCap keeps at most max differences and counts the rest.
 func TestDifferCap(t *testing.T) {
-	d := differ{max: 2}
-	d.doc("", rawDoc(t, `{"a": [1, 2, 3, 4, 5]}`), rawDoc(t, `{"a": [5, 4, 3, 2, 1]}`))
-	if len(d.out) != 2 || d.more != 3 {
-		t.Errorf("kept %d, more %d; want 2 and 3 (1 note + 4 items - 2)", len(d.out), d.more)
-	}
-}
-
-// TestIDKey: numeric _ids compare by value whatever their BSON type (as
-// MongoDB's unique _id index does); other types by type and bytes.
-func TestIDKey(t *testing.T) {
-	id := func(ext string) []byte {
-		return idKey("c", rawDoc(t, `{"_id": `+ext+`}`).Lookup("_id"))
-	}
-	same := [][2]string{{`{"$numberInt": "7"}`, `{"$numberLong": "7"}`}, {`{"$numberInt": "7"}`, `{"$numberDouble": "7.0"}`}}
-	for _, p := range same {
-		if string(id(p[0])) != string(id(p[1])) {
-			t.Errorf("%s and %s have different keys", p[0], p[1])
-		}
-	}
-	differ := [][2]string{{`{"$numberInt": "7"}`, `"7"`}, {`{"$numberDouble": "7.5"}`, `{"$numberInt": "7"}`}, {`"a"`, `"b"`}}
-	for _, p := range differ {
-		if string(id(p[0])) == string(id(p[1])) {
-			t.Errorf("%s and %s have the same key", p[0], p[1])
-		}
-	}
-	if got := string(refJSON(id(`{"$numberLong": "-42"}`)[2:])); got != "-42" {
-		t.Errorf("refJSON of -42 = %s", got)
+	out, more := DiffDocuments(rawDoc(t, `{"a": [1, 2, 3, 4, 5]}`), rawDoc(t, `{"a": [5, 4, 3, 2, 1]}`), 2)
+	if len(out) != 2 || more != 3 {
+		t.Errorf("kept %d, more %d; want 2 and 3 (1 note + 4 items - 2)", len(out), more)
 	}
 }

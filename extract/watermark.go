@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -28,9 +27,9 @@ type TableWrites struct {
 	Collections []string `json:"collections"`
 }
 
-// SnapshotTime is the time the snapshot's transaction started.
-func SnapshotTime(ctx context.Context, snap *extract.Snapshot) (time.Time, error) {
-	rows, err := snap.Query(ctx, "SELECT now()")
+// Time is the time the snapshot's transaction started.
+func (s *Snapshot) Time(ctx context.Context) (time.Time, error) {
+	rows, err := s.Query(ctx, "SELECT now()")
 	if err != nil {
 		return time.Time{}, fmt.Errorf("snapshot time: %w", err)
 	}
@@ -47,47 +46,13 @@ func SnapshotTime(ctx context.Context, snap *extract.Snapshot) (time.Time, error
 // target cannot hold yet. Tables without such a column are not listed (a
 // delete leaves no row to count: watermarks cannot show deletes). One
 // aggregate query per table.
-func WritesSince(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, since time.Time, columns []string) ([]TableWrites, error) {
-	type tableInfo struct {
-		t     *mappings.Table
-		colls []string
-	}
-	var order []string
-	tables := map[string]*tableInfo{}
-	addTable := func(t *mappings.Table, coll string) {
-		if t == nil {
-			return
-		}
-		name := t.Schema + "." + t.Name
-		ti := tables[name]
-		if ti == nil {
-			ti = &tableInfo{t: t}
-			tables[name] = ti
-			order = append(order, name)
-		}
-		if !slices.Contains(ti.colls, coll) {
-			ti.colls = append(ti.colls, coll)
-		}
-	}
-	for _, cp := range plan.Collections {
-		var walk func(n *mappings.Node)
-		walk = func(n *mappings.Node) {
-			addTable(n.Table, cp.Name)
-			if n.Through != nil {
-				addTable(n.Through.Table, cp.Name)
-			}
-			for _, c := range n.Children {
-				walk(c)
-			}
-		}
-		walk(cp.Root)
-	}
+func WritesSince(ctx context.Context, snap *Snapshot, plan *mappings.Plan, since time.Time, columns []string) ([]TableWrites, error) {
 	var out []TableWrites
-	for _, name := range order {
-		ti := tables[name]
+	for _, t := range plan.Tables() {
+		name := t.QualifiedName()
 		var col *mappings.Column
 		for _, c := range columns {
-			if x := ti.t.Column(c); x != nil && strings.HasPrefix(x.Type, "timestamp") {
+			if x := t.Column(c); x != nil && strings.HasPrefix(x.Type, "timestamp") {
 				col = x
 				break
 			}
@@ -96,7 +61,7 @@ func WritesSince(ctx context.Context, snap *extract.Snapshot, plan *mappings.Pla
 			continue
 		}
 		q := fmt.Sprintf("SELECT count(*), max(%[1]s)::timestamptz FROM %[2]s WHERE %[1]s::timestamptz > $1",
-			pgx.Identifier{col.Name}.Sanitize(), pgx.Identifier{ti.t.Schema, ti.t.Name}.Sanitize())
+			pgx.Identifier{col.Name}.Sanitize(), tableRef(t))
 		rows, err := snap.Query(ctx, q, since)
 		if err != nil {
 			return nil, fmt.Errorf("count writes since %s in %s: %w", since.Format(time.RFC3339), name, err)
@@ -107,7 +72,13 @@ func WritesSince(ctx context.Context, snap *extract.Snapshot, plan *mappings.Pla
 		if err != nil {
 			return nil, fmt.Errorf("count writes since %s in %s: %w", since.Format(time.RFC3339), name, err)
 		}
-		tw.Table, tw.Column, tw.Collections = name, col.Name, ti.colls
+		var colls []string
+		for _, d := range plan.Dependents(name) {
+			if !slices.Contains(colls, d.Collection.Name) {
+				colls = append(colls, d.Collection.Name)
+			}
+		}
+		tw.Table, tw.Column, tw.Collections = name, col.Name, colls
 		if latest != nil {
 			tw.Latest = latest.UTC()
 		}
