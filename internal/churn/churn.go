@@ -34,8 +34,9 @@
 // such columns prefer values near existing ones); multi-level partitioning
 // is seen through its top level only.
 //
-// It imports pgx and the mongo driver: it is a test helper, imported only
-// by tests (TestNoProductionImports checks that no other package does).
+// It imports pgx (an exception to the layering rules, for a test helper)
+// and is imported only by tests (TestNoProductionImports checks that no
+// other package does).
 package churn
 
 import (
@@ -48,7 +49,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Options tune a Generator.
@@ -445,7 +445,7 @@ func (g *Generator) do(ctx context.Context, tx pgx.Tx, o op, rep *Report) error 
 		g.cur, g.ops = sp, nil
 		delta := newReport()
 		err = g.run(ctx, o, delta)
-		var pe *pgconn.PgError
+		var pe interface{ SQLState() string } // *pgconn.PgError: the server said no
 		switch {
 		case err == nil:
 			if err := sp.Commit(ctx); err != nil {

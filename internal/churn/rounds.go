@@ -13,17 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/mappings"
 )
 
 // Config describes randomized rounds for one mapping (RunRounds).
 type Config struct {
-	// Mapping is the mapping file.
+	// Mapping is the mapping file, handed to the callbacks.
 	Mapping string
+	// Tables are the mapping's tables ("schema.table"): the coverage
+	// checked at the end, and where TRUNCATE and sparse rounds write.
+	Tables []string
+	// Ignore names collections the comparison leaves out (the step's
+	// checkpoints: load.CheckpointCollection).
+	Ignore []string
 	// SQL files load the source, run with psql in order into a fresh
 	// database per seed.
 	SQL []string
@@ -37,8 +39,7 @@ type Config struct {
 	// half of the run so that the truncated table has rows to change
 	// before.
 	Truncates int
-	// Gen tunes the generator; the harness sets Seed, and Focus to the
-	// mapping's tables.
+	// Gen tunes the generator; the harness sets Seed, and Focus to Tables.
 	Gen Options
 	// Middle lists tables that must see, in every run, inserts whose
 	// ordering columns fall between two siblings'.
@@ -61,11 +62,10 @@ type Run struct {
 	Seed    uint64
 	Round   int // 0 is the initial copy
 	Mapping string
-	Source  string          // PostgreSQL URL
-	Target  string          // MongoDB-wire URI of the database under test
-	DB      *mongo.Database // the same database
-	Report  *Report         // this round's writes (empty in round 0)
-	Total   *Report         // every round's writes so far
+	Source  string  // PostgreSQL URL
+	Target  string  // MongoDB-wire URI of the database under test
+	Report  *Report // this round's writes (empty in round 0)
+	Total   *Report // every round's writes so far
 	Gen     *Generator
 }
 
@@ -140,21 +140,20 @@ func RunRounds(t *testing.T, cfg Config) []Result {
 	if cfg.Initial == nil {
 		cfg.Initial = cfg.Step
 	}
-	file, err := mappings.Load(cfg.Mapping)
-	if err != nil {
-		t.Fatalf("mapping: %v", err)
+	if len(cfg.Tables) == 0 {
+		t.Fatal("churn.Config needs the mapping's Tables")
 	}
 	var results []Result
 	for _, seed := range Seeds(t, cfg.Seeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			res := runSeed(t, cfg, file.Tables(), seed)
+			res := runSeed(t, cfg, seed)
 			results = append(results, res)
 		})
 	}
 	return results
 }
 
-func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
+func runSeed(t *testing.T, cfg Config, seed uint64) Result {
 	ctx := context.Background()
 	start := time.Now()
 	var tm Timing
@@ -170,14 +169,14 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 
 	opt := cfg.Gen
 	opt.Seed = seed
-	opt.Focus = mapped
+	opt.Focus = cfg.Tables
 	gen, err := New(ctx, src, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gen.Close(ctx)
 	uri, db := testenv.MongoDB(t)
-	r := &Run{Seed: seed, Mapping: cfg.Mapping, Source: src, Target: uri, DB: db, Report: newReport(), Total: newReport(), Gen: gen}
+	r := &Run{Seed: seed, Mapping: cfg.Mapping, Source: src, Target: uri, Report: newReport(), Total: newReport(), Gen: gen}
 	truncates := truncateRounds(seed, cfg.Rounds, cfg.Truncates)
 
 	fail := func(what string, detail string) {
@@ -188,14 +187,13 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 		}
 		t.Fatal(msg)
 	}
-	// A round's step and the fresh migrate both only read the source, and
-	// the comparison and verify both only read the target: each pair runs
-	// side by side (FerretDB is the slow part, and it serves both).
-	var fresh string
-	var freshDB *mongo.Database
+	// update runs a step and checks its result. The step and the fresh
+	// migrate both only read the source, and the comparison and verify
+	// both only read the target: each pair runs side by side (FerretDB is
+	// the slow part, and it serves both).
 	update := func(step func(context.Context, *Run) error) {
 		t.Helper()
-		fresh, freshDB = testenv.MongoDB(t)
+		fresh, freshDB := testenv.MongoDB(t)
 		stepErr, migErr := both(&tm.Step, func() error { return step(ctx, r) }, &tm.Migrate, func() error { return cfg.Migrate(ctx, r, fresh) })
 		switch {
 		case stepErr != nil && r.Round == 0:
@@ -205,12 +203,9 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 		case migErr != nil:
 			fail("the fresh migrate failed", migErr.Error())
 		}
-	}
-	check := func() {
-		t.Helper()
 		var diff *testenv.TargetDiff
 		cmpErr, verErr := both(&tm.Compare, func() (err error) {
-			diff, err = testenv.CompareTargets(ctx, freshDB, db, testenv.CompareOptions{Ignore: []string{load.CheckpointCollection}})
+			diff, err = testenv.CompareTargets(ctx, freshDB, db, testenv.CompareOptions{Ignore: cfg.Ignore})
 			return err
 		}, &tm.Verify, func() error {
 			if r.Round == 0 {
@@ -234,7 +229,6 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 	}
 
 	update(cfg.Initial)
-	check()
 	for r.Round = 1; r.Round <= cfg.Rounds; r.Round++ {
 		before, round := tm, time.Now()
 		rep, err := gen.Round(ctx, truncates[r.Round])
@@ -245,14 +239,13 @@ func runSeed(t *testing.T, cfg Config, mapped []string, seed uint64) Result {
 		r.Report = rep
 		r.Total.Add(rep)
 		update(cfg.Step)
-		check()
 		ms := func(a, b time.Duration) int64 { return (a - b).Milliseconds() }
 		t.Logf("round %d in %d ms: %d write statements in %d ms; step %d ms and fresh migrate %d ms side by side; compare %d ms and verify %d ms side by side",
 			r.Round, time.Since(round).Milliseconds(), rep.Statements, ms(tm.Generate, before.Generate), ms(tm.Step, before.Step), ms(tm.Migrate, before.Migrate), ms(tm.Compare, before.Compare), ms(tm.Verify, before.Verify))
 	}
 	tm.Total = time.Since(start)
 	t.Logf("seed %d: %d rounds exact; %s\nwrites:\n%s", seed, cfg.Rounds, tm, r.Total)
-	checkCoverage(t, cfg, gen, mapped, r.Total)
+	checkCoverage(t, cfg, gen, r.Total)
 	return Result{Seed: seed, Rounds: cfg.Rounds, Total: r.Total, Timing: tm}
 }
 
@@ -293,10 +286,10 @@ func both(da *time.Duration, a func() error, db *time.Duration, b func() error) 
 
 // checkCoverage fails the test when a run's writes missed a kind of
 // change the rounds must make.
-func checkCoverage(t *testing.T, cfg Config, gen *Generator, mapped []string, total *Report) {
+func checkCoverage(t *testing.T, cfg Config, gen *Generator, total *Report) {
 	t.Helper()
 	truncated, parents := false, false
-	for _, name := range mapped {
+	for _, name := range cfg.Tables {
 		info, ok := gen.Table(name)
 		if !ok {
 			t.Errorf("coverage: mapped table %s is not in the database", name)
