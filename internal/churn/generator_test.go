@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/denorm/denorm/internal/testenv"
 )
@@ -254,23 +253,8 @@ func TestGenericSchema(t *testing.T) {
 		t.Error("no parent deleted with its children")
 	}
 	// Every event row sits in a partition whose list holds its kind.
-	rows := sqlText(t, db, "SELECT count(*)::text FROM event WHERE kind NOT IN ('open', 'close', 'sale')")
+	rows := testenv.QueryString(t, db, "SELECT count(*) FROM event WHERE kind NOT IN ('open', 'close', 'sale')")
 	if rows != "0" {
 		t.Errorf("%s events with a kind no partition lists", rows)
 	}
-}
-
-func sqlText(t *testing.T, db, query string) string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var s string
-	if err := conn.QueryRow(ctx, query).Scan(&s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -541,13 +541,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-func cmpOrdered[T int | int64 | float64 | byte](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
