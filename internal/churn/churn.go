@@ -13,7 +13,10 @@
 // first in the same transaction) and TRUNCATEs, in one or several
 // transactions. Every operation runs in a savepoint: when a constraint
 // says no, the savepoint is rolled back and the operation is tried again
-// with other random choices.
+// with other random choices. Every second round is sparse: a row or two of
+// one or two focus tables, preferably rows other rows point to, so that a
+// change has to reach documents nothing else changed (where a missed
+// fan-out shows).
 //
 // Deterministic: the same seed on the same starting data makes the same
 // statements. Rows are sampled by a hash of their primary key and a salt
@@ -70,6 +73,9 @@ type Options struct {
 	Transactions int
 	// Weights of the extra operations; zero Weights use the defaults.
 	Weights Weights
+	// SparseWeights choose the operations of sparse rounds, which favour
+	// changes of rows others point to; zero uses the defaults.
+	SparseWeights Weights
 	// LookupRows: a table others point to with at most this many rows and
 	// a text column is a lookup, whose text gets renamed. Default 20.
 	LookupRows int
@@ -93,7 +99,10 @@ type Weights struct {
 	Insert, Update, Move, Delete, Rename, Rekey int
 }
 
-var defaultWeights = Weights{Insert: 4, Update: 3, Move: 2, Delete: 2, Rename: 1, Rekey: 1}
+var (
+	defaultWeights       = Weights{Insert: 4, Update: 3, Move: 2, Delete: 2, Rename: 1, Rekey: 1}
+	defaultSparseWeights = Weights{Insert: 2, Update: 4, Move: 2, Delete: 2, Rename: 3, Rekey: 1}
+)
 
 func (o *Options) defaults() {
 	if o.ExtraOps == 0 {
@@ -104,6 +113,9 @@ func (o *Options) defaults() {
 	}
 	if o.Weights == (Weights{}) {
 		o.Weights = defaultWeights
+	}
+	if o.SparseWeights == (Weights{}) {
+		o.SparseWeights = defaultSparseWeights
 	}
 	if o.LookupRows <= 0 {
 		o.LookupRows = 20
@@ -129,6 +141,7 @@ type Generator struct {
 	tables []*table
 	focus  []*table
 	rounds int
+	sparse bool           // this round is sparse
 	rows   map[*table]int // rows per table at the round's start (counted up to 1000)
 	cur    pgx.Tx         // the open savepoint
 	log    []Statement    // this round's writes
@@ -265,10 +278,11 @@ func (g *Generator) Round(ctx context.Context, truncate bool) (*Report, error) {
 	g.rounds++
 	var ops []op
 	rep.Sparse = !g.opt.Dense && g.rounds%2 == 0
+	g.sparse = rep.Sparse
 	if rep.Sparse {
-		// A row or two of one or two focus tables: a change then reaches
-		// documents nothing else changed, which is where a missed fan-out
-		// shows.
+		// A row or two of one or two focus tables, preferably rows others
+		// point to: a change then reaches documents nothing else changed,
+		// which is where a missed fan-out shows.
 		for _, t := range shuffled(g, g.focus)[:min(len(g.focus), 1+g.rng.IntN(2))] {
 			for i := 0; i < 1+g.rng.IntN(2); i++ {
 				ops = append(ops, op{g.pick(t), t})
@@ -363,6 +377,9 @@ func parentsFirst(tables []*table) []*table {
 // pick chooses an extra operation for t by weight.
 func (g *Generator) pick(t *table) opKind {
 	w := g.opt.Weights
+	if g.sparse {
+		w = g.opt.SparseWeights
+	}
 	type choice struct {
 		k opKind
 		w int

@@ -295,6 +295,24 @@ func (g *Generator) someRows(ctx context.Context, t *table, n int) ([]row, error
 	return rows, err
 }
 
+// changeRows samples up to n rows to change. In a sparse round it
+// prefers rows other rows point to, so that the change has to reach
+// other documents (an author with books, a post with comments).
+func (g *Generator) changeRows(ctx context.Context, t *table, n int) ([]row, error) {
+	if g.sparse && len(t.refs) > 0 {
+		fk := t.refs[g.rng.IntN(len(t.refs))]
+		parts := make([]string, len(fk.cols))
+		for i := range fk.cols {
+			parts[i] = fmt.Sprintf("c.%s = x.%s", fk.cols[i].ident, fk.refs[i].ident)
+		}
+		rows, err := g.sample(ctx, t, n, fmt.Sprintf("EXISTS (SELECT 1 FROM %s c WHERE %s)", fk.child.ident, strings.Join(parts, " AND ")))
+		if err != nil || len(rows) > 0 {
+			return rows, err
+		}
+	}
+	return g.someRows(ctx, t, n)
+}
+
 // update changes one or two ordinary columns of a row.
 func (g *Generator) update(ctx context.Context, t *table, c *Counts) error {
 	var cands []*column
@@ -309,7 +327,7 @@ func (g *Generator) update(ctx context.Context, t *table, c *Counts) error {
 		}
 		return g.rekey(ctx, t, c)
 	}
-	rows, err := g.someRows(ctx, t, 2)
+	rows, err := g.changeRows(ctx, t, 2)
 	if err != nil {
 		return err
 	}
@@ -361,7 +379,7 @@ func (g *Generator) rename(ctx context.Context, t *table, c *Counts) error {
 	if len(cands) == 0 {
 		return g.update(ctx, t, c)
 	}
-	rows, err := g.someRows(ctx, t, 1)
+	rows, err := g.changeRows(ctx, t, 1)
 	if err != nil {
 		return err
 	}
@@ -388,7 +406,7 @@ func (g *Generator) move(ctx context.Context, t *table, c *Counts) error {
 		return g.update(ctx, t, c)
 	}
 	fk := t.fks[g.rng.IntN(len(t.fks))]
-	rows, err := g.someRows(ctx, t, 1)
+	rows, err := g.changeRows(ctx, t, 1)
 	if err != nil {
 		return err
 	}
@@ -451,7 +469,7 @@ func (g *Generator) rekey(ctx context.Context, t *table, c *Counts) error {
 		}
 		return nothing("no key column to change")
 	}
-	rows, err := g.someRows(ctx, t, 1)
+	rows, err := g.changeRows(ctx, t, 1)
 	if err != nil {
 		return err
 	}
