@@ -1,0 +1,83 @@
+package load
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/denorm/denorm/internal/connstr"
+)
+
+// Timeouts of a server target when its URI does not set them (the
+// driver's own defaults are 30 s each): a host that does not answer, or
+// answers nothing, fails the command within seconds instead of a minute.
+// The URI's connectTimeoutMS and serverSelectionTimeoutMS override them;
+// timeoutMS (no default) bounds every operation.
+const (
+	// DefaultConnectTimeout bounds opening one connection: TCP, TLS and
+	// the MongoDB handshake.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultServerSelectionTimeout bounds waiting for a usable server
+	// before each operation (the first ping included).
+	DefaultServerSelectionTimeout = 10 * time.Second
+)
+
+// uriLike is a string that looks like a URI (scheme:/...), not a path.
+// One-letter schemes are left out: C:/out is a Windows path.
+var uriLike = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]+:/`)
+
+// hostPortLike is host:port or host:port/db without a scheme.
+var hostPortLike = regexp.MustCompile(`^[A-Za-z0-9.\-\[\]:]*[A-Za-z0-9\]]:[0-9]+(/[^/]*)?$`)
+
+// kvLike is a PostgreSQL key=value connection string given as a target.
+var kvLike = regexp.MustCompile(`(?i)(^|\s)(host|hostaddr|dbname|user|password|port|sslmode)\s*=`)
+
+// ParseTarget tells what a --target names: a MongoDB-wire server (a
+// mongodb:// or mongodb+srv:// URI, scheme in any case: server true) or a
+// directory (any other path). Anything that looks like a URI of another
+// scheme (postgres://, http://, s3://, file://, mongo://) or like a
+// PostgreSQL connection string is an error, never a directory named after
+// it. Errors never hold a password.
+func ParseTarget(target string) (cs connstr.String, server bool, err error) {
+	cs = connstr.Parse(target)
+	switch cs.Form() {
+	case connstr.URL:
+		switch cs.Scheme() {
+		case "mongodb", "mongodb+srv":
+			return cs, true, nil
+		case "postgres", "postgresql":
+			return cs, false, fmt.Errorf("target %s is a PostgreSQL URL: the target is a MongoDB-wire server (mongodb://host:port/db) or a directory (give the PostgreSQL database with --source)", cs)
+		case "file":
+			return cs, false, fmt.Errorf("target %s: give a directory as a path (./out, /data/out), not a file:// URL", cs)
+		default:
+			return cs, false, fmt.Errorf("target %s: unknown scheme %q: give mongodb://host:port/db, mongodb+srv://host/db, or a directory path", cs, cs.Scheme())
+		}
+	case connstr.KeywordValue:
+		if kvLike.MatchString(target) {
+			return cs, false, fmt.Errorf("target %s looks like a PostgreSQL connection string: the target is a MongoDB-wire server (mongodb://host:port/db) or a directory", cs)
+		}
+	}
+	if hostPortLike.MatchString(target) {
+		return cs, false, fmt.Errorf("target %s looks like a server address without a scheme: give mongodb://%s (with the database in the path), or ./%s for a directory", cs, target, target)
+	}
+	if uriLike.MatchString(target) {
+		return cs, false, fmt.Errorf("target %s looks like a URI but is not one denorm knows: give mongodb://host:port/db, mongodb+srv://host/db, or a directory path (./%s if it is one)", cs, target)
+	}
+	return cs, false, nil
+}
+
+// clientOptions are the driver's options for a server target's URI: the
+// URI (scheme in lower case, which the driver needs) and denorm's default
+// timeouts where the URI sets none.
+func clientOptions(cs connstr.String) *options.ClientOptions {
+	o := options.Client().ApplyURI(cs.WithLowerScheme())
+	if _, set := cs.Param("connectTimeoutMS"); !set {
+		o.SetConnectTimeout(DefaultConnectTimeout)
+	}
+	if _, set := cs.Param("serverSelectionTimeoutMS"); !set {
+		o.SetServerSelectionTimeout(DefaultServerSelectionTimeout)
+	}
+	return o
+}
