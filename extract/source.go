@@ -41,7 +41,7 @@ func ParseSource(url string) (*Source, error) {
 	}
 	cfg, err := pgx.ParseConfig(cs.WithLowerScheme())
 	if err != nil {
-		return nil, cs.RedactError(err)
+		return nil, cs.ParseError(err)
 	}
 	read, err := setTimeouts(cfg, cs)
 	if err != nil {

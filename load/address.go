@@ -46,6 +46,9 @@ func ParseTarget(target string) (cs connstr.String, server bool, err error) {
 	case connstr.URL:
 		switch cs.Scheme() {
 		case "mongodb", "mongodb+srv":
+			if err := cs.Problem(); err != nil {
+				return cs, true, fmt.Errorf("target URI %s: %w", cs, err)
+			}
 			return cs, true, nil
 		case "postgres", "postgresql":
 			return cs, false, fmt.Errorf("target %s is a PostgreSQL URL: the target is a MongoDB-wire server (mongodb://host:port/db) or a directory (give the PostgreSQL database with --source)", cs)

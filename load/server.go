@@ -25,12 +25,9 @@ type serverTarget struct {
 	opt    Options
 }
 
-// openServer connects to the server at uri; the database is the URI's
-// path. Errors name the URI without its password.
+// openServer connects to the server at uri (checked by ParseTarget); the
+// database is the URI's path. Errors name the URI without its password.
 func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTarget, error) {
-	if err := uri.Problem(); err != nil {
-		return nil, fmt.Errorf("target URI %s: %w", uri, err)
-	}
 	dbName := uri.Path()
 	if dbName == "" {
 		return nil, fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", uri)
@@ -38,7 +35,7 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 	copts := clientOptions(uri)
 	client, err := mongo.Connect(copts)
 	if err != nil {
-		return nil, fmt.Errorf("target URI %s: %w", uri, uri.RedactError(err))
+		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		_ = client.Disconnect(context.Background())

@@ -72,7 +72,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Short:         "Migrate a normalized PostgreSQL database into self-contained MongoDB documents",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if g.verbose && g.quiet {
+				return usageError{errors.New("--verbose and --quiet exclude each other")}
+			}
 			level := slog.LevelInfo
 			if g.verbose {
 				level = slog.LevelDebug
@@ -81,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				level = slog.LevelWarn
 			}
 			g.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			return nil
 		},
 	}
 	root.SetArgs(args)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
@@ -23,6 +24,7 @@ type migrateOptions struct {
 	rejects    string
 	progress   string
 	sourceFlag bool
+	targetEnv  bool // the target came from DENORM_TARGET
 	jobs       jobOptions
 }
 
@@ -49,6 +51,7 @@ result. Memory is bounded by --batch-size, never by table size.
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.sourceFlag = cmd.Flags().Changed("source")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			return runMigrate(cmd, g, o)
 		},
 	}
@@ -69,6 +72,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
+	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
+		return err
+	}
 	switch o.progress {
 	case "auto", "bar", "lines", "none":
 	default:
@@ -77,7 +83,10 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.check(); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	if err := checkTarget(o.target); err != nil {
+		return err
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -181,5 +190,5 @@ func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, tar
 		read, written, failed = read+s.Rows, written+s.Written, failed+s.Failed
 	}
 	fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s\n", "TOTAL", "", read, written, failed, elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "target: %s\n", load.RedactURI(target))
+	fmt.Fprintf(w, "target: %s\n", connstr.Parse(target))
 }

@@ -12,11 +12,13 @@
 // an AWS session token), in the raw spelling and percent-decoded.
 //
 // Malformed strings are read leniently, masking more rather than less: in a
-// URL, everything from the first ':' of the user info to the last '@'
-// before the host is the password, even when an '@', '/' or '?' inside it
-// was not percent-encoded (the drivers disagree about such strings); a URL
-// without credentials whose path or query holds an '@' after a ':' is
-// therefore shown with that part masked.
+// URL, everything from the first ':' after scheme:// to the last '@' of
+// the string is the password, even when an '@', '/' or '?' inside it was
+// not percent-encoded (the drivers disagree about such strings). A URL
+// whose path or query holds an '@' (application_name=a@b) is therefore
+// shown with everything from that ':' to that '@' masked. A driver's parse
+// error may quote the fragment it stumbled on: ParseError drops quoted
+// fragments when the string holds a secret.
 package connstr
 
 import (
@@ -139,6 +141,9 @@ func (c String) Redacted() string {
 	last := 0
 	for _, s := range c.secrets {
 		if s.from < last {
+			// Overlapping secrets (an over-long password span holding a
+			// secret parameter): mask the union.
+			last = max(last, s.to)
 			continue
 		}
 		b.WriteString(c.raw[last:s.from])
@@ -181,6 +186,22 @@ func (c String) RedactError(err error) error {
 	return err
 }
 
+// quoted are the fragments a driver's message quotes.
+var quoted = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
+
+// ParseError is a driver's failure to parse c, fit to print: c's secrets
+// are masked (RedactError), and, when c holds a secret, every quoted
+// fragment of the message becomes "...": a driver quotes what it
+// stumbled on, which may be a piece of a password it read as something
+// else (a malformed URL's password taken for a host, a port or a query).
+func (c String) ParseError(err error) error {
+	if err == nil || !c.HasSecret() {
+		return err
+	}
+	msg := quoted.ReplaceAllString(c.Redact(err.Error()), `"..."`)
+	return &redacted{msg: msg, err: err}
+}
+
 type redacted struct {
 	msg string
 	err error
@@ -215,15 +236,18 @@ func (c *String) addSecret(from, to, cfrom, cto int, decoded string) {
 // after "://".
 func (c *String) parseURL(start int) {
 	rest := c.raw[start:]
-	hosts := 0 // offset in rest where the hosts begin
+	// The hosts begin after the user info, which ends at the first '@'
+	// before any '/' (libpq's and pgx's reading).
+	hosts := 0
+	if a := strings.IndexAny(rest, "@/"); a >= 0 && rest[a] == '@' {
+		hosts = a + 1
+	}
+	// The password, though, runs to the last '@' of the string: when an
+	// '@' follows a '/' or another '@', the drivers disagree on where the
+	// password ends (MongoDB's stops at the first '@' anywhere), and a
+	// password with an unencoded '/' or '@' is still a password.
 	if a := strings.IndexByte(rest, '@'); a >= 0 {
-		end := a
-		for j := a + 1; j < len(rest) && rest[j] != '/'; j++ {
-			if rest[j] == '@' {
-				end = j
-			}
-		}
-		hosts = end + 1
+		end := strings.LastIndexByte(rest, '@')
 		if colon := strings.IndexByte(rest[:end], ':'); colon >= 0 && colon+1 < end {
 			pw := rest[colon+1 : end]
 			dec, err := url.PathUnescape(pw)

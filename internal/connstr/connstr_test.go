@@ -45,6 +45,9 @@ func TestRedacted(t *testing.T) {
 		// query is masked from the ':' on: more rather than less.
 		{"at in query", "postgres://h:5432/db?application_name=a@b", "postgres://h:xxxxx@b", true},
 		{"at in query, no colon", "postgres://h/db?application_name=a@b", "postgres://h/db?application_name=a@b", false},
+		{"at in query after a password", "mongodb://u:pw@h/db?appName=a@b", "mongodb://u:xxxxx@b", true},
+		{"overlapping secrets", "postgres://u:pw@h/db?password=abc@def", "postgres://u:xxxxx", true},
+		{"slash, at and more in the password", `postgres://u:p@ss:w/rd?#%&=@h/db`, "postgres://u:xxxxx@h/db", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,6 +149,9 @@ func TestParamsAndScheme(t *testing.T) {
 	if p := Parse("mongodb://h1:1,h2:2/my%20db?x=1").Path(); p != "my db" {
 		t.Errorf("Path = %q", p)
 	}
+	if p := Parse("mongodb://u:pw@h/db?appName=a@b").Path(); p != "db" {
+		t.Errorf("Path with an '@' in the query = %q", p)
+	}
 	if p := Parse("mongodb://h:1?x=/y").Path(); p != "" {
 		t.Errorf("Path of a URL without one = %q", p)
 	}
@@ -200,4 +206,17 @@ func FuzzRedacted(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseError(t *testing.T) {
+	s := Parse(`postgres://u:p@ss:w/rd?#%&=@h/db`)
+	err := s.ParseError(errors.New("cannot parse `postgres://u:xxxxx@ss:xxxxxx@h/db`: failed to parse as URL (missing separator \"=\" in URI query parameter: \"#%\")"))
+	want := `cannot parse "...": failed to parse as URL (missing separator "..." in URI query parameter: "...")`
+	if err.Error() != want {
+		t.Errorf("ParseError = %q, want %q", err, want)
+	}
+	plain := errors.New(`bad "host"`)
+	if Parse("postgres://u@h/db").ParseError(plain) != plain {
+		t.Error("a string without secrets: the error is not kept as it is")
+	}
 }

@@ -173,15 +173,19 @@ func DumpCollection(t testing.TB, db *mongo.Database, coll string) []string {
 // ReaderRole creates a login role that can only read db's tables (the
 // least-privileged role SECURITY.md recommends: CONNECT on the database,
 // USAGE on the schema, SELECT on its tables) with the given password, and
-// returns db's URL for it. The role is dropped when the test ends.
-func ReaderRole(t testing.TB, dbURL, password string) string {
+// returns db's URL for it. role "" picks a name unique to the test; roles
+// belong to the whole server, so a given name must be too. The role is
+// dropped when the test ends.
+func ReaderRole(t testing.TB, dbURL, role, password string) string {
 	t.Helper()
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := strings.TrimPrefix(u.Path, "/")
-	role := uniqueName(t)
+	if role == "" {
+		role = uniqueName(t)
+	}
 	Exec(t, dbURL, fmt.Sprintf(`CREATE ROLE %[1]s LOGIN PASSWORD %[2]s;
 GRANT CONNECT ON DATABASE %[3]s TO %[1]s;
 GRANT USAGE ON SCHEMA public TO %[1]s;
