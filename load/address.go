@@ -11,10 +11,11 @@ import (
 )
 
 // Timeouts of a server target when its URI does not set them (the
-// driver's own defaults are 30 s each): a host that does not answer, or
-// answers nothing, fails the command within seconds instead of a minute.
-// The URI's connectTimeoutMS and serverSelectionTimeoutMS override them;
-// timeoutMS (no default) bounds every operation.
+// driver's own defaults are 30 s each, and no limit on operations): a host
+// that does not answer, or answers nothing, fails the command within
+// seconds, and an operation on a connection that went silent (half-open)
+// fails instead of hanging. The URI's connectTimeoutMS,
+// serverSelectionTimeoutMS and timeoutMS override them.
 const (
 	// DefaultConnectTimeout bounds opening one connection: TCP, TLS and
 	// the MongoDB handshake.
@@ -22,6 +23,13 @@ const (
 	// DefaultServerSelectionTimeout bounds waiting for a usable server
 	// before each operation (the first ping included).
 	DefaultServerSelectionTimeout = 10 * time.Second
+	// DefaultOperationTimeout bounds each operation (the driver's
+	// timeoutMS): a bulk write, a delete, a checkpoint read or write, each
+	// batch of a scan. Generous: the slowest legitimate operation is a
+	// bulk write of one capped batch, or a delete on a server that scans
+	// the collection for it (FerretDB). A timed-out write is retried like
+	// any network error (--retry-for).
+	DefaultOperationTimeout = 10 * time.Minute
 )
 
 // uriLike is a string that looks like a URI (scheme:/...), not a path.
@@ -73,7 +81,8 @@ func ParseTarget(target string) (cs connstr.String, server bool, err error) {
 
 // clientOptions are the driver's options for a server target's URI: the
 // URI (scheme in lower case, which the driver needs) and denorm's default
-// timeouts where the URI sets none.
+// timeouts where the URI sets none. The operation timeout applies to each
+// call (each Next of a cursor gets its own, in this driver).
 func clientOptions(cs connstr.String) *options.ClientOptions {
 	o := options.Client().ApplyURI(cs.WithLowerScheme())
 	if _, set := cs.Param("connectTimeoutMS"); !set {
@@ -81,6 +90,9 @@ func clientOptions(cs connstr.String) *options.ClientOptions {
 	}
 	if _, set := cs.Param("serverSelectionTimeoutMS"); !set {
 		o.SetServerSelectionTimeout(DefaultServerSelectionTimeout)
+	}
+	if _, set := cs.Param("timeoutMS"); !set {
+		o.SetTimeout(DefaultOperationTimeout)
 	}
 	return o
 }

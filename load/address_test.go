@@ -114,12 +114,12 @@ func TestServerTimeouts(t *testing.T) {
 // its own.
 func TestClientOptionsDefaults(t *testing.T) {
 	o := clientOptions(mustParse(t, "mongodb://h/db"))
-	if *o.ConnectTimeout != DefaultConnectTimeout || *o.ServerSelectionTimeout != DefaultServerSelectionTimeout {
-		t.Errorf("defaults: connect %v, server selection %v", *o.ConnectTimeout, *o.ServerSelectionTimeout)
+	if *o.ConnectTimeout != DefaultConnectTimeout || *o.ServerSelectionTimeout != DefaultServerSelectionTimeout || *o.Timeout != DefaultOperationTimeout {
+		t.Errorf("defaults: connect %v, server selection %v, operation %v", *o.ConnectTimeout, *o.ServerSelectionTimeout, *o.Timeout)
 	}
-	o = clientOptions(mustParse(t, "mongodb://h/db?connectTimeoutMS=1234&serverSelectionTimeoutMS=5678"))
-	if *o.ConnectTimeout != 1234*time.Millisecond || *o.ServerSelectionTimeout != 5678*time.Millisecond {
-		t.Errorf("URI's: connect %v, server selection %v", *o.ConnectTimeout, *o.ServerSelectionTimeout)
+	o = clientOptions(mustParse(t, "mongodb://h/db?connectTimeoutMS=1234&serverSelectionTimeoutMS=5678&timeoutMS=0"))
+	if *o.ConnectTimeout != 1234*time.Millisecond || *o.ServerSelectionTimeout != 5678*time.Millisecond || *o.Timeout != 0 {
+		t.Errorf("URI's: connect %v, server selection %v, operation %v", *o.ConnectTimeout, *o.ServerSelectionTimeout, *o.Timeout)
 	}
 }
 
