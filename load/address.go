@@ -1,8 +1,10 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -95,4 +97,26 @@ func clientOptions(cs connstr.String) *options.ClientOptions {
 		o.SetTimeout(DefaultOperationTimeout)
 	}
 	return o
+}
+
+// opTimeout is the bound of one operation on the server at cs: the URI's
+// timeoutMS (0: none), else DefaultOperationTimeout.
+func opTimeout(cs connstr.String) time.Duration {
+	if v, set := cs.Param("timeoutMS"); set {
+		if ms, err := strconv.Atoi(v); err == nil && ms >= 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return DefaultOperationTimeout
+}
+
+// bound is ctx bounded by d (d > 0: an operation's timeout). The driver
+// honours a context's deadline before the client's timeoutMS, and the
+// runner's contexts carry long deadlines of their own (a write may be
+// retried for --retry-for), so each operation gets its bound here too.
+func bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }

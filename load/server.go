@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -23,6 +24,7 @@ type serverTarget struct {
 	db     *mongo.Database
 	uri    connstr.String
 	opt    Options
+	op     time.Duration // bound of one operation (opTimeout); 0: none
 }
 
 // openServer connects to the server at uri (checked by ParseTarget); the
@@ -46,7 +48,7 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		}
 		return nil, fmt.Errorf("connect to %s: %w", uri, uri.RedactError(err))
 	}
-	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults()}, nil
+	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults(), op: opTimeout(uri)}, nil
 }
 
 func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }
@@ -86,6 +88,8 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		if len(raws) == 0 {
 			return nil
 		}
+		ctx, cancel := bound(ctx, s.op)
+		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
 		var (
 			bwe    mongo.BulkWriteException
@@ -176,7 +180,9 @@ func (s *serverTarget) Delete(ctx context.Context, collection string, sel Select
 		if err != nil {
 			return n, fmt.Errorf("%s: %w", what, err)
 		}
-		res, err := coll.DeleteMany(ctx, filter)
+		dctx, cancel := bound(ctx, s.op)
+		res, err := coll.DeleteMany(dctx, filter)
+		cancel()
 		if err != nil {
 			return n, fmt.Errorf("%s: %w", what, err)
 		}
@@ -219,7 +225,13 @@ func replaceModel(d transform.Document, raw bson.Raw) mongo.WriteModel {
 	return mongo.NewReplaceOneModel().SetFilter(filter).SetReplacement(raw).SetUpsert(true)
 }
 
-// Close disconnects.
+// closeTimeout bounds Disconnect, which ends the client's sessions on the
+// server first: on a half-open connection that would wait forever.
+const closeTimeout = 10 * time.Second
+
+// Close disconnects, within closeTimeout.
 func (s *serverTarget) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
 	return s.client.Disconnect(ctx)
 }

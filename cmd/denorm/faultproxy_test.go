@@ -80,31 +80,42 @@ func (f *faultProxy) remove(name string) {
 }
 
 // cutOnceType is a toxic made for these tests: the first connection whose
-// data in the toxic's direction reaches Bytes is cut right there (the
-// bytes before pass, the connection is closed); every other connection,
-// and that one's successors, pass untouched. A cut is aimed at a byte of
-// the stream, not at a moment, so where it lands does not depend on
-// timing; Fired tells the test it happened.
+// data in the toxic's direction reaches Bytes is disturbed right there
+// (the bytes before pass): cut (closed), or with Stall, half-open: nothing
+// more passes in that direction and the connection is never closed by the
+// proxy. Every other connection, and that one's successors, pass
+// untouched. The fault is aimed at a byte of the stream, not at a moment,
+// so where it lands does not depend on timing.
 const cutOnceType = "denorm_cut_once"
 
 type cutOnceToxic struct {
 	Bytes int64  `json:"bytes"`
 	ID    string `json:"id"`
+	Stall bool   `json:"stall"`
 }
 
-// cutStates are the cut-once toxics' shared states by ID: toxiproxy builds
-// a toxic from JSON, so state shared between connections lives here.
-var cutStates sync.Map // string -> *cutState
+// faults are the cut-once toxics' shared states by ID: toxiproxy builds a
+// toxic from JSON, so state shared between connections lives here.
+var faults sync.Map // string -> *fault
 
-type cutState struct {
+// fault is what a cut-once toxic did.
+type fault struct {
 	fired atomic.Bool
-	done  chan struct{}
+	done  chan struct{} // closed when it fired
 }
 
-// cutOnce returns the state of the cut-once toxic id (made on first use).
-func cutOnce(id string) *cutState {
-	s, _ := cutStates.LoadOrStore(id, &cutState{done: make(chan struct{})})
-	return s.(*cutState)
+// faultOf returns the state of the cut-once toxic id (made on first use).
+func faultOf(id string) *fault {
+	s, _ := faults.LoadOrStore(id, &fault{done: make(chan struct{})})
+	return s.(*fault)
+}
+
+// cutOnce adds a cut-once toxic and returns its state.
+func (f *faultProxy) cutOnce(stream string, bytes int64, stall bool) *fault {
+	f.t.Helper()
+	id := fmt.Sprintf("%s/%s/%d/%v", f.t.Name(), stream, bytes, stall)
+	f.add(id, cutOnceType, stream, map[string]any{"bytes": bytes, "id": id, "stall": stall})
+	return faultOf(id)
 }
 
 type cutLink struct{ seen int64 }
@@ -112,7 +123,7 @@ type cutLink struct{ seen int64 }
 func (t *cutOnceToxic) NewState() any { return new(cutLink) }
 
 func (t *cutOnceToxic) Pipe(stub *toxics.ToxicStub) {
-	st := cutOnce(t.ID)
+	st := faultOf(t.ID)
 	link := stub.State.(*cutLink)
 	for {
 		select {
@@ -136,16 +147,26 @@ func (t *cutOnceToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Output <- &stream.StreamChunk{Data: c.Data[:n], Timestamp: c.Timestamp}
 			}
 			close(st.done)
-			stub.Close()
-			return
+			if !t.Stall {
+				stub.Close()
+				return
+			}
+			// Half-open: drop everything from now on, until the client
+			// gives up on the connection (its end closes the input).
+			for {
+				select {
+				case <-stub.Interrupt:
+					return
+				case c := <-stub.Input:
+					if c == nil {
+						stub.Close()
+						return
+					}
+				}
+			}
 		}
 	}
 }
-
-// fired reports whether the cut-once toxic id has cut its connection.
-func (s *cutState) Fired() bool { return s.fired.Load() }
-
-func (s *cutState) String() string { return fmt.Sprintf("cut fired=%v", s.fired.Load()) }
 
 func jsonEncode(w *strings.Builder, v any) error {
 	b, err := json.Marshal(v)
