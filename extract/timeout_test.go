@@ -16,16 +16,10 @@ import (
 // connection within connect_timeout, with a message that names neither
 // the password nor anything but the failure; a refused one fails at once.
 func TestSourceConnectTimeout(t *testing.T) {
-	for _, c := range []struct {
-		name, addr string
-	}{
-		{"accepts and never answers", testenv.SilentServer(t, true)},
-		{"never accepts", testenv.SilentServer(t, false)},
-		{"refuses", testenv.ClosedPort(t)},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testenv.DeadServers(t) {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			src, err := ParseSource("postgres://u:secret@" + c.addr + "/db?connect_timeout=1&sslmode=disable")
+			src, err := ParseSource("postgres://u:secret@" + c.Addr + "/db?connect_timeout=1&sslmode=disable")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +33,7 @@ func TestSourceConnectTimeout(t *testing.T) {
 				t.Errorf("failed after %s; connect_timeout=1", took)
 			}
 			want := "no answer within 1s (connect_timeout"
-			if c.name == "refuses" {
+			if c.Name == "refuses" {
 				want = "connection refused"
 			}
 			if !strings.Contains(err.Error(), "connect to source") || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "secret") {

@@ -84,17 +84,11 @@ func TestOpenServerErrors(t *testing.T) {
 // TestServerTimeouts: a server that never answers makes Open fail within
 // the URI's timeouts, and a refused connection fails as fast.
 func TestServerTimeouts(t *testing.T) {
-	for _, c := range []struct {
-		name, addr string
-	}{
-		{"accepts and never answers", testenv.SilentServer(t, true)},
-		{"never accepts", testenv.SilentServer(t, false)},
-		{"refuses", testenv.ClosedPort(t)},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range testenv.DeadServers(t) {
+		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			_, err := Open(context.Background(), "mongodb://u:secret@"+c.addr+"/db?connectTimeoutMS=500&serverSelectionTimeoutMS=1500", Options{})
+			_, err := Open(context.Background(), "mongodb://u:secret@"+c.Addr+"/db?connectTimeoutMS=500&serverSelectionTimeoutMS=1500", Options{})
 			took := time.Since(start)
 			if err == nil {
 				t.Fatal("opened a server that does not answer")

@@ -101,12 +101,11 @@ var faults sync.Map // string -> *fault
 // fault is what a cut-once toxic did.
 type fault struct {
 	fired atomic.Bool
-	done  chan struct{} // closed when it fired
 }
 
 // faultOf returns the state of the cut-once toxic id (made on first use).
 func faultOf(id string) *fault {
-	s, _ := faults.LoadOrStore(id, &fault{done: make(chan struct{})})
+	s, _ := faults.LoadOrStore(id, &fault{})
 	return s.(*fault)
 }
 
@@ -118,7 +117,10 @@ func (f *faultProxy) cutOnce(stream string, bytes int64, stall bool) *fault {
 	return faultOf(id)
 }
 
-type cutLink struct{ seen int64 }
+type cutLink struct {
+	seen    int64
+	stalled bool // this link is the half-open one: its data is dropped
+}
 
 func (t *cutOnceToxic) NewState() any { return new(cutLink) }
 
@@ -130,40 +132,25 @@ func (t *cutOnceToxic) Pipe(stub *toxics.ToxicStub) {
 		case <-stub.Interrupt:
 			return
 		case c := <-stub.Input:
-			if c == nil {
+			switch {
+			case c == nil: // the client closed its end
 				stub.Close()
 				return
-			}
-			if st.fired.Load() || link.seen+int64(len(c.Data)) < t.Bytes {
-				link.seen += int64(len(c.Data))
-				stub.Output <- c
+			case link.stalled:
 				continue
-			}
-			if !st.fired.CompareAndSwap(false, true) {
+			case st.fired.Load() || link.seen+int64(len(c.Data)) < t.Bytes || !st.fired.CompareAndSwap(false, true):
+				link.seen += int64(len(c.Data))
 				stub.Output <- c
 				continue
 			}
 			if n := t.Bytes - link.seen; n > 0 {
 				stub.Output <- &stream.StreamChunk{Data: c.Data[:n], Timestamp: c.Timestamp}
 			}
-			close(st.done)
 			if !t.Stall {
 				stub.Close()
 				return
 			}
-			// Half-open: drop everything from now on, until the client
-			// gives up on the connection (its end closes the input).
-			for {
-				select {
-				case <-stub.Interrupt:
-					return
-				case c := <-stub.Input:
-					if c == nil {
-						stub.Close()
-						return
-					}
-				}
-			}
+			link.stalled = true
 		}
 	}
 }

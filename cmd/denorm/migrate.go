@@ -38,10 +38,16 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 
-TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db)
-or, for anything else, a directory: each collection is written there to
-<collection>.jsonl as relaxed Extended JSON, one document a line, which
-mongoimport reads. Default: ./` + defaultTarget + `.
+TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db
+or mongodb+srv://host/db) or a directory path: each collection is written there
+to <collection>.jsonl as relaxed Extended JSON, one document a line, which
+mongoimport reads. Default: ./` + defaultTarget + `. Other URIs (postgres://,
+file://, http://, ...) and host:port are refused.
+
+Timeouts: the source URL's connect_timeout (default 10 s) and read_timeout
+(default 600 s of silence while an answer is due); the target URI's
+connectTimeoutMS and serverSelectionTimeoutMS (default 10 s) and timeoutMS
+(default 10 min per operation). Passwords are never printed.
 
 Writes replace documents by _id, so running migrate again gives the same
 result. Memory is bounded by --batch-size, never by table size.

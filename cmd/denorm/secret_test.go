@@ -273,17 +273,14 @@ func secretPaths(t *testing.T, r *secretRun, root, admin, role, pw string) {
 // crash would leave it.
 func markRunning(t *testing.T, target, id string) {
 	t.Helper()
+	c := loadCheckpoint(t, target, id)
+	c.Phase = load.PhaseRunning
 	ctx := context.Background()
 	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close(ctx)
-	c, err := tg.Checkpoints().Load(ctx, id)
-	if err != nil || c == nil {
-		t.Fatalf("checkpoint %s: %v", id, err)
-	}
-	c.Phase = load.PhaseRunning
 	if err := tg.Checkpoints().Save(ctx, c); err != nil {
 		t.Fatal(err)
 	}

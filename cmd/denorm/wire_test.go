@@ -22,6 +22,14 @@ type wireRun struct {
 	tgtProxy *faultProxy
 }
 
+// proxy is the fault proxy of one side: "source" or "target".
+func (r *wireRun) proxy(side string) *faultProxy {
+	if side == "source" {
+		return r.srcProxy
+	}
+	return r.tgtProxy
+}
+
 // withQuery adds query parameters to a URL.
 func withQuery(t *testing.T, u, query string) string {
 	t.Helper()
@@ -95,20 +103,6 @@ func TestWireFaults(t *testing.T) {
 			t.Fatalf("verify after the faults: exit %d\n%s%s\nmigrate said:\n%s", code, out, errs, r.out)
 		}
 	}
-	fired := func(t *testing.T, f *fault) {
-		t.Helper()
-		if !f.fired.Load() {
-			t.Fatal("the fault never fired: the stream is shorter than its byte offset")
-		}
-	}
-	// within: a run with one stall of a second or two ends in far less
-	// than the default timeouts (minutes), whatever the machine's load.
-	within := func(t *testing.T, r *wireRun, limit time.Duration) {
-		t.Helper()
-		if r.took > limit {
-			t.Errorf("the run took %s with a stall bounded by the URL's timeouts", r.took)
-		}
-	}
 	said := func(t *testing.T, r *wireRun, want string) {
 		t.Helper()
 		if !strings.Contains(r.out, want) {
@@ -116,52 +110,74 @@ func TestWireFaults(t *testing.T) {
 		}
 	}
 
-	t.Run("target latency", func(t *testing.T) {
-		r := migrate(t, "", "", func(r *wireRun) {
-			r.tgtProxy.add("lat", "latency", "downstream", map[string]any{"latency": 10, "jitter": 5})
-		}, nil)
-		exact(t, r)
-	})
-	t.Run("target bandwidth", func(t *testing.T) {
-		r := migrate(t, "", "", func(r *wireRun) {
-			r.tgtProxy.add("bw", "bandwidth", "upstream", map[string]any{"rate": 256})
-		}, nil)
-		exact(t, r)
-	})
-	// Checkpoints are kept rare in the cut cases, so that the bytes at the
-	// fault's offset belong to a bulk write: the data connection carries
-	// ~200 KB up and ~4 KB down (about 80 replies of ~50 bytes; byte 1,000
-	// is in the replies to people's inserts, byte 2,000 already near the
-	// checkpoint saved when people is done), the monitor's a few hundred
-	// bytes.
+	// Latency and bandwidth: slower, never different.
+	for _, c := range []struct {
+		name, side, kind, stream string
+		attrs                    map[string]any
+	}{
+		{"target latency", "target", "latency", "downstream", map[string]any{"latency": 10, "jitter": 5}},
+		{"target bandwidth", "target", "bandwidth", "upstream", map[string]any{"rate": 256}},
+		{"source latency", "source", "latency", "downstream", map[string]any{"latency": 5, "jitter": 5}},
+		{"source bandwidth", "source", "bandwidth", "downstream", map[string]any{"rate": 512}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := migrate(t, "", "", func(r *wireRun) { r.proxy(c.side).add(c.kind, c.kind, c.stream, c.attrs) }, nil)
+			exact(t, r)
+		})
+	}
+
+	// Cuts and stalls at a byte offset. On the target, checkpoints are
+	// kept rare so that the bytes at the offset belong to a bulk write:
+	// the data connection carries ~200 KB up and ~4 KB down (about 80
+	// replies of ~50 bytes; byte 1,000 is in the replies to people's
+	// inserts, byte 2,000 already near the checkpoint saved when people is
+	// done), the monitor's a few hundred bytes. On the source, each
+	// streamed table has its own connection carrying 40-70 KB here and the
+	// connection that read the catalog less than 10 KB: byte 30,000 is in
+	// the middle of a stream.
 	rare := []string{"--checkpoint-every", "1h"}
-	t.Run("target cut mid-batch", func(t *testing.T) {
+	for _, c := range []struct {
+		name, side, stream string
+		at                 int64
+		stall              bool
+		srcQuery, tgtQuery string
+		says               string
+	}{
 		// The connection closes in the middle of a bulk write's message.
-		var f *fault
-		r := migrate(t, "", "", func(r *wireRun) { f = r.tgtProxy.cutOnce("upstream", 60_000, false) }, nil, rare...)
-		fired(t, f)
-		said(t, r, "target failed (write 20 documents")
-		exact(t, r)
-	})
-	t.Run("target acknowledgement lost", func(t *testing.T) {
+		{"target cut mid-batch", "target", "upstream", 60_000, false, "", "", "target failed (write 20 documents"},
 		// The write is applied, its acknowledgement never arrives: the
 		// batch is written again, idempotently.
-		var f *fault
-		r := migrate(t, "", "", func(r *wireRun) { f = r.tgtProxy.cutOnce("downstream", 1_000, false) }, nil, rare...)
-		fired(t, f)
-		said(t, r, "target failed (write 20 documents")
-		exact(t, r)
-	})
-	t.Run("target half-open", func(t *testing.T) {
-		// One connection stops answering and is never closed: the URI's
-		// timeoutMS ends the operation, which is retried elsewhere.
-		var f *fault
-		r := migrate(t, "", "timeoutMS=1500", func(r *wireRun) { f = r.tgtProxy.cutOnce("downstream", 1_000, true) }, nil, rare...)
-		fired(t, f)
-		said(t, r, "client timed out waiting for server response")
-		within(t, r, 20*time.Second)
-		exact(t, r)
-	})
+		{"target acknowledgement lost", "target", "downstream", 1_000, false, "", "", "target failed (write 20 documents"},
+		// A connection stops answering and is never closed: the URI's
+		// timeoutMS ends the write, which is retried on another.
+		{"target half-open", "target", "downstream", 1_000, true, "", "timeoutMS=1500", "client timed out waiting for server response"},
+		// A stream's connection closes: the run reconnects and reads on
+		// from the last acknowledged position.
+		{"source cut mid-stream", "source", "downstream", 30_000, false, "", "", "source connection lost"},
+		// A stream stops arriving and its connection is never closed: the
+		// URL's read_timeout declares it lost.
+		{"source half-open", "source", "downstream", 30_000, true, "read_timeout=1", "", "PostgreSQL sent nothing for 1s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var f *fault
+			var extra []string
+			if c.side == "target" {
+				extra = rare
+			}
+			r := migrate(t, c.srcQuery, c.tgtQuery, func(r *wireRun) { f = r.proxy(c.side).cutOnce(c.stream, c.at, c.stall) }, nil, extra...)
+			if !f.fired.Load() {
+				t.Fatal("the fault never fired: the stream is shorter than its byte offset")
+			}
+			said(t, r, c.says)
+			// One stall of a second or two: far less than the default
+			// timeouts (minutes), whatever the machine's load.
+			if r.took > 20*time.Second {
+				t.Errorf("the run took %s with faults bounded by the URL's timeouts", r.took)
+			}
+			exact(t, r)
+		})
+	}
+
 	t.Run("target silent until retries run out, then resumed", func(t *testing.T) {
 		// Every connection goes silent after the first checkpoint: each
 		// attempt fails within the URI's timeouts, the run gives up after
@@ -187,38 +203,6 @@ func TestWireFaults(t *testing.T) {
 		code, out, errs := runCLI(t, "migrate", "--progress", "none", "--mapping", mapping, "--source", src,
 			"--target", withQuery(t, r.tgtProxy.via(r.target), query), "--job", "w", "--batch-size", "20", "--resume")
 		r.code, r.out = code, out+errs
-		exact(t, r)
-	})
-	t.Run("source latency", func(t *testing.T) {
-		r := migrate(t, "", "", func(r *wireRun) {
-			r.srcProxy.add("lat", "latency", "downstream", map[string]any{"latency": 5, "jitter": 5})
-		}, nil)
-		exact(t, r)
-	})
-	t.Run("source bandwidth", func(t *testing.T) {
-		r := migrate(t, "", "", func(r *wireRun) {
-			r.srcProxy.add("bw", "bandwidth", "downstream", map[string]any{"rate": 512})
-		}, nil)
-		exact(t, r)
-	})
-	// Each streamed table has its own connection carrying 40-70 KB here;
-	// the connection that read the catalog carries less than 10 KB. A
-	// fault at byte 30,000 lands in the middle of a stream.
-	t.Run("source cut mid-stream", func(t *testing.T) {
-		var f *fault
-		r := migrate(t, "", "", func(r *wireRun) { f = r.srcProxy.cutOnce("downstream", 30_000, false) }, nil)
-		fired(t, f)
-		said(t, r, "source connection lost")
-		exact(t, r)
-	})
-	t.Run("source half-open", func(t *testing.T) {
-		// A stream stops arriving and its connection is never closed: the
-		// URL's read_timeout declares it lost, the run reconnects.
-		var f *fault
-		r := migrate(t, "read_timeout=1", "", func(r *wireRun) { f = r.srcProxy.cutOnce("downstream", 30_000, true) }, nil)
-		fired(t, f)
-		said(t, r, "PostgreSQL sent nothing for 1s")
-		within(t, r, 20*time.Second)
 		exact(t, r)
 	})
 }

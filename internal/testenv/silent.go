@@ -57,3 +57,19 @@ func ClosedPort(t testing.TB) string {
 	l.Close()
 	return addr
 }
+
+// DeadServer is a loopback address that never gives a useful answer.
+type DeadServer struct {
+	Name, Addr string
+}
+
+// DeadServers are the three ways a server fails to answer: it accepts and
+// never answers, it never accepts (the kernel completes the handshake),
+// or nothing listens (refused at once).
+func DeadServers(t testing.TB) []DeadServer {
+	return []DeadServer{
+		{"accepts and never answers", SilentServer(t, true)},
+		{"never accepts", SilentServer(t, false)},
+		{"refuses", ClosedPort(t)},
+	}
+}
