@@ -8,7 +8,8 @@ package extract
 //	bigint                         native               int64
 //	numeric                        native               Decimal (Decimal128), float64 or string by NumericMode
 //	real, double precision         native               float64 (NaN, ±Inf kept; real via its shortest decimal text)
-//	text, varchar, char(n), name   native               string (char(n) keeps PostgreSQL's blank padding)
+//	text, varchar, char(n), name   native               string (char(n) without its blank padding, unless the
+//	                                                    mapping says char: keep: trimChar)
 //	citext                         ::text               string
 //	boolean                        native               bool
 //	date, timestamp, timestamptz   native               time.Time in UTC (timestamp without zone taken as UTC);
@@ -104,7 +105,7 @@ func Convert(col mappings.Column, v any, numeric mappings.NumericMode) (any, err
 		if col.Category != "A" {
 			return nil, unexpected(&col, v)
 		}
-		elem := mappings.Column{Name: col.Name, Type: strings.TrimSuffix(col.Type, "[]"), TypeName: col.ElemTypeName, Category: col.ElemCategory}
+		elem := mappings.Column{Name: col.Name, Type: strings.TrimSuffix(col.Type, "[]"), TypeName: col.ElemTypeName, Category: col.ElemCategory, KeepPadding: col.KeepPadding}
 		out := make(transform.Array, len(x))
 		for i, e := range x {
 			if _, nested := e.([]any); nested {
@@ -161,7 +162,7 @@ func convertScalar(col *mappings.Column, v any, numeric mappings.NumericMode) (a
 	case float32:
 		return float32To64(x), nil
 	case string:
-		return x, nil
+		return trimChar(col, x), nil
 	case bool:
 		return x, nil
 	case time.Time:
@@ -181,6 +182,16 @@ func convertScalar(col *mappings.Column, v any, numeric mappings.NumericMode) (a
 		return numericValue(col, numericText(col, &x), numeric)
 	}
 	return nil, unexpected(col, v)
+}
+
+// trimChar removes the blank padding of a char(n) value, as PostgreSQL's
+// cast to text does (so char keys match text keys as in a join), unless
+// the mapping keeps it.
+func trimChar(col *mappings.Column, s string) string {
+	if col.TypeName != "bpchar" || col.KeepPadding {
+		return s
+	}
+	return strings.TrimRight(s, " ")
 }
 
 func typeDesc(col *mappings.Column) string {

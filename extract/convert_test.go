@@ -168,6 +168,8 @@ func TestConvert(t *testing.T) {
 		wantErr string // substring of the query or conversion error
 		// category checks what the catalog says, when set.
 		category string
+		// keep keeps char(n) padding (the mapping's char: keep).
+		keep bool
 	}{
 		{name: "smallint", literal: "(-32768)::smallint", want: int32(-32768)},
 		{name: "integer", literal: "2147483647::integer", want: int32(math.MaxInt32)},
@@ -199,7 +201,11 @@ func TestConvert(t *testing.T) {
 		{name: "double_negative_infinity", literal: "'-Infinity'::double precision", want: -inf},
 		{name: "text", literal: "'héllo, wörld'::text", want: "héllo, wörld"},
 		{name: "varchar", literal: "'abc'::varchar(10)", want: "abc"},
-		{name: "char_padded", literal: "'ab'::char(5)", want: "ab   "},
+		{name: "char_trimmed", literal: "'ab'::char(5)", want: "ab"},
+		{name: "char_padded_keep", literal: "'ab'::char(5)", keep: true, want: "ab   "},
+		{name: "char_blank", literal: "''::char(3)", want: ""},
+		{name: "char_leading_blanks_stay", literal: "'  a'::char(5)", want: "  a"},
+		{name: "varchar_trailing_blanks_stay", literal: "'a  '::varchar(5)", want: "a  "},
 		{name: "name", literal: "'pg_class'::name", want: "pg_class"},
 		{name: "internal_char", literal: `'x'::"char"`, want: "x"},
 		{name: "boolean", literal: "false", want: false},
@@ -234,7 +240,8 @@ func TestConvert(t *testing.T) {
 		{name: "int_array_lower_bound_ignored", literal: "'[0:1]={7,8}'::int[]", want: transform.Array{int32(7), int32(8)}},
 		{name: "int_array_two_dimensional", literal: "'{{1,2},{3,4}}'::int[]", wantErr: "2-dimensional array"},
 		{name: "text_array", literal: "ARRAY['a', NULL, 'c']::text[]", want: transform.Array{"a", nil, "c"}},
-		{name: "char_array", literal: "ARRAY['ab']::char(3)[]", want: transform.Array{"ab "}},
+		{name: "char_array", literal: "ARRAY['ab']::char(3)[]", want: transform.Array{"ab"}},
+		{name: "char_array_keep", literal: "ARRAY['ab']::char(3)[]", keep: true, want: transform.Array{"ab "}},
 		{name: "numeric_array", literal: "ARRAY[1, 2.5, NULL, 0]::numeric(6,2)[]", want: transform.Array{
 			transform.Decimal("1.00"), transform.Decimal("2.50"), nil, transform.Decimal("0.00"),
 		}},
@@ -260,6 +267,7 @@ func TestConvert(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			col, qt := literalColumn(t, ctx, conn, schema, fmt.Sprintf("c%d", i), tc.literal)
+			col.KeepPadding = tc.keep
 			if tc.category != "" && col.Category != tc.category {
 				t.Errorf("catalog category = %q, want %q (column %+v)", col.Category, tc.category, col)
 			}

@@ -41,7 +41,7 @@ func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 		c := decodeCol{col: col, mode: mode}
 		if i < len(fds) {
 			c.oid, c.fmt = fds[i].DataTypeOID, fds[i].Format
-			c.fast = fastDecoder(col.TypeName, c.oid, c.fmt)
+			c.fast = fastDecoder(col, c.oid, c.fmt)
 		}
 		d.cols[i] = c
 	}
@@ -51,14 +51,16 @@ func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 // fastDecoder is the direct decoder of a column of catalog type typeName
 // arriving as oid in format, or nil. Each returns false when the bytes are
 // not what the type's binary format says (then the codec path decides).
-func fastDecoder(typeName string, oid uint32, format int16) func([]byte) (any, bool) {
+func fastDecoder(col mappings.Column, oid uint32, format int16) func([]byte) (any, bool) {
+	typeName := col.TypeName
 	switch {
 	case typeName == "text" && oid == pgtype.TextOID,
 		typeName == "varchar" && oid == pgtype.VarcharOID,
-		typeName == "bpchar" && oid == pgtype.BPCharOID,
 		typeName == "name" && oid == pgtype.NameOID:
 		// The same bytes in the text and the binary format.
 		return func(src []byte) (any, bool) { return string(src), true }
+	case typeName == "bpchar" && oid == pgtype.BPCharOID:
+		return func(src []byte) (any, bool) { return trimChar(&col, string(src)), true }
 	case format != pgx.BinaryFormatCode:
 		return nil
 	case typeName == "int2" && oid == pgtype.Int2OID:

@@ -24,6 +24,9 @@ type Source struct {
 	conn connstr.String
 	// read is the read timeout (0: none); see timeout.go.
 	read time.Duration
+	// unguarded dials without the read timeout: for replication
+	// connections, silent for as long as no change comes.
+	unguarded pgconn.DialFunc
 }
 
 // ParseSource reads a source URL (postgres://...) or key=value connection
@@ -43,12 +46,13 @@ func ParseSource(url string) (*Source, error) {
 	if err != nil {
 		return nil, cs.ParseError(err)
 	}
+	unguarded := cfg.DialFunc
 	read, err := setTimeouts(cfg, cs)
 	if err != nil {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = "denorm"
-	return &Source{cfg: cfg, conn: cs, read: read}, nil
+	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
 }
 
 // ErrNotAdopted marks Adopt's failures past connecting: the connection was

@@ -26,6 +26,14 @@ type Table struct {
 	Estimate int64 `json:"estimate,omitempty"`
 }
 
+// TableActivity is a table's size and activity since its statistics were
+// last reset (PostgreSQL's pg_stat_user_tables: the live row count, or the
+// planner's estimate when there is none, and the rows inserted, updated
+// and deleted). extract reads it; plan's warnings and advise weigh it.
+type TableActivity struct {
+	Rows, Inserts, Updates, Deletes int64
+}
+
 // ForeignKey is one foreign key constraint.
 type ForeignKey struct {
 	Columns []string `json:"columns"`
@@ -50,6 +58,10 @@ type Column struct {
 	// ElemCategory is the element's typcategory for arrays.
 	ElemCategory string `json:"elemCategory,omitempty"`
 	NotNull      bool   `json:"notNull,omitempty"`
+	// KeepPadding keeps the blank padding of char(n) values (the mapping's
+	// char: keep); by default it is trimmed. Resolve sets it on the
+	// columns of a plan's nodes.
+	KeepPadding bool `json:"keepPadding,omitempty"`
 }
 
 // Table returns the table named name ("t" means "public.t"), or nil.
@@ -88,4 +100,15 @@ const (
 	NumericDouble NumericMode = "double"
 	// NumericString writes the exact decimal text as a string.
 	NumericString NumericMode = "string"
+)
+
+// CharMode says what happens to the blank padding of char(n) values.
+type CharMode string
+
+const (
+	// CharTrim removes trailing blanks, as PostgreSQL does when it casts
+	// char(n) to text (the default).
+	CharTrim CharMode = "trim"
+	// CharKeep writes the value with its padding, as stored.
+	CharKeep CharMode = "keep"
 )

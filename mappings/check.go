@@ -3,6 +3,8 @@ package mappings
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // check finds problems of meaning that need no database: conflicting
@@ -207,6 +209,9 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		if fd.Numeric != "" && kind != "column" && kind != "aggregate" {
 			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column or an aggregate, not to %s", where, kind)
 		}
+		if fd.Char != "" && kind != "column" {
+			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)
+		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
 		}
@@ -277,7 +282,9 @@ func CamelCase(col string) string {
 			b.WriteString(p)
 			continue
 		}
-		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+		r, size := utf8.DecodeRuneInString(p) // a letter, not its first byte
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(p[size:])
 	}
 	if b.Len() == 0 {
 		return col

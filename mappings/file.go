@@ -2,7 +2,10 @@
 // parser (every problem reported at once, each as file:line:col), the JSON
 // Schema that checks its structure, the checks of its meaning, and Resolve,
 // which checks a mapping against the live catalog and compiles it into the
-// Plan that extract and transform execute.
+// Plan that extract and transform execute (plan.go; walk.go, the one
+// walker of its tree). It also holds the types every layer shares about
+// the source: the Catalog and a table's activity (TableActivity), which
+// extract reads and which plan's warnings and advise weigh.
 //
 // The package does no I/O besides reading the mapping file; the catalog is
 // passed in by the caller.
@@ -56,7 +59,10 @@ type File struct {
 	Path    string
 	Version int `yaml:"version"`
 	// Numeric is the default for NUMERIC columns: decimal, double or string.
-	Numeric     NumericMode   `yaml:"numeric"`
+	Numeric NumericMode `yaml:"numeric"`
+	// Char says whether char(n) values keep their blank padding: trim
+	// (the default) or keep.
+	Char        CharMode      `yaml:"char"`
 	Collections []*Collection `yaml:"collections"`
 	// Links replace join tables by id arrays on one or both sides.
 	Links []*Link `yaml:"links"`
@@ -271,6 +277,8 @@ type Field struct {
 	Ref string `yaml:"ref"`
 	// Numeric overrides the file's numeric mode for this column.
 	Numeric NumericMode `yaml:"numeric"`
+	// Char overrides the file's char mode for this column.
+	Char CharMode `yaml:"char"`
 	// All is set for the "*" entry.
 	All bool `yaml:"-"`
 	pos positions

@@ -318,6 +318,7 @@ func (r *resolver) need(n *Node, col string) int {
 		return -1
 	}
 	n.Columns = append(n.Columns, *c)
+	n.Columns[len(n.Columns)-1].KeepPadding = r.file.Char == CharKeep
 	n.Numeric = append(n.Numeric, r.file.Numeric)
 	return len(n.Columns) - 1
 }
@@ -508,6 +509,13 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 					owner = v.Lookup
 				}
 				owner.Numeric[v.Col] = fd.Numeric
+			}
+			if fd.Char != "" {
+				owner := n
+				if v.Lookup != nil {
+					owner = v.Lookup
+				}
+				owner.Columns[v.Col].KeepPadding = fd.Char == CharKeep
 			}
 			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
 			if fd.Key != "" {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages denorm's tests and demo need, when missing:
-#   PostgreSQL server binaries (scripts/pg.sh install) and Chromium (the HTML
-#   report test renders the page headless). Needs root or passwordless sudo for
+#   PostgreSQL server binaries (scripts/pg.sh install), Chromium (the HTML
+#   report test renders the page headless) and groff (the man page test
+#   formats every page). Needs root or passwordless sudo for
 #   apt-get; installs nothing that is already there. `make deps` runs it.
 set -euo pipefail
 
@@ -26,6 +27,7 @@ have_chromium() {
 	return 1
 }
 have_chromium || missing+=(chromium)
+command -v groff >/dev/null 2>&1 || missing+=(groff-base) # TestManPages formats every man page
 
 if ((${#missing[@]} == 0)); then
 	exit 0

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +20,7 @@ import (
 type jobOptions struct {
 	job             string
 	resume, restart bool
+	resumeOrStart   bool
 	workers         int
 	partition       string
 	checkpointEvery time.Duration
@@ -41,7 +39,9 @@ stops (kill, crash, lost machine, Ctrl-C), 'denorm migrate ... --job NAME
 written after it are written again (upserts by _id; a directory target's
 files are truncated back to the checkpoint), so nothing is lost or
 duplicated. Without --resume, an unfinished job is reported with the
-commands to resume or restart it. --restart deletes the job's checkpoint
+commands to resume or restart it; --resume-or-start resumes a job that has
+a checkpoint and starts one that has none (a Kubernetes pod or a scheduler
+that cannot tell a first start from a restart). --restart deletes the job's checkpoint
 and starts over; on a server target without --partition it also deletes
 every document of the job's collections (so documents of rows deleted
 since do not linger), on a directory target the files are rewritten.
@@ -67,6 +67,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
 	f.BoolVar(&o.resume, "resume", false, "continue job --job from its last checkpoint")
+	f.BoolVar(&o.resumeOrStart, "resume-or-start", false, "resume job --job when it has a checkpoint, start it otherwise (for restarted pods and schedulers)")
 	f.BoolVar(&o.restart, "restart", false, "start job --job over: delete its checkpoint (and, on a server target without --partition, its collections' documents)")
 	f.IntVar(&o.workers, "workers", 1, "read each table as this many parts in parallel, from one snapshot (server targets)")
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
@@ -78,8 +79,11 @@ func (o *jobOptions) check() error {
 	if o.resume && o.restart {
 		return usageError{errors.New("--resume and --restart exclude each other: resume continues the job, restart starts it over")}
 	}
-	if (o.resume || o.restart) && o.job == "" {
-		return usageError{errors.New("--resume and --restart need --job NAME")}
+	if o.resumeOrStart && (o.resume || o.restart) {
+		return usageError{errors.New("--resume-or-start excludes --resume and --restart")}
+	}
+	if (o.resume || o.restart || o.resumeOrStart) && o.job == "" {
+		return usageError{errors.New("--resume, --resume-or-start and --restart need --job NAME")}
 	}
 	if o.job != "" && (strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, ".")) {
 		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
@@ -143,96 +147,57 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	return line
 }
 
-func mappingHash(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("mapping file: %w", err)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
-}
-
-// unfinishedError is an unfinished job found by a run without --resume.
-type unfinishedError struct{ msg string }
-
-func (e unfinishedError) Error() string { return e.msg }
-
-// prepareJob loads or starts the job's checkpoint. done is true when a
-// --resume finds the job finished.
+// prepareJob loads or starts the job's checkpoint (pipeline.PrepareJob)
+// and says what it decided. done is true when a --resume finds the job
+// finished, which it reports on stdout.
 func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
 	j := &o.jobs
-	store = target.Checkpoints()
-	hash, err := mappingHash(o.mapping)
+	job, err := pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version})
+	var finished *pipeline.JobFinishedError
+	if errors.As(err, &finished) {
+		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
+		return nil, nil, true, nil
+	}
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, jobError(err, o)
 	}
-	id := load.CheckpointID(j.job, j.part, j.parts)
-	old, err := store.Load(ctx, id)
-	var corrupt *load.CorruptCheckpointError
 	switch {
-	case errors.As(err, &corrupt) && j.restart:
-		old = nil
-	case err != nil:
-		return nil, nil, false, err
+	case job.Restarted:
+		g.log.Info("job restarted", "job", job.ID)
+	case job.Resumed:
+		cp := job.Checkpoint
+		if job.ResumedVersion != version {
+			g.log.Warn("resuming a job started by another denorm version", "job", job.ID, "then", job.ResumedVersion, "now", version)
+		}
+		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
-	where := store.Where()
-	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: j.job, Partition: j.part, Partitions: j.parts,
-		Workers: j.workers, MappingHash: hash, Mapping: o.mapping, Version: version, Phase: load.PhaseRunning,
-		Started: time.Now().UTC()}
-	switch {
-	case j.restart:
-		if err := store.Delete(ctx, id); err != nil {
-			return nil, nil, false, err
-		}
-		if j.parts <= 1 {
-			// Partitions share the collections: a partition restarting
-			// alone must not delete the others' documents.
-			if err := clearForRestart(ctx, target, plan); err != nil {
-				return nil, nil, false, err
-			}
-		}
-		g.log.Info("job restarted", "job", id)
-		return store, fresh, false, nil
-	case j.resume && old == nil:
-		return nil, nil, false, usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", id, where, commandLine(o))}
-	case j.resume:
-		if old.MappingHash != hash {
-			return nil, nil, false, fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s", id, old.MappingHash, hash, commandLine(o, "--restart"))
-		}
-		if old.Workers != j.workers {
-			return nil, nil, false, usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", id, old.Workers)}
-		}
-		if old.Phase == load.PhaseDone {
-			fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", id, old.Updated.Format(time.RFC3339))
-			return store, old, true, nil
-		}
-		if old.Version != version {
-			g.log.Warn("resuming a job started by another denorm version", "job", id, "then", old.Version, "now", version)
-		}
-		old.Resumes++
-		old.Version = version
-		g.log.Info("resuming job", "job", id, "collection", old.Collection, "checkpoint", old.Updated.Format(time.RFC3339))
-		return store, old, false, nil
-	case old != nil && old.Phase != load.PhaseDone:
-		return nil, nil, false, usageError{unfinishedError{fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
-			id, where, old.Collection, old.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}}
-	}
-	return store, fresh, false, nil
+	return job.Store, job.Checkpoint, false, nil
 }
 
-// clearForRestart deletes what the job wrote before it starts over, so
-// that documents of rows deleted since do not linger: every document of
-// each of its collections (the zero Selection; a directory's files are
-// emptied, which the run's fresh start does anyway). Narrowing what a
-// restart deletes (only the job's document types of a shared collection)
-// is a matter of the Selection given here.
-func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
-	for _, name := range plan.CollectionNames() {
-		if _, err := t.Delete(ctx, name, load.Selection{}); err != nil {
-			return fmt.Errorf("restart: %w", err)
-		}
+// jobError words pipeline.PrepareJob's refusals for the command line,
+// with the command to run next, and gives each its exit code. Other
+// errors (a corrupt checkpoint's already names --restart) pass unchanged.
+func jobError(err error, o *migrateOptions) error {
+	var (
+		none       *pipeline.NoCheckpointError
+		changed    *pipeline.MappingChangedError
+		workers    *pipeline.WorkersChangedError
+		unfinished *pipeline.JobUnfinishedError
+	)
+	switch {
+	case errors.As(err, &none):
+		return usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", none.ID, none.Where, commandLine(o))}
+	case errors.As(err, &changed):
+		return fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s",
+			changed.ID, changed.Then, changed.Now, commandLine(o, "--restart"))
+	case errors.As(err, &workers):
+		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
+	case errors.As(err, &unfinished):
+		return usageError{fmt.Errorf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			unfinished.ID, unfinished.Where, unfinished.Collection, unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
 	}
-	return nil
+	return err
 }
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
