@@ -37,10 +37,7 @@ Nothing is written anywhere. Exit code 2 when the mapping has problems.`,
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
-	if o.mapping == "" {
-		return usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
-	}
-	f, err := mappings.Load(o.mapping)
+	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -53,6 +50,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	defer closeSnap()
+	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		return err
