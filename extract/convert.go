@@ -71,6 +71,9 @@ func SelectExpr(col mappings.Column, qualifier string) string {
 	if qualifier != "" {
 		ref = pgx.Identifier{qualifier}.Sanitize() + "." + ref
 	}
+	if expr, ok := computedExpr(col, ref); ok {
+		return expr
+	}
 	if col.Category == "A" && col.ElemTypeName != "" && col.TypeName == "_"+col.ElemTypeName {
 		// Only true arrays (int2vector and oidvector are category A too).
 		var arrType, expr string

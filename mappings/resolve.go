@@ -52,15 +52,15 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	return plan, r.ps.sorted()
 }
 
-// finishJoinKeys points the JoinCols of through nodes at their
-// JoinKeyCols, placed after their columns now that every column is known.
+// finishJoinKeys points JoinCols at the JoinKeyCols they name, placed
+// after the node's columns now that every column is known.
 func finishJoinKeys(n *Node) bool {
-	if n.Through != nil && n.Kind != NodeAggregate {
-		n.JoinCols = n.JoinCols[:0]
-		for i := range n.JoinKeyCols {
-			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
+	for i, x := range n.keyExtra {
+		if x >= 0 {
+			n.JoinCols[i] = len(n.Columns) + x
 		}
 	}
+	n.keyExtra = nil
 	return true
 }
 
@@ -243,6 +243,9 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
 	}
+	for _, i := range cp.IDCols {
+		cp.IDKeys = append(cp.IDKeys, r.identity(n, i))
+	}
 	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
 	for _, lf := range r.links[c.Name] {
 		if !lf.placed {
@@ -266,6 +269,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		}
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
+		bp.ByKeys = append(bp.ByKeys, r.identity(n, i))
 		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
@@ -309,7 +313,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 // need returns the index of column col in n.Columns, adding it.
 func (r *resolver) need(n *Node, col string) int {
 	for i, c := range n.Columns {
-		if c.Name == col {
+		if c.Name == col && c.Canon == "" && c.SQL == "" {
 			return i
 		}
 	}
@@ -588,6 +592,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 		other, otherName = jt, jt.Name
 	}
 	var joinCols []string
+	// rules: how each pair matched in Go compares (rel.Join, or the
+	// through join's pairs for a relation reached through a join table).
+	var rules []keyRule
 	for _, j := range rel.Join {
 		a := t.Column(j.Column)
 		if a == nil {
@@ -599,9 +606,19 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, otherName, j.Parent)
 			ok = false
 		}
-		if a != nil && b != nil && !comparable(*a, *b) {
-			r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
-			ok = false
+		if a != nil && b != nil {
+			if rel.Through != nil {
+				// Joined inside PostgreSQL's query: its own = applies.
+				if !comparable(*a, *b) {
+					r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
+					ok = false
+				}
+			} else if rule, err := joinKeyRule(*a, *b); err != nil {
+				r.joinProblem(rel.pos.at("join"), path, t.Name, a, otherName, b, err)
+				ok = false
+			} else {
+				rules = append(rules, rule)
+			}
 		}
 		joinCols = append(joinCols, j.Column)
 	}
@@ -619,38 +636,42 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, n.Through.Table.Name, j.Column)
 				ok = false
 			}
-			p := r.need(parent, j.Parent)
-			if p < 0 {
+			p := parent.Table.Column(j.Parent)
+			if p == nil {
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, parent.Table.Name, j.Parent)
 				ok = false
 			}
-			if a != nil && p >= 0 && !comparable(*a, parent.Columns[p]) {
-				r.add(rel.Through.pos.at("join"), "%s: through: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, n.Through.Table.Name, a.Name, a.Type, parent.Table.Name, parent.Columns[p].Name, parent.Columns[p].Type)
+			if a == nil || p == nil {
+				continue
+			}
+			rule, err := joinKeyRule(*a, *p)
+			if err != nil {
+				r.joinProblem(rel.Through.pos.at("join"), path+": through", n.Through.Table.Name, a, parent.Table.Name, p, err)
 				ok = false
+				continue
 			}
-			if ok {
-				n.JoinKeyCols = append(n.JoinKeyCols, *a)
-				n.ParentCols = append(n.ParentCols, p)
-			}
+			r.joinPair(n, parent, *a, *p, rule, true)
 		}
-	} else {
-		for _, j := range rel.Join {
-			n.ParentCols = append(n.ParentCols, r.need(parent, j.Parent))
+	} else if kind != NodeAggregate {
+		for i, j := range rel.Join {
+			a, b := *t.Column(j.Column), *other.Column(j.Parent)
+			r.joinPair(n, parent, a, b, rules[i], rules[i].canon != "")
 		}
 	}
 	if !ok {
 		return nil
 	}
-	switch kind {
-	case NodeAggregate:
-		if !r.aggregate(n, rel, path, joinCols) {
-			return nil
-		}
-	default:
+	if kind == NodeAggregate {
 		if rel.Through == nil {
-			for _, c := range joinCols {
-				n.JoinCols = append(n.JoinCols, r.need(n, c))
+			// The group columns: the join columns, as PostgreSQL compares
+			// them.
+			for i, j := range rel.Join {
+				a, b := *t.Column(j.Column), *other.Column(j.Parent)
+				r.joinPair(n, parent, a, b, rules[i], true)
 			}
+		}
+		if !r.aggregate(n, rel, path) {
+			return nil
 		}
 	}
 	// Order: the declared order; an id array defaults to its values.
@@ -704,6 +725,73 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	return n
 }
 
+// joinPair adds one pair of join columns matched in Go: a of n's table
+// (or of its join table), b of parent's, compared by rule. extra puts n's
+// side among JoinKeyCols (a join table's column, an aggregate's group
+// column, or a key computed by PostgreSQL) rather than among Columns.
+func (r *resolver) joinPair(n, parent *Node, a, b Column, rule keyRule, extra bool) {
+	if rule.canon != "" {
+		n.ParentCols = append(n.ParentCols, r.needKey(parent, b.Name, rule.canon))
+		n.ParamTypes = append(n.ParamTypes, CanonParamType(rule.canon, b))
+		a = keyColumnOf(a, rule.canon)
+	} else {
+		n.ParentCols = append(n.ParentCols, r.need(parent, b.Name))
+		n.ParamTypes = append(n.ParamTypes, b.Type)
+	}
+	if !extra {
+		n.JoinCols = append(n.JoinCols, r.need(n, a.Name))
+		n.keyExtra = append(n.keyExtra, -1)
+		return
+	}
+	a.KeepPadding = r.file.Char == CharKeep
+	n.JoinKeyCols = append(n.JoinKeyCols, a)
+	n.JoinCols = append(n.JoinCols, -1) // set by finishJoinKeys
+	n.keyExtra = append(n.keyExtra, len(n.JoinKeyCols)-1)
+}
+
+// joinProblem reports a pair of join columns that cannot be matched as
+// PostgreSQL matches them.
+func (r *resolver) joinProblem(p Pos, path, ta string, a *Column, tb string, b *Column, err error) {
+	if err == errIncompatible {
+		r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b))
+		return
+	}
+	r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s): %v", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b), err)
+}
+
+// keyColumnOf is the key column computed by PostgreSQL for column c
+// compared as type canon (see Column.Canon).
+func keyColumnOf(c Column, canon string) Column {
+	return Column{Name: c.Name, Type: "text", TypeName: "text", Category: "S", NotNull: c.NotNull, Canon: canon}
+}
+
+// needKey returns the index in n.Columns of the key column of col
+// compared as type canon, adding it.
+func (r *resolver) needKey(n *Node, col, canon string) int {
+	for i, c := range n.Columns {
+		if c.Name == col && c.Canon == canon {
+			return i
+		}
+	}
+	c := n.Table.Column(col)
+	if c == nil {
+		return -1
+	}
+	n.Columns = append(n.Columns, keyColumnOf(*c, canon))
+	n.Numeric = append(n.Numeric, r.file.Numeric)
+	return len(n.Columns) - 1
+}
+
+// identity is the index in n.Columns of the value that identifies column
+// col's values as PostgreSQL compares them: the column, or its key column
+// (numeric 1.0 and 1.00 are one key).
+func (r *resolver) identity(n *Node, col int) int {
+	if canon := canonFor(n.Columns[col]); canon != "" {
+		return r.needKey(n, n.Columns[col].Name, canon)
+	}
+	return col
+}
+
 // idsColumn is the value column of an id array: column:, or the single
 // column primary key.
 func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool) {
@@ -722,8 +810,8 @@ func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool)
 }
 
 // aggregate resolves an aggregate node: Columns is its result, JoinKeyCols
-// the group columns matched to the parent.
-func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
+// (already set) the group columns matched to the parent.
+func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
 	var src *Column
 	if rel.Column != "" {
@@ -742,14 +830,11 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []str
 	n.Agg = agg
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
-	if n.Through == nil {
-		for _, c := range joinCols {
-			n.JoinKeyCols = append(n.JoinKeyCols, *n.Table.Column(c))
-		}
-	}
+	n.JoinCols = n.JoinCols[:0]
 	for i := range n.JoinKeyCols {
 		n.JoinCols = append(n.JoinCols, 1+i)
 	}
+	n.keyExtra = nil
 	return true
 }
 

@@ -261,6 +261,11 @@ func (b *builder) results(out *Built, asked []extract.Asked) {
 		for i, c := range cols {
 			row[c] = a.Values[i]
 		}
+		if b.pager != nil {
+			for i, c := range b.cp.Bucket.ByKeys {
+				row[c] = a.Ident[i]
+			}
+		}
 		r := KeyResult{Key: a.Key, Found: a.Found, Values: a.Values}
 		if b.pager == nil {
 			r.ID = transform.ID(b.cp, row)

@@ -128,7 +128,9 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 					}
 					if len(extract.Streamable(cp)) > 0 && i == 0 {
 						streamedSomething = true
-						if got.queries >= want.queries {
+						// (One batch costs a statement per relation
+						// either way.)
+						if got.queries >= want.queries && len(want.keys) > 2 {
 							t.Errorf("merge streams sent %d statements, set-wise %d: the streams were not used", got.queries, want.queries)
 						}
 					}
