@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -327,3 +328,108 @@ CREATE TABLE cj (id int PRIMARY KEY, k jsonb);`)
 		t.Errorf("%d problems, want 3:\n%s", len(ps), text)
 	}
 }
+
+// TestProduceKeysFollowPostgresEquality: a key-set read (sync's) matches
+// the keys asked as PostgreSQL's = does. Keys spelled differently but
+// equal to PostgreSQL (citext case, numeric scale, char padding) are one
+// key: read once, listed once, found with the row's own spelling (so its
+// _id is the document's); a bucket collection's parent rows spelled in
+// several ways are one parent, with one series of pages, both in a full
+// read and in a key-set read.
+func TestProduceKeysFollowPostgresEquality(t *testing.T) {
+	db := testenv.PostgresDB(t)
+	testenv.Exec(t, db, `
+CREATE EXTENSION IF NOT EXISTS citext;
+CREATE TABLE ck (k citext PRIMARY KEY, v int);
+INSERT INTO ck VALUES ('AbC', 1), ('x', 2);
+CREATE TABLE nk (k numeric PRIMARY KEY, v int);
+INSERT INTO nk VALUES (1.50, 1), (2, 2);
+CREATE TABLE bk (k char(4) PRIMARY KEY, v int);
+INSERT INTO bk VALUES ('ab', 1);
+CREATE TABLE item (id int PRIMARY KEY, parent citext NOT NULL, n int);
+INSERT INTO item VALUES (1, 'aB', 1), (2, 'Ab', 2), (3, 'AB', 3), (4, 'c', 4), (5, 'ab', 5);`)
+	file := filepath.Join(t.TempDir(), "keys.yaml")
+	mapping := `version: 1
+collections:
+  - {name: ck, table: ck}
+  - {name: nk, table: nk}
+  - {name: bk, table: bk}
+  - name: items
+    table: item
+    bucket: {by: parent, size: 2}
+`
+	if err := os.WriteFile(file, []byte(mapping), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	snap, plan := snapshotPlan(t, db, file)
+	key := func(s ...string) extract.Key {
+		k := make(extract.Key, len(s))
+		for i := range s {
+			k[i] = &s[i]
+		}
+		return k
+	}
+	cases := map[string]struct {
+		keys []extract.Key
+		// want lists the keys found, in the row's spelling, and missing
+		// those not found.
+		want, missing []string
+	}{
+		"ck":    {[]extract.Key{key("abc"), key("ABC"), key("AbC"), key("zz"), key("ZZ")}, []string{`("AbC")`}, []string{`("zz")`}},
+		"nk":    {[]extract.Key{key("1.5"), key("1.50"), key("1.500"), key("2.0"), key("3")}, []string{`("1.50")`, `("2")`}, []string{`("3")`}},
+		"bk":    {[]extract.Key{key("ab"), key("ab  "), key("AB")}, []string{`("ab")`}, []string{`("AB")`}},
+		"items": {[]extract.Key{key("ab"), key("AB"), key("C"), key("d")}, []string{`("aB")`, `("c")`}, []string{`("d")`}},
+	}
+	for _, cp := range plan.Collections {
+		c := cases[cp.Name]
+		t.Run(cp.Name, func(t *testing.T) {
+			full := readFull(t, ctx, snap, cp)
+			if cp.Bucket != nil {
+				// One parent for aB, Ab, AB and ab: pages of two items.
+				if n := len(full.byParent["ab"]); n != 2 || len(full.byParent) != 2 {
+					t.Fatalf("full read: parents %v, want ab (2 pages) and c", slices.Sorted(maps.Keys(full.byParent)))
+				}
+			}
+			var found, missing []string
+			err := ProduceKeys(ctx, snap, cp, c.keys, 2, func(b Built) error {
+				if len(b.Errors) > 0 {
+					return b.Errors[0]
+				}
+				for _, d := range b.Docs {
+					if d.Page != nil {
+						if want := full.byParent[d.Page.ParentKey]; d.Page.Page >= len(want) || bsonText(t, d.Body) != want[d.Page.Page] {
+							t.Errorf("page %s-%d differs from the full read's", d.Page.ParentKey, d.Page.Page)
+						}
+						continue
+					}
+					if bsonText(t, d.Body) != full.byID[idBSON(t, d.ID)] {
+						t.Errorf("document %v differs from the full read's", d.ID)
+					}
+				}
+				for _, r := range b.Keys {
+					if !r.Found {
+						missing = append(missing, r.Key.String())
+						continue
+					}
+					found = append(found, r.Key.String())
+					if cp.Bucket == nil && full.byID[idBSON(t, r.ID)] == "" {
+						t.Errorf("key %v: _id %v is no document's", r.Key, r.ID)
+					}
+					if cp.Bucket != nil && r.Pages != len(full.byParent[r.ParentKey]) {
+						t.Errorf("parent %v: %d pages, the full read has %d", r.Key, r.Pages, len(full.byParent[r.ParentKey]))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(found)
+			if !slices.Equal(found, c.want) || !slices.Equal(missing, c.missing) {
+				t.Errorf("found %v, missing %v; want %v and %v", found, missing, c.want, c.missing)
+			}
+		})
+	}
+}
+
