@@ -1,6 +1,15 @@
 package extract
 
-import "github.com/denorm/denorm/mappings"
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
+)
 
 // computedExpr is the select expression of a column PostgreSQL computes
 // (a join key, see mappings/joinkey.go; a field's sql: expression) or of
@@ -17,4 +26,49 @@ func computedExpr(col mappings.Column, ref string) (string, bool) {
 		return "(" + ref + ")::" + col.Type, true
 	}
 	return "", false
+}
+
+// checkArrayDims refuses an array value (binary format: the number of
+// dimensions first) with more than one dimension, which pgx would
+// flatten.
+func checkArrayDims(col *mappings.Column, src []byte) error {
+	if len(src) < 4 {
+		return nil // the codec judges it
+	}
+	if n := int32(binary.BigEndian.Uint32(src)); n > 1 {
+		return fmt.Errorf("column %s holds a %d-dimensional array; only one-dimensional arrays are supported: select a slice, filter the rows or cast the column (a field with sql: can)", pgx.Identifier{col.Name}.Sanitize(), n)
+	}
+	return nil
+}
+
+// invalidValue is the stand-in of a value of col that could not be read:
+// decoded is what the driver decoded (nil if it could not), err why.
+func invalidValue(col *mappings.Column, decoded any, err error) transform.Invalid {
+	iv := transform.Invalid{Err: fmt.Errorf("column %q: %w", col.Name, err)}
+	switch x := decoded.(type) {
+	case pgtype.InfinityModifier:
+		iv.Text = "infinity"
+		if x < 0 {
+			iv.Text = "-infinity"
+		}
+	case pgtype.Timestamp:
+		iv.Text = infinityText(x.InfinityModifier)
+	case pgtype.Timestamptz:
+		iv.Text = infinityText(x.InfinityModifier)
+	case pgtype.Date:
+		iv.Text = infinityText(x.InfinityModifier)
+	case string:
+		iv.Text = x
+	}
+	return iv
+}
+
+func infinityText(m pgtype.InfinityModifier) string {
+	switch {
+	case m > 0:
+		return "infinity"
+	case m < 0:
+		return "-infinity"
+	}
+	return ""
 }

@@ -552,6 +552,11 @@ func textParam(v any) (string, error) {
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16]), nil
 	case transform.Binary:
 		return `\x` + hex.EncodeToString(x), nil
+	case transform.Invalid:
+		if x.Text != "" {
+			return x.Text, nil
+		}
+		return "", x.Err
 	case nil:
 		return "", fmt.Errorf("key value is NULL")
 	}

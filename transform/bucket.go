@@ -169,6 +169,12 @@ func (p *Pager) parentText(row []any) (string, error) { return ParentKey(p.cp, r
 // value's text as it is; several values each with "%" and "-" escaped
 // (%25, %2D), joined by "-".
 func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
+	for _, c := range cp.Bucket.By {
+		if iv, ok := row[c].(Invalid); ok {
+			// The page would hold it as a parent field.
+			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, iv.Err)
+		}
+	}
 	keys := cp.Bucket.ByKeys
 	if len(keys) == 1 {
 		s, err := parentText(row[keys[0]])

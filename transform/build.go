@@ -52,6 +52,9 @@ func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document,
 // BuildOne makes the document of one root row.
 func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, error) {
 	id := ID(cp, row)
+	if err := invalidIn(id); err != nil {
+		return Document{}, fmt.Errorf("_id: %w", err)
+	}
 	body := make(Doc, 0, len(cp.Root.Fields)+1)
 	body = append(body, Field{Key: "_id", Value: id})
 	body, err := appendFields(body, cp.Root, row, rel)
@@ -170,6 +173,9 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 		if v == nil {
 			continue // NULL scalars are left out
 		}
+		if err := invalidIn(v); err != nil {
+			return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
+		}
 		name := f.Name
 		if f.Pivot != nil {
 			k := refValue(*f.Pivot, row, rel)
@@ -233,6 +239,8 @@ func keyString(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
 		return "", fmt.Errorf("the value is NULL")
+	case Invalid:
+		return "", x.Err
 	case string:
 		if x == "" {
 			return "", fmt.Errorf("the value is an empty string")
