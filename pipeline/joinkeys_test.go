@@ -432,4 +432,3 @@ collections:
 		})
 	}
 }
-
