@@ -1,8 +1,10 @@
 package extract
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -21,7 +23,9 @@ func computedExpr(col mappings.Column, ref string) (string, bool) {
 	case col.Canon != "":
 		return mappings.CanonSQL(col.Canon, ref), true
 	case col.SQL != "":
-		return "(" + col.SQL + ")", true
+		// As JSON text, whatever the expression's type (see
+		// mappings.Column.SQL): the value converts as a json column.
+		return "pg_catalog.to_json((" + col.SQL + "))::pg_catalog.text", true
 	case col.Domain != "" && col.Category == "A" && nativeTypes[col.ElemTypeName]:
 		return "(" + ref + ")::" + col.Type, true
 	}
@@ -71,4 +75,37 @@ func infinityText(m pgtype.InfinityModifier) string {
 		return "-infinity"
 	}
 	return ""
+}
+
+// checkSQLFunctions refuses the fields computed by PostgreSQL (sql:) that
+// call a function PostgreSQL marks volatile: it may have side effects,
+// and gives another value on every read (see mappings/sqlexpr.go).
+func checkSQLFunctions(ctx context.Context, s *Snapshot, plan *mappings.Plan) mappings.Problems {
+	var ps mappings.Problems
+	for _, cp := range plan.Collections {
+		mappings.Walk(cp.Root, func(n *mappings.Node) bool {
+			for _, f := range n.Fields {
+				if f.Kind != mappings.FieldColumn || f.Value.Lookup != nil || n.Columns[f.Value.Col].SQL == "" {
+					continue
+				}
+				names := mappings.SQLFunctions(n.Columns[f.Value.Col].SQL)
+				if len(names) == 0 {
+					continue
+				}
+				var volatile []string
+				rows, err := s.Query(ctx, "SELECT DISTINCT proname::text FROM pg_catalog.pg_proc WHERE proname = ANY($1::text[]) AND provolatile = 'v' ORDER BY 1", names)
+				if err == nil {
+					volatile, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				}
+				switch {
+				case err != nil:
+					ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: f.Pos, Msg: fmt.Sprintf("%s: field %q: check the functions of sql: %v", n.Path, f.Name, err)})
+				case len(volatile) > 0:
+					ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: f.Pos, Msg: fmt.Sprintf("%s: field %q: sql: calls %s, which PostgreSQL marks volatile (it may change data, and gives another value on every read); use stable or immutable functions", n.Path, f.Name, strings.Join(volatile, ", "))})
+				}
+			}
+			return true
+		})
+	}
+	return ps
 }

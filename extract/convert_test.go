@@ -368,7 +368,7 @@ func TestSelectExpr(t *testing.T) {
 		{"domain", mappings.Column{Name: "y", Type: "integer", TypeName: "int4", Category: "N", Domain: "year"}, "t", `"t"."y"`},
 		{"key_numeric", mappings.Column{Name: "k", Type: "text", TypeName: "text", Category: "S", Canon: mappings.CanonNumeric}, "t", `pg_catalog.trim_scale(("t"."k")::pg_catalog.numeric)::pg_catalog.text`},
 		{"key_citext", mappings.Column{Name: "k", Type: "text", TypeName: "text", Category: "S", Canon: mappings.CanonCitext}, "j", `pg_catalog.lower(("j"."k")::pg_catalog.text COLLATE pg_catalog."default")`},
-		{"sql_field", mappings.Column{Name: "epoch", SQL: "extract(epoch from ts)"}, "t", `(extract(epoch from ts))`},
+		{"sql_field", mappings.Column{Name: "epoch", SQL: "extract(epoch from ts)"}, "t", `pg_catalog.to_json((extract(epoch from ts)))::pg_catalog.text`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -122,7 +122,7 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 			return false // one problem for the node, none for the relations below it
 		})
 	}
-	return ps
+	return append(ps, checkSQLFunctions(ctx, s, plan)...)
 }
 
 // nodeQuery is the statement node n of cp runs (with dummy keys).

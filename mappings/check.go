@@ -154,6 +154,9 @@ func (fd *Field) kinds() []string {
 	if fd.Expr != "" {
 		k = append(k, "expr")
 	}
+	if fd.SQL != "" {
+		k = append(k, "sql")
+	}
 	if fd.Value != nil {
 		k = append(k, "value")
 	}
@@ -186,9 +189,9 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		kinds := fd.kinds()
 		switch {
 		case len(kinds) == 0:
-			c.add(fd.pos.self, "%s: a field needs one of column, embed, ids, aggregate, expr, value or link", where)
+			c.add(fd.pos.self, "%s: a field needs one of column, embed, ids, aggregate, expr, sql, value or link", where)
 		case len(kinds) > 1:
-			c.add(fd.pos.self, "%s: a field takes one of column, embed, ids, aggregate, expr, value or link, not %s", where, strings.Join(kinds, " and "))
+			c.add(fd.pos.self, "%s: a field takes one of column, embed, ids, aggregate, expr, sql, value or link, not %s", where, strings.Join(kinds, " and "))
 		}
 		kind := ""
 		if len(kinds) > 0 {
@@ -206,8 +209,13 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		if document && fd.Name == "_id" {
 			c.add(fd.pos.at("name"), "%s: _id is made from the id columns; choose another field name", where)
 		}
-		if fd.Numeric != "" && kind != "column" && kind != "aggregate" {
-			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column or an aggregate, not to %s", where, kind)
+		if fd.Numeric != "" && kind != "column" && kind != "aggregate" && kind != "sql" {
+			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column, an aggregate or an sql field, not to %s", where, kind)
+		}
+		if kind == "sql" {
+			if err := CheckSQLExpr(fd.SQL); err != nil {
+				c.add(fd.pos.at("sql"), "%s: sql: %v", where, err)
+			}
 		}
 		if fd.Char != "" && kind != "column" {
 			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)

@@ -248,7 +248,7 @@ func (r *Relation) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Field is one field of a document. Exactly one source must be set:
-// Column, Embed, Ids, Aggregate, Expr, Value or Link; Key makes the field's
+// Column, Embed, Ids, Aggregate, Expr, SQL, Value or Link; Key makes the field's
 // name come from the data (a pivot).
 type Field struct {
 	// Name is the field name; default: the column name in camelCase.
@@ -269,6 +269,9 @@ type Field struct {
 	Value *Const `yaml:"value"`
 	// Link places the id array of a link (named by its join table) here.
 	Link string `yaml:"link"`
+	// SQL computes the value in PostgreSQL: an SQL expression over the
+	// row's own columns (see sqlexpr.go), read-only.
+	SQL string `yaml:"sql"`
 	// Ref names the collection this field's values reference (weak link),
 	// for dangling-reference reports.
 	Ref string `yaml:"ref"`

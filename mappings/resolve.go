@@ -219,6 +219,10 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 	idCols := []string(c.ID)
 	if len(idCols) == 0 {
 		idCols = t.PrimaryKey
+		if len(idCols) == 0 && t.Kind != "" {
+			r.add(c.pos.at("table"), "%s: %q is a %s, which has no primary key; set id to the columns that name a row (they must be unique and not null; denorm cannot check it, verify reports duplicate _ids)", c.Name, c.Table, t.Kind)
+			return nil
+		}
 		if len(idCols) == 0 {
 			r.add(c.pos.at("table"), "%s: table %q has no primary key; set id to columns that are unique and not null", c.Name, c.Table)
 			return nil
@@ -234,7 +238,8 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		if !ok {
 			return nil
 		}
-		if !isUniqueKey(t, idCols) {
+		if !isUniqueKey(t, idCols) && t.Kind == "" {
+			// (A view's uniqueness cannot be checked: see the README.)
 			r.add(c.pos.at("id"), "%s: id columns (%s) are not a primary key or a unique key of NOT NULL columns of %q, so _id would not be unique", c.Name, strings.Join(idCols, ", "), c.Table)
 		}
 	}
@@ -485,6 +490,16 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				fp.Pivot = &k
 			}
 			addField(fp)
+		case fd.SQL != "":
+			// Computed by PostgreSQL as JSON (to_json), whatever its type:
+			// numbers exact as the numeric mode says, dates as ISO text.
+			n.Columns = append(n.Columns, Column{Name: fd.Name, Type: "json", TypeName: "json", Category: "U", SQL: fd.SQL})
+			mode := r.file.Numeric
+			if fd.Numeric != "" {
+				mode = fd.Numeric
+			}
+			n.Numeric = append(n.Numeric, mode)
+			addField(FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: Ref{Col: len(n.Columns) - 1}, Pos: p})
 		case fd.Value != nil:
 			addField(FieldPlan{Kind: FieldConst, Name: fd.Name, Const: fd.Value.V, Pos: p})
 		case fd.Link != "":
