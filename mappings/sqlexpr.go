@@ -82,7 +82,7 @@ type sqlToken struct {
 }
 
 // sqlTokens splits SQL into words, quoted identifiers and single
-// characters, skipping string constants (standard, E'' and dollar
+// characters, skipping string constants (standard, E” and dollar
 // quoted), comments and white space.
 func sqlTokens(s string) []sqlToken {
 	var out []sqlToken
