@@ -82,8 +82,8 @@ type sqlToken struct {
 }
 
 // sqlTokens splits SQL into words, quoted identifiers and single
-// characters, skipping string constants (standard, E” and dollar
-// quoted), comments and white space.
+// characters, skipping string constants (standard, with E before the quote,
+// and dollar quoted), comments and white space.
 func sqlTokens(s string) []sqlToken {
 	var out []sqlToken
 	for i := 0; i < len(s); {
