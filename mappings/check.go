@@ -48,6 +48,9 @@ func (c *checker) collection(col *Collection) {
 		if col.Discriminator != "" {
 			c.add(col.pos.at("discriminator"), "%s: a bucket collection cannot share its collection with other document types", col.Name)
 		}
+		if col.IDPrefix != "" {
+			c.add(col.pos.at("idPrefix"), "%s: a bucket collection's _id is \"<parent key>-<page>\"; idPrefix does not apply", col.Name)
+		}
 		c.orderBy(b.OrderBy, b.pos.at("orderBy"), where)
 		items, page := b.ItemsField(), b.PageField()
 		if items == page {
@@ -81,6 +84,7 @@ func (c *checker) shared(cols []*Collection) {
 		return
 	}
 	first := cols[0]
+	c.idPrefixes(cols)
 	values := map[any]int{}
 	for i, col := range cols {
 		if first.Discriminator == "" || col.Discriminator == "" || col.Bucket != nil {
@@ -102,6 +106,36 @@ func (c *checker) shared(cols []*Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
 		}
 		values[v] = col.pos.at("name").Line
+	}
+}
+
+// idPrefixes checks the idPrefix of the entries sharing a collection:
+// set on none (their _ids must not meet, see validate), or on every one,
+// each distinct and none the beginning of another, so that no two
+// entries can give one _id.
+func (c *checker) idPrefixes(cols []*Collection) {
+	set := 0
+	for _, col := range cols {
+		if col.IDPrefix != "" && col.Bucket == nil {
+			set++
+		}
+	}
+	if set == 0 {
+		return
+	}
+	for i, col := range cols {
+		if col.Bucket != nil {
+			continue
+		}
+		if col.IDPrefix == "" {
+			c.add(col.pos.at("name"), "%s: other document types of this collection set idPrefix; set one here too, or an _id of this type may equal one of theirs", col.Name)
+			continue
+		}
+		for _, other := range cols[:i] {
+			if other.IDPrefix != "" && other.Bucket == nil && (strings.HasPrefix(col.IDPrefix, other.IDPrefix) || strings.HasPrefix(other.IDPrefix, col.IDPrefix)) {
+				c.add(col.pos.at("idPrefix"), "%s: idPrefix %q and %q (line %d) can begin the same _id; make neither the beginning of the other", col.Name, col.IDPrefix, other.IDPrefix, other.pos.at("idPrefix").Line)
+			}
+		}
 	}
 }
 

@@ -107,6 +107,9 @@ type Collection struct {
 	// Discriminator names the constant field (a field with value:) that
 	// tells the document types of a shared collection apart.
 	Discriminator string `yaml:"discriminator"`
+	// IDPrefix makes _id the string IDPrefix followed by the id's text,
+	// so that document types sharing a collection never share an _id.
+	IDPrefix string `yaml:"idPrefix"`
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`

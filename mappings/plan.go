@@ -73,6 +73,9 @@ type CollectionPlan struct {
 	// values equal to PostgreSQL may differ in bytes (numeric 1.0 and
 	// 1.00). Empty for a bucket collection (see BucketPlan.ByKeys).
 	IDKeys []int
+	// IDPrefix, when set, makes _id the string IDPrefix followed by the
+	// text of the IDKeys values (see transform.ID).
+	IDPrefix string
 	// Discriminator and DiscriminatorValue are set when the collection
 	// holds several document types: each document has Discriminator =
 	// DiscriminatorValue, and writes replace only documents of their type.

@@ -208,7 +208,7 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		return nil
 	}
 	n := &Node{Kind: NodeRoot, Path: c.Name, Pos: c.pos.self, Table: t, Filter: c.Filter, FilterPos: c.pos.at("filter")}
-	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n}
+	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n, IDPrefix: c.IDPrefix}
 	if c.Bucket != nil {
 		if !r.bucket(cp, c) {
 			return nil
@@ -568,6 +568,10 @@ func (r *resolver) refCollection(fd *Field) string {
 		return ""
 	}
 	for _, c := range r.file.Collections {
+		if c.Name == fd.Ref && c.Bucket == nil && c.IDPrefix != "" {
+			r.add(fd.pos.at("ref"), "ref: collection %q makes its _ids with idPrefix %q, which the values of this field do not have, so they could not be checked", fd.Ref, c.IDPrefix)
+			return ""
+		}
 		if c.Name == fd.Ref {
 			return fd.Ref
 		}

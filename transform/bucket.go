@@ -175,11 +175,21 @@ func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
 			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, iv.Err)
 		}
 	}
-	keys := cp.Bucket.ByKeys
+	s, err := keysText(cp.Root, row, cp.Bucket.ByKeys)
+	if err != nil {
+		return "", fmt.Errorf("bucket parent key: %w", err)
+	}
+	return s, nil
+}
+
+// keysText is the text of the values of row (of root node n) at keys: a
+// single value's text as it is, several values each with "%" and "-"
+// escaped (%25, %2D) and joined by "-", so no two tuples give one text.
+func keysText(n *mappings.Node, row []any, keys []int) (string, error) {
 	if len(keys) == 1 {
 		s, err := parentText(row[keys[0]])
 		if err != nil {
-			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[cp.Bucket.By[0]].Name, err)
+			return "", fmt.Errorf("%s: %w", n.Columns[keys[0]].Name, err)
 		}
 		return s, nil
 	}
@@ -187,16 +197,33 @@ func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
 	for i, c := range keys {
 		s, err := parentText(row[c])
 		if err != nil {
-			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[cp.Bucket.By[i]].Name, err)
+			return "", fmt.Errorf("%s: %w", n.Columns[c].Name, err)
 		}
 		parts[i] = pageIDEscaper.Replace(s)
 	}
 	return strings.Join(parts, "-"), nil
 }
 
+// prefixedID is the _id of a root row of a document entry with an
+// idPrefix: the prefix, then the text of its id values as PostgreSQL
+// compares them (IDKeys), as keysText gives it: "book-b1", "line-42-3".
+// A value that has no text stands in as Invalid (the row is rejected).
+func prefixedID(cp *mappings.CollectionPlan, row []any) any {
+	for _, c := range cp.IDCols {
+		if iv, ok := row[c].(Invalid); ok {
+			return iv
+		}
+	}
+	s, err := keysText(cp.Root, row, cp.IDKeys)
+	if err != nil {
+		return Invalid{Err: fmt.Errorf("_id: %w", err)}
+	}
+	return cp.IDPrefix + s
+}
+
 var pageIDEscaper = strings.NewReplacer("%", "%25", "-", "%2D")
 
-// parentText is one parent key value's text in a page id.
+// parentText is one key value's text in a page id or a prefixed _id.
 func parentText(v any) (string, error) {
 	switch x := v.(type) {
 	case UUID:

@@ -69,9 +69,13 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 }
 
 // ID is the _id value of a root row: the key column's value, or a document
-// of the key columns for a composite key. (Bucket pages have their own
+// of the key columns for a composite key; with an idPrefix, the string the
+// prefix begins (see prefixedID). (Bucket pages have their own
 // ids, see Pager.)
 func ID(cp *mappings.CollectionPlan, row []any) any {
+	if cp.IDPrefix != "" {
+		return prefixedID(cp, row)
+	}
 	if len(cp.IDCols) == 1 {
 		return row[cp.IDCols[0]]
 	}

@@ -164,6 +164,17 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 		stats[k] = report.TableStats{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
 	}
 	rep.Warnings = report.Warnings(plan, rep.Collections, stats, o.maxDocSize)
+	collisions, err := extract.CheckIDCollisions(ctx, refSnap, plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range collisions {
+		severity := "warning"
+		if c.Count > 0 {
+			severity = "error"
+		}
+		rep.Warnings = append(rep.Warnings, report.Warning{Severity: severity, Rule: "id-collision", Collection: c.A.Name, Message: c.Message(), Suggestion: extract.IDCollisionSuggestion})
+	}
 	return rep, nil
 }
 
