@@ -107,7 +107,9 @@ func dumpNode(b *strings.Builder, n *Node) {
 	if n.Limit > 0 {
 		shape = append(shape, fmt.Sprintf("limit %d", n.Limit))
 	}
-	if n.Kind == NodeIds {
+	if n.Kind == NodeIds && len(n.Values) > 0 {
+		shape = append(shape, fmt.Sprintf("values %s as %s", colList(n, n.Values), strings.Join(n.ValueNames, ", ")))
+	} else if n.Kind == NodeIds {
 		shape = append(shape, "value "+n.Columns[n.Value].Name)
 	}
 	if a := n.Agg; a != nil {

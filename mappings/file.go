@@ -168,9 +168,10 @@ func (l *Link) UnmarshalYAML(n *yaml.Node) error {
 type LinkSide struct {
 	// Collection gets the id array.
 	Collection string `yaml:"collection"`
-	// Column is the join table's column referencing that collection's root
-	// table; default: the one foreign key of the join table to it.
-	Column string `yaml:"column"`
+	// Column is the join table's column (or columns, for a composite key)
+	// referencing that collection's root table; default: the one foreign
+	// key of the join table to it.
+	Column StringList `yaml:"column"`
 	// Field names the id array (default: the other side's collection name).
 	Field string `yaml:"field"`
 	pos   positions
@@ -219,8 +220,11 @@ type Relation struct {
 	// primary key) or the column an aggregate reads.
 	Column string `yaml:"column"`
 	// Fn is an aggregate's function: count, sum, min, max or avg.
-	Fn  string `yaml:"fn"`
-	pos positions
+	Fn string `yaml:"fn"`
+	// values are the value columns of an id array of composite keys (a
+	// link's, see Node.Values).
+	values []string
+	pos    positions
 }
 
 // Through is the join table a relation is reached through.

@@ -195,8 +195,13 @@ type Node struct {
 	Limit int
 	// Object: the relation gives at most one row, embedded as a document.
 	Object bool
-	// Value is the index in Columns of an id array's value.
-	Value int
+	// Value is the index in Columns of an id array's value. An id array
+	// of composite keys (a link over a composite foreign key) has Values
+	// instead: each item is a document of those columns named ValueNames,
+	// the referenced collection's _id.
+	Value      int
+	Values     []int
+	ValueNames []string
 	// Agg describes an aggregate node.
 	Agg *AggPlan
 	// Parent is the enclosing node (nil for a root).

@@ -76,10 +76,15 @@ type resolver struct {
 // linkField is one side of a link, resolved to a relation of the side's
 // root table.
 type linkField struct {
-	name   string
-	table  string // join table
-	rel    *Relation
-	placed bool
+	name  string
+	table string // join table
+	rel   *Relation
+	// values and names are the value columns and item field names of an
+	// id array of composite keys (see Node.Values); ref the collection the
+	// ids are of ("" for a one-sided link).
+	values, names []string
+	ref           string
+	placed        bool
 }
 
 func (r *resolver) table(name string, p Pos) *Table {
@@ -91,7 +96,10 @@ func (r *resolver) table(name string, p Pos) *Table {
 }
 
 // resolveLinks turns every link side into an id-array relation of its
-// collection's root table.
+// collection's root table. A side is a foreign key of the join table to
+// the side's root table, of one column or several (a composite key: the
+// id array then holds documents, the other side's _ids); the id array
+// references the other side's collection (ref).
 func (r *resolver) resolveLinks() map[string][]*linkField {
 	out := map[string][]*linkField{}
 	for _, l := range r.file.Links {
@@ -100,9 +108,10 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			continue
 		}
 		type side struct {
-			s      *LinkSide
-			col    string // join table column referencing the side's root
-			parent string // the root's column it references
+			s       *LinkSide
+			cols    []string // join table columns referencing the side's root
+			parents []string // the root's columns they reference
+			c       *Collection
 		}
 		var sides []side
 		ok := true
@@ -117,34 +126,35 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 				ok = false // reported with the collection
 				continue
 			}
-			col, parent, err := linkColumn(jt, root, s.Column)
+			cols, parents, err := linkColumns(jt, root, s.Column)
 			if err != nil {
 				r.add(s.pos.self, "links: %s: %v", l.Table, err)
 				ok = false
 				continue
 			}
-			sides = append(sides, side{s: s, col: col, parent: parent})
+			sides = append(sides, side{s: s, cols: cols, parents: parents, c: c})
 		}
 		if !ok {
 			continue
 		}
 		if len(sides) == 1 {
-			// The value is the join table's other foreign key column.
-			other := ""
-			for _, fk := range jt.ForeignKeys {
-				if len(fk.Columns) == 1 && fk.Columns[0] != sides[0].col {
-					if other != "" {
-						r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
-						other = ""
-						break
-					}
-					other = fk.Columns[0]
+			// The value is the join table's other foreign key.
+			var other *ForeignKey
+			for i, fk := range jt.ForeignKeys {
+				if slices.Equal(fk.Columns, sides[0].cols) {
+					continue
 				}
+				if other != nil {
+					r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
+					other = nil
+					break
+				}
+				other = &jt.ForeignKeys[i]
 			}
-			if other == "" {
+			if other == nil {
 				continue
 			}
-			sides = append(sides, side{col: other})
+			sides = append(sides, side{cols: other.Columns, parents: other.RefColumns})
 		}
 		for i, s := range sides {
 			if s.s == nil {
@@ -155,51 +165,99 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			if name == "" && o.s != nil {
 				name = o.s.Collection
 			}
-			rel := &Relation{
-				Entity:  Entity{Table: l.Table},
-				Join:    JoinSpec{{Column: s.col, Parent: s.parent}},
-				Column:  o.col,
-				OrderBy: StringList{o.col},
-				pos:     s.s.pos,
+			rel := &Relation{Entity: Entity{Table: l.Table}, pos: s.s.pos}
+			for j, col := range s.cols {
+				rel.Join = append(rel.Join, JoinPair{Column: col, Parent: s.parents[j]})
 			}
-			out[s.s.Collection] = append(out[s.s.Collection], &linkField{name: name, table: l.Table, rel: rel})
+			lf := &linkField{name: name, table: l.Table, rel: rel}
+			if len(o.cols) == 1 {
+				rel.Column, rel.OrderBy = o.cols[0], StringList{o.cols[0]}
+			} else if values, names, err := linkValueNames(o.c, o.cols, o.parents); err != nil {
+				r.add(s.s.pos.self, "links: %s: %v", l.Table, err)
+				continue
+			} else {
+				rel.OrderBy = StringList(slices.Clone(values))
+				lf.values, lf.names = values, names
+			}
+			if o.c != nil {
+				lf.ref = o.c.Name
+			}
+			out[s.s.Collection] = append(out[s.s.Collection], lf)
 		}
 	}
 	return out
 }
 
-// linkColumn finds the join table's column referencing root: the given
-// one, or the single-column foreign key to root. It returns that column
-// and the root column it references.
-func linkColumn(jt, root *Table, col string) (string, string, error) {
-	rootName := root.Schema + "." + root.Name
-	if col != "" {
-		if jt.Column(col) == nil {
-			return "", "", fmt.Errorf("table %q has no column %q", jt.Name, col)
+// linkValueNames are the value columns and field names of the items of
+// an id array of composite keys: the join table's columns cols reference
+// the other side's root columns parents, and each item equals the other
+// side's _id when there is one (its id columns, named as its _id names
+// them, in its order), else is named after parents.
+func linkValueNames(other *Collection, cols, parents []string) ([]string, []string, error) {
+	if other == nil {
+		names := make([]string, len(parents))
+		for i, p := range parents {
+			names[i] = CamelCase(p)
 		}
-		for _, fk := range jt.ForeignKeys {
-			if len(fk.Columns) == 1 && fk.Columns[0] == col && fk.RefTable == rootName {
-				return col, fk.RefColumns[0], nil
+		return cols, names, nil
+	}
+	ids := []string(other.ID)
+	if len(ids) == 0 {
+		ids = parents // the primary key the foreign key references
+	}
+	if len(ids) != len(parents) {
+		return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+	}
+	names := make([]string, len(ids))
+	byParent := map[string]string{}
+	for i, p := range parents {
+		byParent[p] = cols[i]
+	}
+	reordered := make([]string, len(ids))
+	for i, id := range ids {
+		col, ok := byParent[id]
+		if !ok {
+			return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+		}
+		reordered[i], names[i] = col, fieldName(&other.Entity, id)
+	}
+	return reordered, names, nil
+}
+
+// linkColumns finds the join table's columns referencing root: the given
+// ones, or the columns of the one foreign key of the join table to root.
+// It returns them and the root columns they reference.
+func linkColumns(jt, root *Table, given []string) ([]string, []string, error) {
+	rootName := root.Schema + "." + root.Name
+	if len(given) > 0 {
+		for _, col := range given {
+			if jt.Column(col) == nil {
+				return nil, nil, fmt.Errorf("table %q has no column %q", jt.Name, col)
 			}
 		}
-		if len(root.PrimaryKey) != 1 {
-			return "", "", fmt.Errorf("%q has no single-column primary key for %s.%s to reference", root.Name, jt.Name, col)
+		for _, fk := range jt.ForeignKeys {
+			if fk.RefTable == rootName && slices.Equal(fk.Columns, given) {
+				return slices.Clone(fk.Columns), slices.Clone(fk.RefColumns), nil
+			}
 		}
-		return col, root.PrimaryKey[0], nil
+		if len(root.PrimaryKey) != len(given) {
+			return nil, nil, fmt.Errorf("%s.%s is no foreign key to %q, and %q has no primary key of %d columns for it to reference", jt.Name, strings.Join(given, ", "), root.Name, root.Name, len(given))
+		}
+		return slices.Clone([]string(given)), slices.Clone(root.PrimaryKey), nil
 	}
 	var found []ForeignKey
 	for _, fk := range jt.ForeignKeys {
-		if fk.RefTable == rootName && len(fk.Columns) == 1 {
+		if fk.RefTable == rootName {
 			found = append(found, fk)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return "", "", fmt.Errorf("no foreign key of %q references %q; give column: the join table's column that does", jt.Name, root.Name)
+		return nil, nil, fmt.Errorf("no foreign key of %q references %q; give column: the join table's column(s) that do", jt.Name, root.Name)
 	case 1:
-		return found[0].Columns[0], found[0].RefColumns[0], nil
+		return slices.Clone(found[0].Columns), slices.Clone(found[0].RefColumns), nil
 	}
-	return "", "", fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
+	return nil, nil, fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
 }
 
 func (r *resolver) collection(c *Collection) *CollectionPlan {
@@ -586,8 +644,10 @@ func (r *resolver) addLinkField(n *Node, lf *linkField, p Pos) {
 
 func (r *resolver) addLinkFieldWith(n *Node, lf *linkField, p Pos, add func(FieldPlan)) {
 	lf.placed = true
+	lf.rel.values = lf.values
 	if en := r.relation(n, lf.rel, n.Path+"."+lf.name, NodeIds); en != nil {
-		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, Pos: p})
+		en.ValueNames = lf.names
+		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, RefCollection: lf.ref, Pos: p})
 	}
 }
 
@@ -695,7 +755,11 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	}
 	// Order: the declared order; an id array defaults to its values.
 	orderBy := rel.OrderBy
-	if kind == NodeIds {
+	if kind == NodeIds && len(rel.values) > 0 {
+		for _, col := range rel.values {
+			n.Values = append(n.Values, r.need(n, col))
+		}
+	} else if kind == NodeIds {
 		col, ok := r.idsColumn(n, rel, path)
 		if !ok {
 			return nil

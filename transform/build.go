@@ -143,6 +143,10 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 		case mappings.FieldIds:
 			c := f.Embed
 			rows := rel.Related(c, row)
+			if len(c.Values) > 0 {
+				v = idDocs(c, rows)
+				break
+			}
 			arr := make(Array, 0, len(rows))
 			for _, r := range rows {
 				if r[c.Value] != nil {
