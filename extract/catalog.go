@@ -1,15 +1,20 @@
 // Package extract reads the source PostgreSQL database: connections and
 // one consistent read-only snapshot shared by them (Source, Snapshot),
 // catalog introspection, the batched streams of rows a Plan needs (Reader),
-// the rows of given keys only (NewKeyReader, for sync), and watermark
-// counts. It never writes to the source, and it is the only package that
-// uses the PostgreSQL driver: what it returns is document values and its
-// own types.
+// the rows of given keys only (NewKeyReader, for sync), watermark counts,
+// and logical change capture for sync (logical.go). It never writes to the
+// source's data - change capture creates only a sync job's own
+// publication and replication slot - and it is the only package that uses
+// the PostgreSQL driver: what it returns is document values and its own
+// types.
 //
-// Root tables are read by keyset pagination in _id order; related rows are
-// fetched set-wise for a whole batch of parents (one query per relation per
-// batch, never one per parent row), so memory is bounded by the batch size
-// and the embedded relations' fan-out, never by table size.
+// A root table and the relations joined to it on an ascending integer key
+// are read as merge streams (one ordered query per table, each on its own
+// connection adopting the snapshot: merge.go); other root tables by keyset
+// pagination, and other relations set-wise for a whole batch of parents
+// (one query per relation per batch, never one per parent row). Memory is
+// bounded by the batch size and the embedded relations' fan-out, never by
+// table size.
 package extract
 
 import (

@@ -1,3 +1,5 @@
+package extract
+
 // Change capture for `denorm sync --method logical` (logical.go,
 // pgoutput.go, identity.go, logical_error.go): a sync job owns one publication and one
 // logical replication slot (plugin pgoutput), both named after the job.
@@ -27,7 +29,6 @@
 // but a TRUNCATE of one partition alone is not reported at all (pgoutput
 // skips it). Rows of inheritance children are reported under the child's
 // name. Views, materialized views and foreign tables cannot be captured.
-package extract
 
 import (
 	"context"

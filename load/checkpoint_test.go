@@ -107,10 +107,10 @@ type flakyWriter struct {
 	fails, calls int
 }
 
-func (f *flakyWriter) Write(_ context.Context, c string, docs []transform.Document) ([]Reject, error) {
+func (f *flakyWriter) Write(_ context.Context, c string, docs []transform.Document) ([]transform.Reject, error) {
 	f.calls++
 	if f.calls <= f.fails {
-		return []Reject{{Collection: c, ID: docs[0].ID, Err: errors.New("target refused the document: Request rate is large. RetryAfterMs=5 (code 16500)")}}, nil
+		return []transform.Reject{{Collection: c, ID: docs[0].ID, Err: errors.New("target refused the document: Request rate is large. RetryAfterMs=5 (code 16500)")}}, nil
 	}
 	return nil, nil
 }

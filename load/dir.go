@@ -71,7 +71,7 @@ func (s *dirTarget) openFile(collection string) error {
 }
 
 // Write appends docs to the collection's file.
-func (s *dirTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *dirTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	df := s.files[collection]
 	if df == nil {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -82,12 +82,12 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 		}
 		df = s.files[collection]
 	}
-	var rejects []Reject
+	var rejects []transform.Reject
 	for _, d := range docs {
 		var err error
 		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize)
 		if err != nil {
-			rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+			rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			continue
 		}
 		if _, err := df.w.Write(s.buf); err != nil {

@@ -46,14 +46,14 @@ func connectionClosed(err error) bool {
 
 // isolate writes docs, whose batch made the server close the connection,
 // in halves: a single document it still will not take is rejected.
-func (s *serverTarget) isolate(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *serverTarget) isolate(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	if len(docs) == 1 {
 		d := docs[0]
-		return []Reject{{Collection: collection, ID: d.ID, Source: d.Source,
+		return []transform.Reject{{Collection: collection, ID: d.ID, Source: d.Source,
 			Err: errors.New("the target closed the connection on this document instead of storing it (FerretDB does for a NaN double): filter the row or compute the field with sql:")}}, nil
 	}
 	mid := len(docs) / 2
-	var out []Reject
+	var out []transform.Reject
 	for _, half := range [][]transform.Document{docs[:mid], docs[mid:]} {
 		rejects, err := s.Write(ctx, collection, half)
 		out = append(out, rejects...)

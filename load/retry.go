@@ -97,7 +97,7 @@ func Retry(ctx context.Context, p RetryPolicy, fn func() error) error {
 
 // Writer is the write half of a Target: what RetryWriter wraps.
 type Writer interface {
-	Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error)
+	Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error)
 }
 
 // RetryWriter retries a target's transient write failures (the whole
@@ -110,12 +110,12 @@ type RetryWriter struct {
 }
 
 // Write writes docs, retrying transient failures.
-func (s *RetryWriter) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *RetryWriter) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	stop := s.Stop
 	if stop == nil {
 		stop = context.Background()
 	}
-	var rejects []Reject
+	var rejects []transform.Reject
 	err := Retry(stop, s.Policy, func() error {
 		var err error
 		rejects, err = s.Writer.Write(ctx, collection, docs)

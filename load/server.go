@@ -77,16 +77,16 @@ func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
 // documents refused as duplicate keys (a rerun, or the batch replayed when
 // resuming) are then replaced with upserts. Either way a rerun gives the
 // same result.
-func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
-		rejects []Reject
+		rejects []transform.Reject
 		raws    []any
 		batch   []transform.Document
 		bytes   int
 	)
 	reject := func(d transform.Document, err error) {
-		rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+		rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 	}
 	flush := func() error {
 		if len(raws) == 0 {

@@ -73,7 +73,7 @@ type Target interface {
 	// before sending), refused by the server — are returned as rejects and
 	// the rest of the batch is written; err is a failure of the whole
 	// batch. Bulk writes are capped by Options.BatchBytes.
-	Write(ctx context.Context, collection string, docs []transform.Document) (rejects []Reject, err error)
+	Write(ctx context.Context, collection string, docs []transform.Document) (rejects []transform.Reject, err error)
 
 	// Sync makes every write acknowledged so far durable and returns what
 	// a checkpoint records for Prepare to resume from: a directory's file
@@ -156,18 +156,6 @@ func (e *UnsupportedError) Error() string {
 }
 
 func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
-
-// Reject is one document the target did not take.
-type Reject struct {
-	Collection string
-	ID         any
-	Source     string
-	Err        error
-}
-
-func (r Reject) Error() string {
-	return fmt.Sprintf("%s: %s: %v", r.Collection, r.Source, r.Err)
-}
 
 // Options tune a target.
 type Options struct {

@@ -37,6 +37,14 @@ const (
 	KindForeignTable     = "foreign table"
 )
 
+// TableActivity is a table's size and activity since its statistics were
+// last reset (PostgreSQL's pg_stat_user_tables: the live row count, or the
+// planner's estimate when there is none, and the rows inserted, updated
+// and deleted). extract reads it; plan's warnings and advise weigh it.
+type TableActivity struct {
+	Rows, Inserts, Updates, Deletes int64
+}
+
 // ForeignKey is one foreign key constraint.
 type ForeignKey struct {
 	Columns []string `json:"columns"`

@@ -2,7 +2,10 @@
 // parser (every problem reported at once, each as file:line:col), the JSON
 // Schema that checks its structure, the checks of its meaning, and Resolve,
 // which checks a mapping against the live catalog and compiles it into the
-// Plan that extract and transform execute.
+// Plan that extract and transform execute (plan.go; walk.go, the one
+// walker of its tree). It also holds the types every layer shares about
+// the source: the Catalog and a table's activity (TableActivity), which
+// extract reads and which plan's warnings and advise weigh.
 //
 // The package does no I/O besides reading the mapping file; the catalog is
 // passed in by the caller.

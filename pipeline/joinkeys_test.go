@@ -197,8 +197,8 @@ func produceDocs(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *
 	t.Helper()
 	var docs []transform.Document
 	err := Produce(ctx, snap, cp, opt, func(b Built) error {
-		if len(b.Errors) > 0 {
-			return fmt.Errorf("row errors: %v", b.Errors[0])
+		if len(b.Rejects) > 0 {
+			return fmt.Errorf("row errors: %v", b.Rejects[0].Err)
 		}
 		docs = append(docs, b.Docs...)
 		return nil
@@ -393,8 +393,8 @@ collections:
 			}
 			var found, missing []string
 			err := ProduceKeys(ctx, snap, cp, c.keys, 2, func(b Built) error {
-				if len(b.Errors) > 0 {
-					return b.Errors[0]
+				if len(b.Rejects) > 0 {
+					return b.Rejects[0].Err
 				}
 				for _, d := range b.Docs {
 					if d.Page != nil {

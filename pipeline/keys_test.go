@@ -29,8 +29,8 @@ func readFull(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *map
 	t.Helper()
 	full := fullRun{byID: map[string]string{}, byParent: map[string][]string{}}
 	err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: 1000}, func(b Built) error {
-		if len(b.Errors) > 0 {
-			return fmt.Errorf("row errors: %v", b.Errors[0])
+		if len(b.Rejects) > 0 {
+			return fmt.Errorf("row errors: %v", b.Rejects[0])
 		}
 		for _, d := range b.Docs {
 			doc := bsonText(t, d.Body)
@@ -185,8 +185,8 @@ func checkKeyRead(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp 
 	parents := map[string]string{} // a page's parent fields
 	queries := 0
 	err := ProduceKeys(ctx, snap, cp, kc.keys, batch, func(b Built) error {
-		if len(b.Errors) > 0 {
-			return fmt.Errorf("row errors: %v", b.Errors[0])
+		if len(b.Rejects) > 0 {
+			return fmt.Errorf("row errors: %v", b.Rejects[0])
 		}
 		if b.After != nil || b.Pager != nil {
 			return fmt.Errorf("a key-set read gave a stream position %v", b.After)

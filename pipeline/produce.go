@@ -18,8 +18,8 @@ type Built struct {
 	Docs []transform.Document
 	// Rows is the number of source root rows the batch consumed.
 	Rows int
-	// Errors are the rows that could not become documents.
-	Errors []*transform.RowError
+	// Rejects are the rows that could not become documents.
+	Rejects []transform.Reject
 	// Queries is the number of statements the batch took.
 	Queries int
 	// After is the stream position once Docs are stored: reading resumes
@@ -192,9 +192,9 @@ func newBuilder(cp *mappings.CollectionPlan, resume *transform.PagerState, byKey
 func (b *builder) add(batch *extract.Batch) (Built, error) {
 	out := Built{Rows: len(batch.Roots), Queries: batch.Queries}
 	if b.pager == nil {
-		out.Docs, out.Errors = transform.Build(b.cp, batch.Roots, batch)
+		out.Docs, out.Rejects = transform.Build(b.cp, batch.Roots, batch)
 	} else {
-		out.Docs, out.Errors = b.pager.Add(batch.Roots, batch)
+		out.Docs, out.Rejects = b.pager.Add(batch.Roots, batch)
 		if batch.Asked != nil {
 			// A group of keys ends, and so do the pages of its last
 			// parent: the next group's parents are others.

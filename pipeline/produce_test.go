@@ -49,8 +49,8 @@ func produceAll(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *m
 	t.Helper()
 	var p produced
 	err := Produce(ctx, snap, cp, opt, func(b Built) error {
-		if len(b.Errors) > 0 {
-			return fmt.Errorf("row errors: %v", b.Errors[0])
+		if len(b.Rejects) > 0 {
+			return fmt.Errorf("row errors: %v", b.Rejects[0])
 		}
 		for _, d := range b.Docs {
 			raw, err := load.AppendExtJSON(nil, d.Body)

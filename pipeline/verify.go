@@ -23,6 +23,8 @@ package pipeline
 // numbers compare by value, as MongoDB's unique index does: an _id stored
 // as int64 where int32 was expected is a differing document, not a missing
 // plus an unexpected one.
+//
+// The references found documents store are checked in dangling.go.
 
 import (
 	"bufio"
@@ -35,8 +37,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/extsort"
@@ -100,16 +100,6 @@ type Difference struct {
 
 // FieldDiff is one differing value (see load.DiffDocuments).
 type FieldDiff = load.FieldDiff
-
-// DanglingRef is a stored reference (a field declared with ref:) to a
-// document that does not exist in the target.
-type DanglingRef struct {
-	Collection    string          `json:"collection"`
-	ID            json.RawMessage `json:"_id"`
-	Path          string          `json:"path"`
-	RefCollection string          `json:"refCollection"`
-	Ref           json.RawMessage `json:"ref"`
-}
 
 // VerifyStats counts one target collection.
 type VerifyStats struct {
@@ -292,7 +282,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
 		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-			for _, e := range b.Errors {
+			for _, e := range b.Rejects {
 				st.Unbuildable++
 				if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
 					return err
@@ -372,6 +362,21 @@ type cursor struct {
 	cur entry
 }
 
+// cursor opens a cursor on the side's sorted records, at the first one.
+// The caller closes c.it.
+func (s *side) cursor() (*cursor, error) {
+	it, err := s.sorter.Iter()
+	if err != nil {
+		return nil, err
+	}
+	c := &cursor{it: it}
+	if err := c.next(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 func (c *cursor) next() error {
 	if !c.it.Next() {
 		c.cur = entry{}
@@ -426,23 +431,16 @@ func (s *side) read(e *entry) ([]byte, error) {
 
 // merge walks both sorted sides together.
 func (v *verifier) merge(ctx context.Context) error {
-	ei, err := v.exp.sorter.Iter()
+	e, err := v.exp.cursor()
 	if err != nil {
 		return err
 	}
-	defer ei.Close()
-	fi, err := v.found.sorter.Iter()
+	defer e.it.Close()
+	f, err := v.found.cursor()
 	if err != nil {
 		return err
 	}
-	defer fi.Close()
-	e, f := &cursor{it: ei}, &cursor{it: fi}
-	if err := e.next(); err != nil {
-		return err
-	}
-	if err := f.next(); err != nil {
-		return err
-	}
+	defer f.it.Close()
 	var prevFound, prevExp []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
@@ -570,119 +568,4 @@ func idKey(coll string, id load.Value) []byte {
 	k = append(k, coll...)
 	k = append(k, 0)
 	return load.AppendKey(k, id)
-}
-
-// refPath is where one collection entry stores references: the field path
-// (arrays on the way are walked into) and the collection referenced.
-type refPath struct {
-	steps []string
-	coll  string
-	// disc selects the entry's documents in a shared collection.
-	discKey string
-	discVal any
-}
-
-// refPaths lists the fields of cp declared with ref:, with the steps to
-// them in a stored document (arrays on the way are walked into).
-func refPaths(cp *mappings.CollectionPlan) []refPath {
-	var prefix []string
-	if cp.Bucket != nil {
-		// Bucket pages hold the root rows under the items array.
-		prefix = []string{cp.Bucket.Items}
-	}
-	var out []refPath
-	for _, r := range cp.References() {
-		steps := slices.Clone(prefix)
-		for _, s := range r.Path {
-			if s != "[]" {
-				steps = append(steps, s)
-			}
-		}
-		out = append(out, refPath{steps: steps, coll: r.Collection, discKey: cp.Discriminator, discVal: cp.DiscriminatorValue})
-	}
-	return out
-}
-
-// collectRefs records the references a found document stores.
-func (v *verifier) collectRefs(coll string, doc []byte) error {
-	paths := v.refPath[coll]
-	if len(paths) == 0 {
-		return nil
-	}
-	idv, err := load.DocumentID(doc)
-	if err != nil {
-		return nil
-	}
-	for _, p := range paths {
-		if !v.names[p.coll] {
-			continue // not a collection of this file: cannot be checked
-		}
-		if p.discKey != "" {
-			got, isString := load.StringField(doc, p.discKey)
-			if want, ok := p.discVal.(string); ok && (!isString || got != want) {
-				continue // another document type of the shared collection
-			}
-		}
-		var werr error
-		load.WalkPath(doc, p.steps, func(path []string, ref load.Value) {
-			if werr != nil {
-				return
-			}
-			val, _ := json.Marshal(danglingVal{Collection: coll, ID: idv.JSON(), Path: strings.Join(path, ".")})
-			werr = v.refs.Add(idKey(p.coll, ref), val)
-		})
-		if werr != nil {
-			return werr
-		}
-	}
-	return nil
-}
-
-type danglingVal struct {
-	Collection string          `json:"c"`
-	ID         json.RawMessage `json:"i"`
-	Path       string          `json:"p"`
-}
-
-// dangling merges the sorted references with the found documents' _ids.
-func (v *verifier) dangling(ctx context.Context) error {
-	ri, err := v.refs.Iter()
-	if err != nil {
-		return err
-	}
-	defer ri.Close()
-	fi, err := v.found.sorter.Iter()
-	if err != nil {
-		return err
-	}
-	defer fi.Close()
-	f := &cursor{it: fi}
-	if err := f.next(); err != nil {
-		return err
-	}
-	n := 0
-	for ri.Next() {
-		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		key := ri.Key()
-		for f.cur.ok && bytes.Compare(f.cur.key, key) < 0 {
-			if err := f.next(); err != nil {
-				return err
-			}
-		}
-		if f.cur.ok && bytes.Equal(f.cur.key, key) {
-			continue
-		}
-		var dv danglingVal
-		if err := json.Unmarshal(ri.Value(), &dv); err != nil {
-			return fmt.Errorf("verify: corrupt reference record: %w", err)
-		}
-		refColl := string(key[:bytes.IndexByte(key, 0)])
-		v.stats[dv.Collection].Dangling++
-		if err := v.opt.Dangling(DanglingRef{Collection: dv.Collection, ID: dv.ID, Path: dv.Path, RefCollection: refColl, Ref: load.KeyJSON(key[len(refColl)+1:])}); err != nil {
-			return err
-		}
-	}
-	return ri.Err()
 }

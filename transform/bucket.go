@@ -58,14 +58,14 @@ func NewPager(cp *mappings.CollectionPlan, resume *PagerState) *Pager {
 
 // Add takes the next rows of the stream (related rows from rel) and
 // returns the pages they completed. Rows that cannot become an item are
-// returned as errors; the page goes on without them.
-func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
+// returned as rejects; the page goes on without them.
+func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []Reject) {
 	var docs []Document
-	var errs []*RowError
+	var errs []Reject
 	for _, row := range rows {
 		key, err := p.parentText(row)
 		if err != nil {
-			errs = append(errs, &RowError{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
+			errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
 			continue
 		}
 		if p.parent == nil || key != p.parentKey {
@@ -78,7 +78,7 @@ func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
 		}
 		item, err := appendFields(make(Doc, 0, len(p.cp.Root.Fields)), p.cp.Root, row, rel)
 		if err != nil {
-			errs = append(errs, &RowError{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
+			errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
 			continue
 		}
 		p.held = append(p.held, heldItem{item: item, row: row})

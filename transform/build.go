@@ -1,7 +1,10 @@
 // Package transform turns source rows into documents following a compiled
-// mappings.Plan. It is pure: no I/O, no database drivers; the same code
-// serves migrate, plan and verify, so what one shows the others write and
-// check.
+// mappings.Plan: the document model (value.go), Build for one document per
+// root row, the Pager for a bucket collection's pages, and Reject, the one
+// record of a row that did not reach the target. It is pure: no I/O, no
+// database drivers; the same code serves migrate, plan and verify, so what
+// one shows the others write and check. transform/report, beside it and
+// as pure, turns built documents into plan's figures.
 package transform
 
 import (
@@ -19,29 +22,16 @@ type Related interface {
 	Related(n *mappings.Node, parent []any) [][]any
 }
 
-// RowError is a source row that could not become a document.
-type RowError struct {
-	Collection string
-	Source     string
-	Err        error
-}
-
-func (e *RowError) Error() string {
-	return fmt.Sprintf("%s: %s: %v", e.Collection, e.Source, e.Err)
-}
-
-func (e *RowError) Unwrap() error { return e.Err }
-
 // Build makes the documents of one batch of root rows. Rows that cannot be
-// made into a document are returned as errors, one per row; the others
+// made into a document are returned as rejects, one per row; the others
 // still produce documents.
-func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
+func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []Reject) {
 	docs := make([]Document, 0, len(roots))
-	var errs []*RowError
+	var errs []Reject
 	for _, row := range roots {
 		d, err := BuildOne(cp, row, rel)
 		if err != nil {
-			errs = append(errs, &RowError{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
+			errs = append(errs, Reject{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
 			continue
 		}
 		docs = append(docs, d)

@@ -97,14 +97,14 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if err != nil {
 		return err
 	}
-	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]advise.Activity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
+	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
 	for k, a := range act {
 		if t := cat.Tables[k]; t != nil && a.Rows < exactCountBelow {
 			if a.Rows, err = extract.CountRows(ctx, snap, t); err != nil {
 				return err
 			}
 		}
-		in.Activity[k] = advise.Activity{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
+		in.Activity[k] = a
 	}
 	for _, t := range cat.Tables {
 		for _, fk := range advise.ForeignKeys(cat, t) {

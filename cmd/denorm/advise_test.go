@@ -150,8 +150,7 @@ WHERE c.contype = 'f' AND array_length(c.conkey, 1) = 1`) {
 // without errors, and makes the choices the modeling rules call for. Each
 // choice is checked in the parsed draft, so a missing one fails.
 func TestAdviseSeed(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	testenv.Exec(t, src, "ANALYZE")
 	f, text, dir := advised(t, src)
 	want := map[string]int{"people": 2, "posts": 3, "comments": 4, "stocks": 2, "publishers": 1, "books": 5, "authors": 2}
@@ -541,6 +540,6 @@ func TestAdvisePagila(t *testing.T) {
 	// The hand-written Pagila example: plan's counts and largest sizes are
 	// what migrate stores in the server.
 	t.Run("example", func(t *testing.T) {
-		planMatchesServer(t, filepath.Join(testenv.Root(t), "mappings", "examples", "pagila.yaml"), src)
+		planMatchesServer(t, example(t, "pagila"), src)
 	})
 }

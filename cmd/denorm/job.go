@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -143,98 +140,57 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	return strings.Join(args, " ")
 }
 
-func mappingHash(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("mapping file: %w", err)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
-}
-
-// unfinishedError is an unfinished job found by a run without --resume.
-type unfinishedError struct{ msg string }
-
-func (e unfinishedError) Error() string { return e.msg }
-
-// prepareJob loads or starts the job's checkpoint. done is true when a
-// --resume finds the job finished.
+// prepareJob loads or starts the job's checkpoint (pipeline.PrepareJob)
+// and says what it decided. done is true when a --resume finds the job
+// finished, which it reports on stdout.
 func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
 	j := &o.jobs
-	store = target.Checkpoints()
-	hash, err := mappingHash(o.mapping)
+	job, err := pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version})
+	var finished *pipeline.JobFinishedError
+	if errors.As(err, &finished) {
+		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
+		return nil, nil, true, nil
+	}
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, jobError(err, o)
 	}
-	id := load.CheckpointID(j.job, j.part, j.parts)
-	old, err := store.Load(ctx, id)
-	var corrupt *load.CorruptCheckpointError
 	switch {
-	case errors.As(err, &corrupt) && j.restart:
-		old = nil
-	case err != nil:
-		return nil, nil, false, err
+	case job.Restarted:
+		g.log.Info("job restarted", "job", job.ID)
+	case job.Resumed:
+		cp := job.Checkpoint
+		if job.ResumedVersion != version {
+			g.log.Warn("resuming a job started by another denorm version", "job", job.ID, "then", job.ResumedVersion, "now", version)
+		}
+		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
-	where := store.Where()
-	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: j.job, Partition: j.part, Partitions: j.parts,
-		Workers: j.workers, MappingHash: hash, Mapping: o.mapping, Version: version, Phase: load.PhaseRunning,
-		Started: time.Now().UTC()}
-	switch {
-	case j.restart:
-		if err := store.Delete(ctx, id); err != nil {
-			return nil, nil, false, err
-		}
-		if j.parts <= 1 {
-			// Partitions share the collections: a partition restarting
-			// alone must not delete the others' documents.
-			if err := clearForRestart(ctx, target, plan); err != nil {
-				return nil, nil, false, err
-			}
-		}
-		g.log.Info("job restarted", "job", id)
-		return store, fresh, false, nil
-	case j.resumeOrStart && old == nil:
-		return store, fresh, false, nil
-	case j.resume && old == nil:
-		return nil, nil, false, usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", id, where, commandLine(o))}
-	case j.resume || j.resumeOrStart:
-		if old.MappingHash != hash {
-			return nil, nil, false, fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s", id, old.MappingHash, hash, commandLine(o, "--restart"))
-		}
-		if old.Workers != j.workers {
-			return nil, nil, false, usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", id, old.Workers)}
-		}
-		if old.Phase == load.PhaseDone {
-			fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", id, old.Updated.Format(time.RFC3339))
-			return store, old, true, nil
-		}
-		if old.Version != version {
-			g.log.Warn("resuming a job started by another denorm version", "job", id, "then", old.Version, "now", version)
-		}
-		old.Resumes++
-		old.Version = version
-		g.log.Info("resuming job", "job", id, "collection", old.Collection, "checkpoint", old.Updated.Format(time.RFC3339))
-		return store, old, false, nil
-	case old != nil && old.Phase != load.PhaseDone:
-		return nil, nil, false, usageError{unfinishedError{fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
-			id, where, old.Collection, old.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}}
-	}
-	return store, fresh, false, nil
+	return job.Store, job.Checkpoint, false, nil
 }
 
-// clearForRestart deletes what the job wrote before it starts over, so
-// that documents of rows deleted since do not linger: every document of
-// each of its collections (the zero Selection; a directory's files are
-// emptied, which the run's fresh start does anyway). Narrowing what a
-// restart deletes (only the job's document types of a shared collection)
-// is a matter of the Selection given here.
-func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
-	for _, name := range plan.CollectionNames() {
-		if _, err := t.Delete(ctx, name, load.Selection{}); err != nil {
-			return fmt.Errorf("restart: %w", err)
-		}
+// jobError words pipeline.PrepareJob's refusals for the command line,
+// with the command to run next, and gives each its exit code. Other
+// errors (a corrupt checkpoint's already names --restart) pass unchanged.
+func jobError(err error, o *migrateOptions) error {
+	var (
+		none       *pipeline.NoCheckpointError
+		changed    *pipeline.MappingChangedError
+		workers    *pipeline.WorkersChangedError
+		unfinished *pipeline.JobUnfinishedError
+	)
+	switch {
+	case errors.As(err, &none):
+		return usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", none.ID, none.Where, commandLine(o))}
+	case errors.As(err, &changed):
+		return fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s",
+			changed.ID, changed.Then, changed.Now, commandLine(o, "--restart"))
+	case errors.As(err, &workers):
+		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
+	case errors.As(err, &unfinished):
+		return usageError{fmt.Errorf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			unfinished.ID, unfinished.Where, unfinished.Collection, unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
 	}
-	return nil
+	return err
 }
 
 // jobRunOptions fills the pipeline options for workers, reconnects and

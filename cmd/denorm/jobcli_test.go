@@ -5,18 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/denorm/denorm/internal/testenv"
 )
 
 // TestJobCommandLine covers the job decisions the crash test does not:
 // usage errors, a changed mapping, a corrupt checkpoint, a finished job,
 // status output, and a resumed directory job equal to a plain run.
 func TestJobCommandLine(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	mapping := filepath.Join(t.TempDir(), "blog.yaml")
-	orig, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "blog.yaml"))
+	orig, err := os.ReadFile(example(t, "blog"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,11 @@
 // Command denorm migrates a normalized PostgreSQL database into a
 // MongoDB-wire document store under a declarative mapping file.
 //
+// The command is thin: one file per subcommand holds its flags, its help
+// and the wording of its messages and hints; run maps its errors to the
+// exit codes below (one constant block). The work is done by pipeline's
+// engines (for validate and advise, by mappings and extract directly).
+//
 // Exit codes:
 //
 //	0  success
@@ -25,12 +30,17 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Exit codes.
+// Exit codes: the only ones denorm returns (README.md, "Commands").
 const (
-	exitOK       = 0
-	exitRuntime  = 1
-	exitUsage    = 2
+	exitOK = 0
+	// exitRuntime: a runtime error; for verify, the verdict "different".
+	exitRuntime = 1
+	// exitUsage: bad usage or an invalid mapping file.
+	exitUsage = 2
+	// exitRejected: the run finished, but some rows were rejected.
 	exitRejected = 3
+	// exitIncomplete: verify could not finish: a failure, not a verdict.
+	exitIncomplete = 4
 )
 
 // usageError marks errors the user must fix in the command line.

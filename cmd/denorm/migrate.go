@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform"
 )
 
 type migrateOptions struct {
@@ -128,7 +129,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
-		Reject: func(r pipeline.Rejected) {
+		Reject: func(r transform.Reject) {
 			mu.Lock()
 			defer mu.Unlock()
 			rejected++

@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/pipeline/report"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type planOptions struct {
@@ -47,7 +44,7 @@ relations, unbounded id arrays, join tables copied as collections).
 the key; a bucket collection's parents are kept whole) and scales the counts:
 figures are then estimates, and the report says so.
 
-Formats: text (default), json (stable schema: pipeline/report/report.schema.json),
+Formats: text (default), json (stable schema: transform/report/report.schema.json),
 markdown, html (one self-contained file with diagrams and histograms).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -81,17 +78,14 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 		return err
 	}
 	defer closeSnap()
-	// References are checked on a second connection sharing the snapshot:
-	// the first is busy streaming while batches are analysed.
-	refSnap, err := snap.Source().Adopt(ctx, snap.ID)
+	rep, err := pipeline.Plan(ctx, snap, plan, pipeline.PlanOptions{
+		Mapping: o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
+		Analysed: func(c *report.Collection, elapsed time.Duration) {
+			g.log.Debug("collection analysed", "collection", c.Name, "documents", c.Seen, "elapsed", elapsed)
+		},
+	})
 	if err != nil {
 		return load.Redact(err, o.source)
-	}
-	defer refSnap.Close(ctx)
-
-	rep, err := buildReport(ctx, g, snap, refSnap, plan, o)
-	if err != nil {
-		return err
 	}
 	w, closeOut, err := openOutput(g, o.output, "report file")
 	if err != nil {
@@ -105,99 +99,4 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 		g.log.Info("report written", "file", o.output, "format", o.format)
 	}
 	return nil
-}
-
-// buildReport runs every collection entry through pipeline.Produce and
-// collects the figures.
-func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapshot, plan *mappings.Plan, o *planOptions) (*report.Report, error) {
-	rep := &report.Report{SchemaVersion: report.SchemaVersion, Mapping: o.mapping, MaxDocSize: o.maxDocSize,
-		SamplePercent: o.sample, Estimated: o.sample < 100, Generated: time.Now().UTC()}
-	check := func(coll string, values []string) (map[string]bool, error) {
-		target := plan.RefTarget(coll)
-		if target == nil {
-			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q is not a document collection of this mapping", coll)}
-		}
-		if len(target.IDCols) != 1 {
-			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q has a composite _id", coll)}
-		}
-		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.IDCols[0]].Name, values)
-		if errors.Is(err, extract.ErrKeyType) {
-			return nil, report.SkipError{Reason: err.Error()}
-		}
-		return missing, err
-	}
-	for _, cp := range plan.Collections {
-		start := time.Now()
-		col := report.NewCollector(cp, o.maxDocSize)
-		for _, rc := range col.RefCollections() {
-			if t := plan.RefTarget(rc); t != nil {
-				col.SetRefTable(rc, t.Root.Table.Name)
-			}
-		}
-		run := cp
-		if o.sample < 100 {
-			run = sampled(cp, o.sample)
-		}
-		err := pipeline.Produce(ctx, snap, run, pipeline.ProduceOptions{BatchSize: o.batchSize}, func(b pipeline.Built) error {
-			if err := col.Add(b.Rows, b.Docs, len(b.Errors)); err != nil {
-				return err
-			}
-			return col.CheckRefs(check)
-		})
-		if err != nil {
-			return nil, err
-		}
-		c := col.Finish(100 / o.sample)
-		rep.Collections = append(rep.Collections, c)
-		g.log.Debug("collection analysed", "collection", cp.Name, "documents", c.Seen, "elapsed", time.Since(start))
-	}
-	var tables []string
-	for _, t := range plan.Tables() {
-		tables = append(tables, t.QualifiedName())
-	}
-	act, err := extract.ReadActivity(ctx, refSnap, tables)
-	if err != nil {
-		return nil, err
-	}
-	stats := map[string]report.TableStats{}
-	for k, a := range act {
-		stats[k] = report.TableStats{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
-	}
-	rep.Warnings = report.Warnings(plan, rep.Collections, stats, o.maxDocSize)
-	collisions, err := extract.CheckIDCollisions(ctx, refSnap, plan)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range collisions {
-		severity := "warning"
-		if c.Count > 0 {
-			severity = "error"
-		}
-		rep.Warnings = append(rep.Warnings, report.Warning{Severity: severity, Rule: "id-collision", Collection: c.A.Name, Message: c.Message(), Suggestion: extract.IDCollisionSuggestion})
-	}
-	return rep, nil
-}
-
-// sampled returns a copy of cp whose root reads about percent % of the
-// rows: a bucket collection keeps whole parents.
-func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionPlan {
-	var cols []string
-	if cp.Bucket != nil {
-		for _, i := range cp.Bucket.By {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	} else {
-		for _, i := range cp.IDCols {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	}
-	root := *cp.Root
-	cond := extract.SampleFilter(cols, percent)
-	if root.Filter != "" {
-		cond = "(" + root.Filter + ") AND " + cond
-	}
-	root.Filter = cond
-	out := *cp
-	out.Root = &root
-	return &out
 }

@@ -5,17 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/denorm/denorm/internal/testenv"
 )
 
 // TestResumeOrStart: --resume-or-start, what the Kubernetes manifest runs in
 // an image without a shell, starts a job that has no checkpoint, resumes one
 // that has (giving the plain run's files), and leaves a finished one alone.
 func TestResumeOrStart(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
-	mapping := filepath.Join(root, "mappings", "examples", "blog.yaml")
+	src := seedDB(t)
+	mapping := example(t, "blog")
 	plain, dir := t.TempDir(), t.TempDir()
 	base := []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "2"}
 	expect := func(wantCode int, wantText []string, args ...string) {

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/denorm/denorm/internal/testenv"
 )
 
 // TestValidateLive runs `validate --source` on every mapping of
@@ -16,8 +14,7 @@ import (
 // reports with the paired .errors file: every problem the live catalog
 // reveals, each at file:line:col, with exit code 2.
 func TestValidateLive(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	files, err := filepath.Glob("testdata/invalid-live/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cases: %v", err)
@@ -45,7 +42,7 @@ func TestValidateLive(t *testing.T) {
 	}
 	// Every example validates against the seed database.
 	for _, name := range examples(t) {
-		mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
+		mapping := example(t, name)
 		if code, out, errs := runCLI(t, "validate", "--mapping", mapping, "--source", src); code != 0 {
 			t.Errorf("%s: exit %d\n%s%s", name, code, out, errs)
 		}

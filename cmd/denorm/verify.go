@@ -17,10 +17,6 @@ import (
 	"github.com/denorm/denorm/pipeline"
 )
 
-// exitIncomplete is verify's exit code when it could not finish: a
-// failure, not a verdict (1 means "different" for verify).
-const exitIncomplete = 4
-
 type verifyOptions struct {
 	mapping    string
 	source     string

@@ -120,6 +120,23 @@ func Exec(t testing.TB, dbURL, sql string) {
 	}
 }
 
+// QueryString runs a query returning one value and returns its text.
+func QueryString(t testing.TB, dbURL, query string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var s string
+	if err := conn.QueryRow(ctx, "SELECT ("+query+")::text").Scan(&s); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return s
+}
+
 // MongoDB returns the URI of a fresh database on the test server (its name
 // in the path) and a handle to it. The database is dropped at the end.
 func MongoDB(t testing.TB) (string, *mongo.Database) {

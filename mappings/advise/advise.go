@@ -64,11 +64,6 @@ const (
 	MaxEmbedDepth = 3
 )
 
-// Activity is a table's size and change counters since statistics reset.
-type Activity struct {
-	Rows, Inserts, Updates, Deletes int64
-}
-
 // Fanout is the number of child rows per parent row through a foreign key
 // (Parents counts the parents with at least one child).
 type Fanout struct {
@@ -82,7 +77,7 @@ type Input struct {
 	Schema  string
 	Catalog *mappings.Catalog
 	// Activity is keyed by qualified table name.
-	Activity map[string]Activity
+	Activity map[string]mappings.TableActivity
 	// Fanout is keyed by FanoutKey(child table, foreign key), for every
 	// foreign key ForeignKeys lists.
 	Fanout map[string]Fanout
@@ -227,7 +222,7 @@ func sameKind(a, b mappings.Column) bool {
 
 func qual(t *mappings.Table) string { return t.Schema + "." + t.Name }
 
-func (a *advisor) activity(t *mappings.Table) Activity { return a.in.Activity[qual(t)] }
+func (a *advisor) activity(t *mappings.Table) mappings.TableActivity { return a.in.Activity[qual(t)] }
 
 // rows is the table's row count: counted or estimated.
 func (a *advisor) rows(t *mappings.Table) int64 { return max(a.activity(t).Rows, t.Estimate) }

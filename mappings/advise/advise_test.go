@@ -250,7 +250,7 @@ func TestAdviseDraftRules(t *testing.T) {
 			ForeignKeys: []mappings.ForeignKey{fk("club_id", "club", "id"), fk("owner_id", "owner", "id")}},
 		&mappings.Table{Name: "log", Columns: []mappings.Column{col("at", 'D', true), col("msg", 'S', true)}},
 	)
-	in := Input{Schema: "public", Catalog: cat, Activity: map[string]Activity{}, Fanout: map[string]Fanout{
+	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]Fanout{
 		"public.pet(owner_id)":        {Parents: 10, Avg: 2, P99: 4, Max: 4},
 		"public.pet(kind_id)":         {Parents: 3, Avg: 8, P99: 12, Max: 12},
 		"public.event(owner_id)":      {Parents: 10, Avg: 500, P99: 4000, Max: 4000},
@@ -301,7 +301,7 @@ func TestAdviseDraftRules(t *testing.T) {
 	}
 
 	// a pet that changes often is referenced, not embedded
-	in.Activity["public.pet"] = Activity{Rows: 20, Updates: 500}
+	in.Activity["public.pet"] = mappings.TableActivity{Rows: 20, Updates: 500}
 	_, f, got = draft(t, in)
 	if c := got["pet"]; c.Action != "collection" || !strings.Contains(c.Reason, "changes often (20 rows, 500 updates") {
 		t.Errorf("hot pet: %+v", c)
@@ -329,7 +329,7 @@ func shop(lines Fanout) Input {
 		&mappings.Table{Name: "invoice_line", Columns: []mappings.Column{col("invoice_id", 'N', true), col("line_no", 'N', true), col("product_id", 'N', true), col("amount", 'M', true)}, PrimaryKey: []string{"invoice_id", "line_no"},
 			ForeignKeys: []mappings.ForeignKey{fk("invoice_id", "invoice", "id"), fk("product_id", "product", "id")}},
 	)
-	return Input{Schema: "public", Catalog: cat, Activity: map[string]Activity{"public.product": {Rows: 30}}, Fanout: map[string]Fanout{
+	return Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{"public.product": {Rows: 30}}, Fanout: map[string]Fanout{
 		"public.order(customer_id)":       {Parents: 20, Avg: 10, P99: 10, Max: 10},
 		"public.invoice(customer_id)":     {Parents: 20, Avg: 5, P99: 5, Max: 5},
 		"public.order_line(order_id)":     lines,
@@ -445,7 +445,7 @@ func TestAdviseDraftOwner(t *testing.T) {
 		// payment declares no foreign keys (Pagila's are on its partitions)
 		&mappings.Table{Name: "payment", Columns: []mappings.Column{col("payment_id", 'N', true), col("customer_id", 'N', true), col("staff_id", 'N', true), col("rental_id", 'N', true), col("amount", 'M', true), col("payment_date", 'D', true)}, PrimaryKey: []string{"payment_date", "payment_id"}},
 	)
-	in := Input{Schema: "public", Catalog: cat, Activity: map[string]Activity{"public.address": {Rows: 599}, "public.film": {Rows: 1000}}, Fanout: map[string]Fanout{
+	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{"public.address": {Rows: 599}, "public.film": {Rows: 1000}}, Fanout: map[string]Fanout{
 		"public.customer(address_id)": {Parents: 599, Avg: 1, P99: 1, Max: 1},
 		"public.inventory(film_id)":   {Parents: 958, Avg: 4.8, P99: 8, Max: 8},
 		"public.rental(inventory_id)": {Parents: 4580, Avg: 3.5, P99: 5, Max: 5},
@@ -511,7 +511,7 @@ func TestAdviseOneToOne(t *testing.T) {
 				ForeignKeys: []mappings.ForeignKey{fk("balance_id", "balance", "id")}})
 			fan["public.audit(balance_id)"] = Fanout{Parents: 50, Avg: 300, P99: 400, Max: 500}
 		}
-		return Input{Schema: "public", Catalog: catalog(tables...), Activity: map[string]Activity{"public.account": {Rows: 50}}, Fanout: fan}
+		return Input{Schema: "public", Catalog: catalog(tables...), Activity: map[string]mappings.TableActivity{"public.account": {Rows: 50}}, Fanout: fan}
 	}
 	_, f, got := draft(t, mk(false))
 	wantActions(t, got, map[string]string{"account": "collection", "balance": "embed"})

@@ -17,19 +17,10 @@ const (
 	MinUpdates = 100
 )
 
-// TableStats are a table's activity counters (pg_stat_user_tables, since
-// the statistics were last reset).
-type TableStats struct {
-	Rows    int64 `json:"rows"`
-	Inserts int64 `json:"inserts"`
-	Updates int64 `json:"updates"`
-	Deletes int64 `json:"deletes"`
-}
-
 // Warnings applies the modeling rules to the plan and the collections'
 // figures. stats is keyed by qualified table name ("public.t"); missing
 // tables have no activity figures.
-func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableStats, maxDocSize int) []Warning {
+func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings.TableActivity, maxDocSize int) []Warning {
 	var out []Warning
 	for i, cp := range plan.Collections {
 		if i >= len(cols) {
@@ -118,11 +109,11 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]TableSta
 	return out
 }
 
-func hot(ts TableStats) bool {
+func hot(ts mappings.TableActivity) bool {
 	return ts.Updates >= MinUpdates && perRow(ts) > HotUpdates
 }
 
-func perRow(ts TableStats) float64 {
+func perRow(ts mappings.TableActivity) float64 {
 	return float64(ts.Updates) / float64(max(ts.Rows, 1))
 }
 

@@ -8,9 +8,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
+
+// sized hands docs to a Collector as the plan engine does: with their
+// BSON sizes (the package encodes nothing itself).
+func sized(t *testing.T, docs []transform.Document) []Sized {
+	t.Helper()
+	out := make([]Sized, len(docs))
+	for i := range docs {
+		b, err := load.AppendDocument(nil, docs[i].Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = Sized{Doc: &docs[i], Size: len(b)}
+	}
+	return out
+}
 
 func TestPercentile(t *testing.T) {
 	vals := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
@@ -91,7 +107,7 @@ func doc(id int32, name any, addrs ...transform.Doc) transform.Document {
 
 func TestCollectorShapeArraysRefs(t *testing.T) {
 	cp := testPlan()
-	col := NewCollector(cp, 120)
+	col := NewCollector(cp, 120, load.AppendExtJSON)
 	a := func(city string, ref any) transform.Doc {
 		d := transform.Doc{{Key: "city", Value: city}}
 		if ref != nil {
@@ -104,9 +120,7 @@ func TestCollectorShapeArraysRefs(t *testing.T) {
 		doc(2, nil),
 		doc(3, "cy", a("Oslo", int32(1)), a("Bonn", int32(2)), a("Nice", nil)),
 	}
-	if err := col.Add(3, docs, 0); err != nil {
-		t.Fatal(err)
-	}
+	col.Add(3, sized(t, docs), 0)
 	var asked []string
 	err := col.CheckRefs(func(coll string, values []string) (map[string]bool, error) {
 		if coll != "cities" {
@@ -157,7 +171,7 @@ func TestSampleTruncatesArrays(t *testing.T) {
 		arr = append(arr, int32(i))
 	}
 	d := transform.Document{Body: transform.Doc{{Key: "_id", Value: int32(1)}, {Key: "a", Value: arr}}, ID: int32(1)}
-	s := sample(&d, 100)
+	s := NewCollector(testPlan(), 1<<20, load.AppendExtJSON).sample(&d, 100)
 	if !s.Truncated || !strings.Contains(s.JSON, `"... 7 more items"`) || strings.Contains(s.JSON, "11") {
 		t.Errorf("sample %+v", s)
 	}
@@ -174,7 +188,7 @@ func TestWarningsUnboundedAndJoinTable(t *testing.T) {
 		{Name: "people", Arrays: []ArrayStat{{Path: "addresses", Max: 5000, P99: 40, P50: 2, MaxSource: "person (id)=(9)"}}, Largest: &Sample{}},
 		{Name: "bookAuthors", Largest: &Sample{}},
 	}
-	stats := map[string]TableStats{"public.address": {Rows: 100, Updates: 1000, Inserts: 50}}
+	stats := map[string]mappings.TableActivity{"public.address": {Rows: 100, Updates: 1000, Inserts: 50}}
 	ws := Warnings(plan, cols, stats, 16<<20)
 	rules := map[string]string{}
 	for _, w := range ws {
@@ -192,11 +206,9 @@ func TestWarningsUnboundedAndJoinTable(t *testing.T) {
 }
 
 func TestWriteFormats(t *testing.T) {
-	col := NewCollector(testPlan(), 1<<20)
-	if err := col.Add(1, []transform.Document{doc(1, "ann")}, 0); err != nil {
-		t.Fatal(err)
-	}
-	empty := NewCollector(testPlan(), 1<<20).Finish(1)
+	col := NewCollector(testPlan(), 1<<20, load.AppendExtJSON)
+	col.Add(1, sized(t, []transform.Document{doc(1, "ann")}), 0)
+	empty := NewCollector(testPlan(), 1<<20, load.AppendExtJSON).Finish(1)
 	r := &Report{SchemaVersion: SchemaVersion, Mapping: "m.yaml", MaxDocSize: 1 << 20, SamplePercent: 100,
 		Collections: []*Collection{col.Finish(1), empty}, Warnings: []Warning{}}
 	for _, f := range Formats {

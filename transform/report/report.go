@@ -4,8 +4,10 @@
 // the inferred shape, and modeling warnings; and renders it as text, JSON,
 // Markdown or a self-contained HTML page.
 //
-// The package is pure: it sees the documents the pipeline built and the
-// statistics the caller read, never a database. Memory is bounded whatever
+// The package is pure: it sees the documents the pipeline built, their
+// encoded sizes and the statistics the caller read, never a database or a
+// target; how a document is encoded (BSON for its size, Extended JSON for
+// the samples) is the caller's to say (load's). Memory is bounded whatever
 // the number of documents: sizes and array lengths are kept in fixed-size
 // reservoirs (exact up to ReservoirSize documents, estimates beyond), the
 // shape in at most MaxPaths paths, samples and listings in fixed caps.
@@ -19,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
@@ -258,11 +259,26 @@ type Collector struct {
 	candidates []Sample
 	cand       int64
 	refs       []*refField
-	buf        []byte
+	// json renders samples and _id values.
+	json Encoder
 }
 
-// NewCollector starts the report of cp's documents.
-func NewCollector(cp *mappings.CollectionPlan, maxDocSize int) *Collector {
+// Encoder appends a document's text to dst: the target's Extended JSON
+// (load.AppendExtJSON), which report uses for samples and _id values.
+type Encoder func(dst []byte, d transform.Doc) ([]byte, error)
+
+// Sized is a built document with the size of its encoding in bytes (the
+// BSON the target stores: load.AppendDocument). Documents that cannot be
+// encoded are not handed in but counted as rejected, as migrate rejects
+// them.
+type Sized struct {
+	Doc  *transform.Document
+	Size int
+}
+
+// NewCollector starts the report of cp's documents; json renders the
+// samples.
+func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Collector {
 	kind := "documents"
 	if cp.Bucket != nil {
 		kind = "buckets"
@@ -271,7 +287,7 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int) *Collector {
 	col := &Collector{
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
 		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]int64{},
-		minSize: -1,
+		minSize: -1, json: json,
 	}
 	col.refs = refFields(cp)
 	return col
@@ -317,26 +333,17 @@ func relationName(n *mappings.Node) string {
 	return n.Path[strings.LastIndexByte(n.Path, '.')+1:]
 }
 
-// Add records one batch of built documents and rejected rows.
-func (col *Collector) Add(rows int, docs []transform.Document, rejected int) error {
+// Add records one batch: the root rows read, the documents built with
+// their sizes, and the rows and documents rejected.
+func (col *Collector) Add(rows int, docs []Sized, rejected int) {
 	col.c.Rows += int64(rows)
 	col.c.Rejected += int64(rejected)
-	for i := range docs {
-		if err := col.add(&docs[i]); err != nil {
-			return err
-		}
+	for _, d := range docs {
+		col.add(d.Doc, d.Size)
 	}
-	return nil
 }
 
-func (col *Collector) add(d *transform.Document) error {
-	var err error
-	col.buf, err = load.AppendDocument(col.buf[:0], d.Body)
-	if err != nil {
-		col.c.Rejected++
-		return nil // migrate rejects it too; counted, not sized
-	}
-	size := len(col.buf)
+func (col *Collector) add(d *transform.Document, size int) {
 	c := col.c
 	c.Seen++
 	col.sizes.add(size)
@@ -346,18 +353,18 @@ func (col *Collector) add(d *transform.Document) error {
 	}
 	if size > col.maxSize || c.Largest == nil {
 		col.maxSize = size
-		c.Largest = sample(d, size)
+		c.Largest = col.sample(d, size)
 	}
 	if col.maxDocSize > 0 && size > col.maxDocSize {
 		c.TooLarge.Count++
 		if len(c.TooLarge.Docs) < MaxListed {
-			c.TooLarge.Docs = append(c.TooLarge.Docs, DocIssue{Source: d.Source, ID: idText(d.ID), Size: size})
+			c.TooLarge.Docs = append(c.TooLarge.Docs, DocIssue{Source: d.Source, ID: col.idText(d.ID), Size: size})
 		}
 	}
 	// Typical candidates: the first 64 documents, then one in 2^k.
 	col.cand++
 	if len(col.candidates) < 64 || col.cand&(col.cand-1) == 0 {
-		s := sample(d, size)
+		s := col.sample(d, size)
 		if len(col.candidates) < 64 {
 			col.candidates = append(col.candidates, *s)
 		} else {
@@ -368,11 +375,10 @@ func (col *Collector) add(d *transform.Document) error {
 	for _, r := range col.refs {
 		r.collect(d)
 	}
-	return nil
 }
 
-func idText(v any) string {
-	b, err := load.AppendExtJSON(nil, transform.Doc{{Key: "v", Value: v}})
+func (col *Collector) idText(v any) string {
+	b, err := col.json(nil, transform.Doc{{Key: "v", Value: v}})
 	if err != nil {
 		return fmt.Sprint(v)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
@@ -164,10 +163,10 @@ func (col *Collector) RefCollections() []string {
 
 // sample renders d for the report: arrays cut to a few items, the text to
 // SampleChars.
-func sample(d *transform.Document, size int) *Sample {
+func (col *Collector) sample(d *transform.Document, size int) *Sample {
 	body, cut := trim(d.Body)
-	s := &Sample{Source: d.Source, ID: idText(d.ID), Size: size, Truncated: cut}
-	b, err := load.AppendExtJSON(nil, body)
+	s := &Sample{Source: d.Source, ID: col.idText(d.ID), Size: size, Truncated: cut}
+	b, err := col.json(nil, body)
 	if err != nil {
 		s.JSON = fmt.Sprintf("(cannot encode: %v)", err)
 		return s
