@@ -227,7 +227,7 @@ var pageIDEscaper = strings.NewReplacer("%", "%25", "-", "%2D")
 func parentText(v any) (string, error) {
 	switch x := v.(type) {
 	case UUID:
-		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16]), nil
+		return string(appendUUID(nil, x)), nil
 	case Binary:
 		return fmt.Sprintf("%x", []byte(x)), nil
 	case float64:

@@ -100,6 +100,8 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 			b = strconv.AppendInt(b, v, 10)
 		case string:
 			b = append(b, v...)
+		case UUID:
+			b = appendUUID(b, v)
 		default:
 			b = fmt.Append(b, v)
 		}

@@ -1,6 +1,10 @@
 package transform
 
-import "github.com/denorm/denorm/mappings"
+import (
+	"encoding/hex"
+
+	"github.com/denorm/denorm/mappings"
+)
 
 // idDocs is an id array of composite keys (a link over a composite
 // foreign key): per related row a document of its Values columns named
@@ -20,4 +24,14 @@ rows:
 		arr = append(arr, d)
 	}
 	return arr
+}
+
+// appendUUID appends u in its text form, 8-4-4-4-12 hex digits.
+func appendUUID(b []byte, u UUID) []byte {
+	b = hex.AppendEncode(b, u[0:4])
+	for _, part := range [][2]int{{4, 6}, {6, 8}, {8, 10}, {10, 16}} {
+		b = append(b, '-')
+		b = hex.AppendEncode(b, u[part[0]:part[1]])
+	}
+	return b
 }
