@@ -36,7 +36,7 @@ FROM generate_series(1, (3 * %[1]d) / 2) g;
 
 // keyVariant is one way of keying the person data.
 type keyVariant struct {
-	name, what, mapping string
+	name, what, mapping                                     string
 	key, personKey, contactKey, addressKey, fkCols, indexes string
 }
 
