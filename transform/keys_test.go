@@ -72,3 +72,30 @@ func TestAppendUUID(t *testing.T) {
 		t.Errorf("appendUUID = %s", got)
 	}
 }
+
+// TestPagerSingleKeyWithDash: a single parent key keeps the
+// "<key>-<page>" form even when it holds "-": the page number follows
+// the last "-".
+func TestPagerSingleKeyWithDash(t *testing.T) {
+	cp := plan(t, `
+version: 1
+collections:
+  - name: books
+    table: book
+    bucket: {by: pub_id, size: 1, items: lines}
+    fields: [isbn]
+`).Collections[0]
+	var rows [][]any
+	for i, pub := range []string{"a-1", "a-1", "a"} {
+		rows = append(rows, row(t, cp.Root, map[string]any{"pub_id": pub, "id": string(rune('x' + i)), "isbn": "i"}))
+	}
+	p := NewPager(cp, nil)
+	docs, errs := p.Add(rows, fixedRel{})
+	docs = append(docs, p.Flush()...)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if d := cmp.Diff([]string{"a-1-0:i", "a-1-1:i", "a-0:i"}, pageIDs(docs)); d != "" {
+		t.Errorf("pages (-want +got):\n%s", d)
+	}
+}
