@@ -103,6 +103,24 @@ func (s *stream) fill(ctx context.Context) error {
 	return nil
 }
 
+// takeWhile hands the stream's rows to take as long as belongs says so,
+// stopping at the first that does not (left in buf) or at the end.
+func (s *stream) takeWhile(ctx context.Context, belongs func(row []any) bool, take func(row []any)) error {
+	for {
+		err := s.fill(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !belongs(s.buf[0]) {
+			return nil
+		}
+		take(s.buf[0])
+	}
+}
+
 // merger holds a Reader's streams.
 type merger struct {
 	root     *stream
@@ -320,39 +338,21 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 			rows = append(rows, row)
 			rel.add(c, row)
 		}
+		var err error
 		if s.equal {
 			// The stream holds only rows of the root stream's parents,
 			// in its order: each belongs to the next root row it equals.
 			for _, root := range roots {
-				for {
-					err := s.fill(ctx)
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						return nil, err
-					}
-					if !keyEqual(s.buf[0], s.keyCols, root, c.ParentCols) {
-						break
-					}
-					take(s.buf[0])
+				err = s.takeWhile(ctx, func(row []any) bool { return keyEqual(row, s.keyCols, root, c.ParentCols) }, take)
+				if err != nil {
+					break
 				}
 			}
 		} else {
-			for {
-				err := s.fill(ctx)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					return nil, err
-				}
-				row := s.buf[0]
-				if compareKeys(row, s.keyCols, last, m.root.keyCols) > 0 {
-					break
-				}
-				take(row)
-			}
+			err = s.takeWhile(ctx, func(row []any) bool { return compareKeys(row, s.keyCols, last, m.root.keyCols) <= 0 }, take)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)

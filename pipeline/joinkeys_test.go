@@ -291,25 +291,8 @@ CREATE TABLE cj (id int PRIMARY KEY, k jsonb);`)
 	if err := os.WriteFile(file, []byte(mapping), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	src, err := extract.ParseSource(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := src.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close(ctx)
-	f, err := mappings.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = mappings.Resolve(f, cat)
+	_, f, cat := snapshotCatalog(t, db, file)
+	_, err := mappings.Resolve(f, cat)
 	var ps mappings.Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("resolve: %v, want problems", err)

@@ -212,9 +212,9 @@ func TestLookupCache(t *testing.T) {
 	t.Logf("%d statements for %d persons in batches of one", got.queries, batches)
 }
 
-// snapshotPlan opens a snapshot of db (closed at the end of the test) and
-// resolves the mapping file against it.
-func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
+// snapshotCatalog opens a snapshot of db (closed at the end of the test),
+// loads the mapping file and reads the catalog of its tables.
+func snapshotCatalog(t *testing.T, db, file string) (*extract.Snapshot, *mappings.File, *mappings.Catalog) {
 	t.Helper()
 	ctx := context.Background()
 	src, err := extract.ParseSource(db)
@@ -234,6 +234,14 @@ func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.P
 	if err != nil {
 		t.Fatal(err)
 	}
+	return snap, f, cat
+}
+
+// snapshotPlan opens a snapshot of db (closed at the end of the test) and
+// resolves the mapping file against it.
+func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
+	t.Helper()
+	snap, f, cat := snapshotCatalog(t, db, file)
 	plan, err := mappings.Resolve(f, cat)
 	if err != nil {
 		t.Fatal(err)
