@@ -91,6 +91,13 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		ctx, cancel := bound(ctx, s.op)
 		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
+		if s.refusedBatch(ctx, err) {
+			// A document the server closes the connection on (isolate.go).
+			rj, err := s.isolate(ctx, collection, batch)
+			rejects = append(rejects, rj...)
+			raws, batch, bytes = raws[:0], batch[:0], 0
+			return err
+		}
 		var (
 			bwe    mongo.BulkWriteException
 			again  []transform.Document
