@@ -33,5 +33,14 @@ func tidyConnectError(err error) error {
 	if len(kept) == len(lines) {
 		return err
 	}
-	return redacted{msg: strings.Join(kept, "\n"), err: err}
+	return tidied{msg: strings.Join(kept, "\n"), err: err}
 }
+
+// tidied is an error with a shorter message that unwraps to the original.
+type tidied struct {
+	msg string
+	err error
+}
+
+func (t tidied) Error() string { return t.msg }
+func (t tidied) Unwrap() error { return t.err }

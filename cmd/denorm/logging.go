@@ -144,6 +144,9 @@ func (g *globals) logger() *slog.Logger {
 
 // setLogger builds g's logger from the flags.
 func (g *globals) setLogger() error {
+	if g.verbose && g.quiet {
+		return usageError{errors.New("--verbose and --quiet exclude each other")}
+	}
 	switch g.logFormat {
 	case logText, logJSON:
 	default:

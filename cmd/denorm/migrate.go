@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -27,6 +28,7 @@ type migrateOptions struct {
 	rejects     string
 	progress    string
 	sourceFlag  bool
+	targetEnv   bool // the target came from DENORM_TARGET
 	drop        bool
 	collections []string
 	limit       int
@@ -45,10 +47,16 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 
-TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db)
-or, for anything else, a directory: each collection is written there to
-<collection>.jsonl as relaxed Extended JSON, one document a line, which
-mongoimport reads. Default: ./` + defaultTarget + `.
+TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db
+or mongodb+srv://host/db) or a directory path: each collection is written there
+to <collection>.jsonl as relaxed Extended JSON, one document a line, which
+mongoimport reads. Default: ./` + defaultTarget + `. Other URIs (postgres://,
+file://, http://, ...) and host:port are refused.
+
+Timeouts: the source URL's connect_timeout (default 10 s) and read_timeout
+(default 600 s of silence while an answer is due); the target URI's
+connectTimeoutMS and serverSelectionTimeoutMS (default 10 s) and timeoutMS
+(default 10 min per operation). Passwords are never printed.
 
 Without --source and DENORM_SOURCE, the source is read as psql reads it,
 from PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD, PGSERVICE and ~/.pgpass.
@@ -77,6 +85,7 @@ the end-of-run summary as JSON, also when the run fails.
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.sourceFlag = cmd.Flags().Changed("source")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			return runMigrate(cmd, g, o)
 		},
 	}
@@ -100,6 +109,9 @@ the end-of-run summary as JSON, also when the run fails.
 func (o *migrateOptions) check() error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
+	}
+	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
+		return err
 	}
 	switch o.progress {
 	case "auto", "bar", "lines", "none":
@@ -141,7 +153,10 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := o.check(); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	if err := checkTarget(o.target); err != nil {
+		return err
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -286,7 +301,7 @@ func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappi
 		}
 		if existed {
 			dropped = append(dropped, name)
-			g.logger().Warn(fmt.Sprintf("--drop: dropped collection %s (its documents and indexes) from %s", name, load.RedactURI(uri)))
+			g.logger().Warn(fmt.Sprintf("--drop: dropped collection %s (its documents and indexes) from %s", name, connstr.Parse(uri).Redacted()))
 		} else {
 			g.logger().Info(fmt.Sprintf("--drop: no collection %s to drop", name))
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/pipeline"
 )
 
@@ -29,7 +29,7 @@ type runSummary struct {
 }
 
 func newRunSummary(o *migrateOptions) *runSummary {
-	return &runSummary{Target: load.RedactURI(o.target), Started: time.Now().UTC()}
+	return &runSummary{Target: connstr.Parse(o.target).Redacted(), Started: time.Now().UTC()}
 }
 
 // printSummary writes the table of this run's work per collection, in at

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 )
 
-// connectRetry is how long status and verify try to reach a server
-// target (migrate: --retry-for).
+// connectRetry is how long verify tries to reach a server target by
+// default (migrate: --retry-for; status tries once).
 const connectRetry = 30 * time.Second
 
 // openTarget opens the target; a server that does not answer is tried
@@ -19,8 +20,9 @@ func openTarget(ctx context.Context, g *globals, uri string, opt load.Options, r
 	start := time.Now()
 	opt.Connect = load.RetryPolicy{For: retryFor, Base: 500 * time.Millisecond, Cap: 5 * time.Second,
 		Log: func(attempt int, _ time.Duration, err error) {
-			g.logger().Warn(fmt.Sprintf("waiting for target %s: %s, attempt %d (%s)", load.RedactURI(uri),
-				time.Since(start).Round(time.Second), attempt, load.ConnectCause(load.Redact(err, uri))))
+			cs := connstr.Parse(uri)
+			g.logger().Warn(fmt.Sprintf("waiting for target %s: %s, attempt %d (%s)", cs.Redacted(),
+				time.Since(start).Round(time.Second), attempt, load.ConnectCause(cs.RedactError(err))))
 		}}
 	return load.Open(ctx, uri, opt)
 }
