@@ -390,6 +390,18 @@ func (b *Bucket) PageField() string {
 	return b.Page
 }
 
+// CollectionNames lists the target collections the file declares, each
+// once (a shared collection has several entries), in file order.
+func (f *File) CollectionNames() []string {
+	var names []string
+	for _, c := range f.Collections {
+		if c != nil && !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // Tables lists the qualified names of every table the file mentions, for
 // catalog introspection.
 func (f *File) Tables() []string {

@@ -180,6 +180,21 @@ func CheckIndexes(ctx context.Context, t load.Target, plan *mappings.Plan) ([]In
 	return out, nil
 }
 
+// CheckSubset is an error naming the names that are not among known, and
+// the known ones; nil when every name is known.
+func CheckSubset(known, names []string) error {
+	var unknown []string
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("the mapping has no collection %s (it has %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	return nil
+}
+
 func partialText(p mappings.Partial) string {
 	if p == nil {
 		return "none"
@@ -189,17 +204,10 @@ func partialText(p mappings.Partial) string {
 
 // Subset returns a copy of plan holding only the named target collections
 // (every entry of each), in plan order. An unknown name is an error
-// listing the known ones.
+// listing the known ones (CheckSubset).
 func Subset(plan *mappings.Plan, names []string) (*mappings.Plan, error) {
-	known := plan.CollectionNames()
-	var unknown []string
-	for _, n := range names {
-		if !slices.Contains(known, n) {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) > 0 {
-		return nil, fmt.Errorf("the mapping has no collection %s (it has %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	if err := CheckSubset(plan.CollectionNames(), names); err != nil {
+		return nil, err
 	}
 	out := *plan
 	out.Collections, out.Indexes = nil, nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,8 +122,8 @@ func (o *migrateOptions) check() error {
 	default:
 		return usageError{fmt.Errorf("--indexes must be after, before or none")}
 	}
-	if o.limit < 0 {
-		return usageError{fmt.Errorf("--limit must be positive")}
+	if err := checkLimit(o.limit); err != nil {
+		return err
 	}
 	if o.limit > 0 && o.jobs.job != "" {
 		return usageError{fmt.Errorf("--limit makes a trial run, which is not resumable: leave out --job")}
@@ -132,10 +131,11 @@ func (o *migrateOptions) check() error {
 	if o.drop && (o.jobs.resume || o.jobs.resumeOrStart) {
 		return usageError{fmt.Errorf("--drop would drop what the job being resumed wrote: use --restart to start the job over")}
 	}
-	for _, c := range o.collections {
-		if strings.TrimSpace(c) == "" {
-			return usageError{fmt.Errorf("--collections: an empty collection name")}
-		}
+	if err := checkCollections(o.collections); err != nil {
+		return err
+	}
+	if err := checkOutFile("--summary-file", o.summaryFile); err != nil {
+		return err
 	}
 	return o.jobs.check()
 }
@@ -156,16 +156,11 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	if len(o.collections) > 0 {
-		if plan, err = pipeline.Subset(plan, o.collections); err != nil {
-			return usageError{fmt.Errorf("--collections: %w", err)}
-		}
-	}
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}

@@ -114,7 +114,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
 	if err != nil {
 		return err
 	}

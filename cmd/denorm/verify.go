@@ -162,19 +162,20 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			}
 		}
 	}
-	if o.limit < 0 {
-		return usageError{fmt.Errorf("--limit must be positive")}
+	if err := checkLimit(o.limit); err != nil {
+		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	if err := checkCollections(o.collections); err != nil {
+		return err
+	}
+	if o.retryFor <= 0 {
+		return usageError{errors.New("--retry-for must be positive")}
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	if len(o.collections) > 0 {
-		if plan, err = pipeline.Subset(plan, o.collections); err != nil {
-			return usageError{fmt.Errorf("--collections: %w", err)}
-		}
-	}
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}
