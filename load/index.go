@@ -325,13 +325,12 @@ func notFound(err error) bool {
 
 // Shard sets the collection's shard key before its first write:
 // shardCollection on a sharded MongoDB cluster (or Cosmos DB vCore), else
-// Cosmos DB's customAction CreateCollection with shardKey, else, on a
-// server with neither (a replica set, FerretDB), nothing, and the outcome
+// Cosmos DB's customAction CreateCollection with shardKey (Cosmos DB for
+// MongoDB RU fixes a collection's shard key when it is created, and has
+// no shardCollection), else, on a server with neither (a replica set,
+// FerretDB: both commands are CommandNotFound), nothing, and the outcome
 // says so. A collection sharded already (a resumed run) is left as it is.
 func (s *serverTarget) Shard(ctx context.Context, collection string, key []mappings.IndexKey) (ShardOutcome, error) {
-	if s.ferret(ctx) {
-		return ShardOutcome{Note: "FerretDB has no sharding (no shardCollection command)"}, nil
-	}
 	err := s.client.Database("admin").RunCommand(ctx, shardCommand(s.db.Name(), collection, key)).Err()
 	var ce mongo.CommandError
 	switch {
@@ -342,9 +341,14 @@ func (s *serverTarget) Shard(ctx context.Context, collection string, key []mappi
 	case !notFound(err):
 		return ShardOutcome{}, fmt.Errorf("shard %q: %w", collection, err)
 	}
+	none := "the server is not a sharded cluster (neither shardCollection nor Cosmos DB's CreateCollection exists)"
+	if s.ferret(ctx) {
+		none = "FerretDB has no sharding (shardCollection and Cosmos DB's CreateCollection: command not found)"
+	}
 	cmd, cerr := cosmosCommand(collection, key)
 	if cerr != nil {
-		return ShardOutcome{}, cerr
+		// Not a sharded MongoDB; and a Cosmos DB would refuse this key.
+		return ShardOutcome{Note: none + "; " + cerr.Error()}, nil
 	}
 	err = s.db.RunCommand(ctx, cmd).Err()
 	switch {
@@ -353,7 +357,7 @@ func (s *serverTarget) Shard(ctx context.Context, collection string, key []mappi
 	case errors.As(err, &ce) && ce.Code == 48: // NamespaceExists: created by an earlier run
 		return ShardOutcome{Applied: true, How: "customAction CreateCollection (the collection exists already)"}, nil
 	case notFound(err):
-		return ShardOutcome{Note: "the server is not a sharded cluster (neither shardCollection nor Cosmos DB's CreateCollection exists)"}, nil
+		return ShardOutcome{Note: none}, nil
 	}
 	return ShardOutcome{}, fmt.Errorf("create %q with its shard key: %w", collection, err)
 }

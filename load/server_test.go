@@ -2,11 +2,13 @@ package load
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/mappings"
@@ -142,6 +144,53 @@ func TestShardCommands(t *testing.T) {
 	}
 	if _, err := cosmosCommand("catalog", key); err == nil || !strings.Contains(err.Error(), "one field") {
 		t.Errorf("a two-field shard key for Cosmos DB: err = %v, want a refusal", err)
+	}
+}
+
+// TestFerretDBSharding records what FerretDB does with the two commands
+// that set a shard key: it has neither (CommandNotFound, code 59), and
+// neither creates the collection; Shard then applies nothing, says why,
+// and a two-field key (which Cosmos DB would refuse) is told the same
+// way, not as an error.
+func TestFerretDBSharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	uri, db := testenv.MongoDB(t)
+	ctx := context.Background()
+	key := []mappings.IndexKey{{Field: "bookId", Order: "asc"}}
+	for name, run := range map[string]func() error{
+		"shardCollection": func() error {
+			return db.Client().Database("admin").RunCommand(ctx, shardCommand(db.Name(), "catalog", key)).Err()
+		},
+		"customAction CreateCollection": func() error {
+			cmd, err := cosmosCommand("catalog", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db.RunCommand(ctx, cmd).Err()
+		},
+	} {
+		err := run()
+		var ce mongo.CommandError
+		if !errors.As(err, &ce) || ce.Code != 59 || !notFound(err) {
+			t.Errorf("%s on FerretDB: %v; want CommandNotFound (59)", name, err)
+		}
+		t.Logf("%s on FerretDB: %v", name, err)
+	}
+	if names, err := db.ListCollectionNames(ctx, bson.D{}); err != nil || slices.Contains(names, "catalog") {
+		t.Errorf("collections after the refused commands: %v, %v", names, err)
+	}
+	s, err := Open(ctx, uri, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	for _, k := range [][]mappings.IndexKey{key, {{Field: "bookId", Order: "asc"}, {Field: "type", Order: "asc"}}} {
+		out, err := s.Shard(ctx, "catalog", k)
+		if err != nil || out.Applied || !strings.Contains(out.Note, "FerretDB has no sharding") {
+			t.Errorf("Shard(%v) = %+v, %v; want not applied, with FerretDB named", k, out, err)
+		}
 	}
 }
 
