@@ -348,7 +348,6 @@ func requirePassword(t *testing.T, admin, role string) {
 		if _, err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
 			t.Error(err)
 		}
-		time.Sleep(200 * time.Millisecond) // the postmaster reloads asynchronously
 	}
 	t.Cleanup(func() {
 		cur, _ := os.ReadFile(hba)
@@ -356,4 +355,22 @@ func requirePassword(t *testing.T, admin, role string) {
 		reload()
 	})
 	reload()
+	// The postmaster reloads asynchronously: wait until the role, without
+	// a password, is refused.
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	for deadline := time.Now().Add(time.Minute); ; {
+		c, err := pgx.Connect(ctx, u.String())
+		if err != nil {
+			break
+		}
+		c.Close(ctx)
+		if time.Now().After(deadline) {
+			t.Fatal("pg_hba.conf reloaded, but the role still logs in without a password")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

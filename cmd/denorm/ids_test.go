@@ -65,6 +65,11 @@ INSERT INTO r VALUES (2, 'z');`)
 	if code != 0 || !strings.Contains(errs, "warning:") || !strings.Contains(errs, "in overlapping ranges ((1)..(3) and (2)..(2)); none is equal today, but a new row could") {
 		t.Errorf("validate with disjoint ids: exit %d\n%s%s", code, out, errs)
 	}
+	code, out, errs = runCLI(t, "--log-format", "json", "validate", "--mapping", plain, "--source", disjoint)
+	var rec struct{ Level, Msg, File string }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(errs)), &rec); code != 0 || err != nil || rec.Level != "WARN" || rec.File != plain || !strings.Contains(rec.Msg, "overlapping ranges") {
+		t.Errorf("validate --log-format json with disjoint ids: exit %d, want one JSON warning (%v)\n%s%s", code, err, out, errs)
+	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	if code, out, errs := runCLI(t, "plan", "--mapping", plain, "--source", src, "--format", "json", "--output", planFile); code != 0 {
 		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)

@@ -156,13 +156,14 @@ func TestInterruptStuckTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	ack := w.waitOutput(t, regexp.MustCompile(`interrupt received: stopping; the write in flight has 5s to finish`), 5*time.Second)
-	code, took := w.exit(t, 20*time.Second)
+	code, took := w.exit(t, 40*time.Second)
 	t.Logf("SIGINT acknowledged after %s, exit %d after %s:\n%s", ack.Round(time.Millisecond), code, took.Round(time.Millisecond), w.out)
 	out := w.out.String()
 	if code != 1 || !strings.Contains(out, "interrupted: the checkpoint could not be saved") || !regexp.MustCompile(`denorm migrate .*--job stuck.* --resume`).MatchString(out) {
 		t.Errorf("exit %d; want 1, saying the checkpoint saved before stands and how to resume", code)
 	}
-	if took > 15*time.Second {
+	if took > 20*time.Second {
+		// 10 s by the clock; the rest is room for a loaded machine.
 		t.Errorf("the run took %s to stop after SIGINT, want at most the 5 s grace and the 5 s bounded save", took)
 	}
 	cont()
@@ -223,13 +224,13 @@ func TestUnreachableTarget(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
-	if !regexp.MustCompile(`denorm: warning: waiting for target mongodb://` + regexp.QuoteMeta(addr) + `/x: [5-7]s, attempt 1 \(dial tcp ` + regexp.QuoteMeta(addr) + `: connect: connection refused\)`).MatchString(errs) {
+	if !regexp.MustCompile(`denorm: warning: waiting for target mongodb://` + regexp.QuoteMeta(addr) + `/x: [5-9]s, attempt 1 \(dial tcp ` + regexp.QuoteMeta(addr) + `: connect: connection refused\)`).MatchString(errs) {
 		t.Errorf("no report of the first failed attempt within seconds:\n%s", errs)
 	}
 	if !strings.Contains(errs, "denorm: cannot reach the target mongodb://"+addr+"/x: no server answered within 5s (serverSelectionTimeoutMS; each connection attempt 10s, connectTimeoutMS): dial tcp "+addr+": connect: connection refused (gave up after ") || strings.Contains(errs, "topology") {
 		t.Errorf("the error does not name the cause plainly:\n%s", errs)
 	}
-	if took < 8*time.Second || took > 20*time.Second {
+	if took < 8*time.Second || took > 40*time.Second {
 		t.Errorf("gave up after %s, want a little over --retry-for 8s", took)
 	}
 	_ = testenv.Root(t)

@@ -69,7 +69,12 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 				ps = append(ps, mappings.Problem{File: f.Path, Pos: c.B.Pos, Msg: c.Message() + "; " + extract.IDCollisionSuggestion})
 				continue
 			}
-			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s; %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, c.Message(), extract.IDCollisionSuggestion)
+			msg := c.Message() + "; " + extract.IDCollisionSuggestion
+			if g.logFormat == logJSON {
+				g.logger().Warn(msg, "file", f.Path, "line", c.B.Pos.Line, "col", c.B.Pos.Col)
+				continue
+			}
+			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, msg)
 		}
 	}
 	if len(ps) > 0 {
