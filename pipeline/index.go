@@ -17,6 +17,7 @@ import (
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // When migrate creates the indexes (--indexes).
@@ -90,7 +91,7 @@ func CreateIndexes(ctx context.Context, t load.Target, plan *mappings.Plan, retr
 			names[i] = ix.Name
 		}
 		if notice != nil {
-			notice(fmt.Sprintf("creating %s on %s: %s", plural(len(names), "index", "indexes"), set.Collection, strings.Join(names, ", ")))
+			notice(fmt.Sprintf("creating %s on %s: %s", report.Plural(len(names), "index", "indexes"), set.Collection, strings.Join(names, ", ")))
 		}
 		err := load.Retry(ctx, retry, func() error { return t.CreateIndexes(ctx, set.Collection, set.Indexes) })
 		var ie *load.IndexError
@@ -103,14 +104,6 @@ func CreateIndexes(ctx context.Context, t load.Target, plan *mappings.Plan, retr
 		out = append(out, IndexesCreated{Collection: set.Collection, Indexes: names, Elapsed: time.Since(start)})
 	}
 	return out, errors.Join(errs...)
-}
-
-// plural is "1 index" or "3 indexes".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Index check states.
@@ -232,18 +225,8 @@ func Limit(plan *mappings.Plan, n int) *mappings.Plan {
 	out := *plan
 	out.Collections = make([]*mappings.CollectionPlan, len(plan.Collections))
 	for i, cp := range plan.Collections {
-		var cols []string
-		if cp.Bucket != nil {
-			for _, c := range cp.Bucket.By {
-				cols = append(cols, cp.Root.Columns[c].Name)
-			}
-		} else {
-			for _, c := range cp.IDCols {
-				cols = append(cols, cp.Root.Columns[c].Name)
-			}
-		}
 		root := *cp.Root
-		root.Filter = extract.FirstKeysFilter(cp.Root.Table, cols, cp.Root.Filter, n)
+		root.Filter = extract.FirstKeysFilter(cp.Root.Table, streamKeyColumns(cp), cp.Root.Filter, n)
 		c := *cp
 		c.Root = &root
 		out.Collections[i] = &c

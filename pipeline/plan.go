@@ -145,21 +145,26 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 	return rep, nil
 }
 
+// streamKeyColumns are the root columns a collection's documents are
+// counted by: a bucket collection's parent key (whole parents), else the
+// _id columns.
+func streamKeyColumns(cp *mappings.CollectionPlan) []string {
+	idx := cp.IDCols
+	if cp.Bucket != nil {
+		idx = cp.Bucket.By
+	}
+	cols := make([]string, len(idx))
+	for i, c := range idx {
+		cols[i] = cp.Root.Columns[c].Name
+	}
+	return cols
+}
+
 // sampled returns a copy of cp whose root reads about percent % of the
 // rows: a bucket collection keeps whole parents.
 func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionPlan {
-	var cols []string
-	if cp.Bucket != nil {
-		for _, i := range cp.Bucket.By {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	} else {
-		for _, i := range cp.IDCols {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	}
 	root := *cp.Root
-	cond := extract.SampleFilter(cols, percent)
+	cond := extract.SampleFilter(streamKeyColumns(cp), percent)
 	if root.Filter != "" {
 		cond = "(" + root.Filter + ") AND " + cond
 	}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"net"
+	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -234,4 +237,81 @@ func TestUnreachableTarget(t *testing.T) {
 		t.Errorf("gave up after %s, want a little over --retry-for 8s", took)
 	}
 	_ = testenv.Root(t)
+}
+
+// TestInterruptStuckSource: the source stops answering in the middle of a
+// stream (a fault proxy passes nothing more on the stream's connection
+// after byte 30,000, and never closes it: a half-open connection, which
+// only read_timeout's 10 minutes would end). Progress names the
+// collection waiting for the source within seconds; an interrupt aimed at
+// that report stops the run within seconds with the checkpoint saved; the
+// resume, on a healthy path, ends with the exact result.
+func TestInterruptStuckSource(t *testing.T) {
+	mapping := filepath.Join(testenv.Root(t), "testdata", "resume", "crash.yaml")
+	src := crashSource(t, 600, 40, 400)
+	target, _ := testenv.MongoDB(t)
+	su, err := url.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFaultProxy(t, su.Host)
+	stalled := proxy.cutOnce("downstream", 30000, true)
+	args := []string{"migrate", "--progress", "lines", "--mapping", mapping, "--source", proxy.via(src), "--target", target,
+		"--job", "src", "--batch-size", "20", "--retry-for", "2m"}
+	out := &syncBuffer{}
+	sigs := make(chan os.Signal, 2)
+	done := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		done <- runSignals(context.Background(), args, out, out, sigs, func(int) { t.Error("one interrupt made denorm quit at once") })
+	}()
+	waitFor := func(re *regexp.Regexp, d time.Duration) time.Duration {
+		t.Helper()
+		begin := time.Now()
+		for time.Since(begin) < d {
+			if re.MatchString(out.String()) {
+				return time.Since(begin)
+			}
+			select {
+			case code := <-done:
+				done <- code
+				if re.MatchString(out.String()) {
+					return time.Since(begin)
+				}
+				t.Fatalf("migrate ended (exit %d) before printing %q:\n%s", code, re, out)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		t.Fatalf("migrate did not print %q within %s:\n%s", re, d, out)
+		return 0
+	}
+	waitFor(regexp.MustCompile(`\w+: waiting for source: \d+s, attempt 1`), 2*time.Minute)
+	if !stalled.fired.Load() {
+		t.Fatalf("progress reports a wait for the source, but the stall never fired:\n%s", out)
+	}
+	t.Logf("the stall was reported %s after the start", time.Since(start).Round(time.Millisecond))
+	sigs <- syscall.SIGINT
+	waitFor(regexp.MustCompile(`interrupt received: stopping`), 5*time.Second)
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(40 * time.Second):
+		t.Fatalf("migrate still runs 40s after the interrupt:\n%s", out)
+	}
+	took := time.Since(start)
+	t.Logf("exit %d:\n%s", code, out)
+	if code != exitRuntime || !strings.Contains(out.String(), "interrupted: the checkpoint is saved") {
+		t.Errorf("exit %d; want 1, the checkpoint saved", code)
+	}
+	cp := loadCheckpoint(t, target, "src")
+	if cp == nil || cp.Phase != load.PhaseRunning {
+		t.Fatalf("checkpoint after the interrupt: %+v", cp)
+	}
+	t.Logf("run ended %s after its start; checkpoint at collection %q", took.Round(time.Millisecond), cp.Collection)
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", target, "--job", "src", "--batch-size", "20", "--resume"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, "verify", "-q", "--mapping", mapping, "--source", src, "--target", target); code != 0 {
+		t.Errorf("verify after the resume: exit %d\n%s%s", code, out, errs)
+	}
 }

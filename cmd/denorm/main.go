@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // Exit codes: the only ones denorm returns (README.md, "Commands").
@@ -52,7 +53,7 @@ type usageError struct{ error }
 type rejectedError struct{ n int64 }
 
 func (e rejectedError) Error() string {
-	return plural(e.n, "row was", "rows were") + " rejected"
+	return report.Plural(e.n, "row was", "rows were") + " rejected"
 }
 
 // globals are flags every command takes, and where output goes.

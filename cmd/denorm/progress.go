@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // progress shows per-collection progress on stderr: a bar per collection
@@ -155,7 +156,7 @@ func (p *progress) line(s pipeline.Stats) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %d/%s %s", s.Collection, state, s.Rows, total, unit(s))
 	if s.Bucket {
-		fmt.Fprintf(&b, " in %s", plural(s.Written, "page", "pages"))
+		fmt.Fprintf(&b, " in %s", report.Plural(s.Written, "page", "pages"))
 	}
 	fmt.Fprintf(&b, ", %s %s/s", rateText(r), unit(s))
 	if s.PriorRows > 0 {
@@ -206,12 +207,4 @@ func (p *progress) finish() {
 		fmt.Fprintln(p.g.stderr)
 		p.bar = nil
 	}
-}
-
-// plural is "1 page" or "3 pages".
-func plural[N int | int64](n N, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

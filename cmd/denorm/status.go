@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/transform/report"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -55,7 +56,7 @@ is then 1.`,
 					fmt.Fprintf(w, " (at collection %s)", c.Collection)
 				}
 				fmt.Fprintf(w, "; last checkpoint %s (%s ago); started %s; %s; workers %d; denorm %s; mapping %s\n",
-					c.Updated.Format(time.RFC3339), time.Since(c.Updated).Round(time.Second), c.Started.Format(time.RFC3339), plural(c.Resumes, "resume", "resumes"), c.Workers, c.Version, c.Mapping)
+					c.Updated.Format(time.RFC3339), time.Since(c.Updated).Round(time.Second), c.Started.Format(time.RFC3339), report.Plural(c.Resumes, "resume", "resumes"), c.Workers, c.Version, c.Mapping)
 				type agg struct {
 					rows, written, failed int64
 					done, total           int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // runSummary is what migrate did: the table it prints on stdout and the
@@ -61,7 +62,7 @@ func printSummary(g *globals, s *runSummary) {
 		var parts []string
 		for _, st := range s.Stats {
 			if st.Bucket {
-				parts = append(parts, fmt.Sprintf("%s: %s of %s", st.Collection, plural(st.RunWritten(), "page", "pages"), plural(st.RunRows(), "row", "rows")))
+				parts = append(parts, fmt.Sprintf("%s: %s of %s", st.Collection, report.Plural(st.RunWritten(), "page", "pages"), report.Plural(st.RunRows(), "row", "rows")))
 			}
 		}
 		wrap(w, fmt.Sprintf("bucket collections count pages as documents (%s)", strings.Join(parts, "; ")))
@@ -71,7 +72,7 @@ func printSummary(g *globals, s *runSummary) {
 		for _, st := range s.Stats {
 			jr, jd, jf = jr+st.Rows, jd+st.Written, jf+st.Failed
 		}
-		wrap(w, fmt.Sprintf("job %s in all, with the runs before this one: %s read, %s written, %d failed", s.Job, plural(jr, "row", "rows"), plural(jd, "document", "documents"), jf))
+		wrap(w, fmt.Sprintf("job %s in all, with the runs before this one: %s read, %s written, %d failed", s.Job, report.Plural(jr, "row", "rows"), report.Plural(jd, "document", "documents"), jf))
 	}
 	for _, ic := range s.Indexes {
 		wrap(w, fmt.Sprintf("indexes of %s: %s (%s)", ic.Collection, strings.Join(ic.Indexes, ", "), ic.Elapsed.Round(time.Millisecond)))

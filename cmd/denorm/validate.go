@@ -7,6 +7,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type validateOptions struct {
@@ -42,7 +43,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	if o.source == "" {
-		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, plural(len(f.Collections), "collection", "collections"))
+		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, report.Plural(len(f.Collections), "collection", "collections"))
 		return nil
 	}
 	snap, closeSnap, err := openSnapshot(ctx, o.source)
@@ -80,6 +81,6 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
-	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, plural(len(plan.Collections), "collection", "collections"))
+	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
 	return nil
 }

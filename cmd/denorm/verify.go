@@ -16,6 +16,7 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type verifyOptions struct {
@@ -44,17 +45,17 @@ func (e differentError) Error() string {
 	if e.indexes > 0 {
 		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
 		if e.docs > 0 {
-			msg += ", and " + plural(e.docs, "document differs", "documents differ")
+			msg += ", and " + report.Plural(e.docs, "document differs", "documents differ")
 		}
 		return msg
 	}
 	switch {
 	case e.docs > 0 && e.refs > 0:
-		return fmt.Sprintf("the target differs from the source: %s, and %s", plural(e.docs, "document", "documents"), plural(e.refs, "dangling reference", "dangling references"))
+		return fmt.Sprintf("the target differs from the source: %s, and %s", report.Plural(e.docs, "document", "documents"), report.Plural(e.refs, "dangling reference", "dangling references"))
 	case e.docs > 0:
-		return "the target differs from the source: " + plural(e.docs, "document", "documents")
+		return "the target differs from the source: " + report.Plural(e.docs, "document", "documents")
 	}
-	return plural(e.refs, "dangling reference", "dangling references")
+	return report.Plural(e.refs, "dangling reference", "dangling references")
 }
 
 func (differentError) ExitCode() int { return exitRuntime }
@@ -322,20 +323,20 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 	case docs == 0 && refs == 0 && bad == 0:
 		fmt.Fprintln(w, "result: identical")
 	case docs == 0 && bad > 0:
-		fmt.Fprintf(w, "result: identical documents; %s missing or different", plural(bad, "index", "indexes"))
+		fmt.Fprintf(w, "result: identical documents; %s missing or different", report.Plural(bad, "index", "indexes"))
 		if refs > 0 {
-			fmt.Fprintf(w, "; %s", plural(refs, "dangling reference", "dangling references"))
+			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
 		fmt.Fprintln(w)
 	case docs == 0:
-		fmt.Fprintf(w, "result: identical documents; %s\n", plural(refs, "dangling reference", "dangling references"))
+		fmt.Fprintf(w, "result: identical documents; %s\n", report.Plural(refs, "dangling reference", "dangling references"))
 	default:
-		fmt.Fprintf(w, "result: %s", plural(docs, "document differs", "documents differ"))
+		fmt.Fprintf(w, "result: %s", report.Plural(docs, "document differs", "documents differ"))
 		if bad > 0 {
-			fmt.Fprintf(w, "; %s missing or different", plural(bad, "index", "indexes"))
+			fmt.Fprintf(w, "; %s missing or different", report.Plural(bad, "index", "indexes"))
 		}
 		if refs > 0 {
-			fmt.Fprintf(w, "; %s", plural(refs, "dangling reference", "dangling references"))
+			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
 		fmt.Fprintln(w)
 		switch {

@@ -120,7 +120,7 @@ func histogramSVG(bins []Bin) histo {
 			bh = 1
 		}
 		h.Bars = append(h.Bars, bar{X: x0 + i*bw, Y: bottom - bh, W: max(bw-2, 1), H: bh,
-			Label: fmt.Sprintf("%s to %s: %s", Bytes(b.From), Bytes(b.To), plural(b.Count, "document", "documents"))})
+			Label: fmt.Sprintf("%s to %s: %s", Bytes(b.From), Bytes(b.To), Plural(b.Count, "document", "documents"))})
 	}
 	h.Lo, h.Hi = Bytes(bins[0].From), Bytes(bins[len(bins)-1].To)
 	return h

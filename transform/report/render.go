@@ -36,8 +36,8 @@ func estimateNote(r *Report) string {
 	return "figures are exact: every row read"
 }
 
-// plural is "1 document" or "3 documents".
-func plural(n int64, one, many string) string {
+// Plural is "1 document" or "3 documents".
+func Plural[N int | int64](n N, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
@@ -46,8 +46,8 @@ func plural(n int64, one, many string) string {
 
 // totalsText is the report's totals in one line.
 func totalsText(t Totals) string {
-	return fmt.Sprintf("%s, %s, %d over the size limit, %s", plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
-		t.TooLarge, plural(t.Dangling, "dangling reference", "dangling references"))
+	return fmt.Sprintf("%s, %s, %d over the size limit, %s", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
+		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"))
 }
 
 // indexText describes an index in one line.
@@ -132,7 +132,7 @@ func writeText(w io.Writer, r *Report) error {
 		}
 	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, plural(c.Documents, "document", "documents"), plural(c.Rows, "row", "rows"))
+		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		if c.Rejected > 0 {
 			fmt.Fprintf(&b, ", %d rejected", c.Rejected)
 		}
@@ -151,7 +151,7 @@ func writeText(w io.Writer, r *Report) error {
 			tw.Flush()
 		}
 		if c.TooLarge.Count > 0 {
-			fmt.Fprintf(&b, "  OVER THE SIZE LIMIT: %s\n", plural(c.TooLarge.Count, "document", "documents"))
+			fmt.Fprintf(&b, "  OVER THE SIZE LIMIT: %s\n", Plural(c.TooLarge.Count, "document", "documents"))
 			for _, d := range c.TooLarge.Docs {
 				fmt.Fprintf(&b, "    %s (_id %s): %s\n", d.Source, d.ID, Bytes(d.Size))
 			}
@@ -227,7 +227,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("\n")
 	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %s from %s.\n\n```\n", mdEsc(c.Name), c.Kind, c.Table, plural(c.Documents, "document", "documents"), plural(c.Rows, "row", "rows"))
+		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %s from %s.\n\n```\n", mdEsc(c.Name), c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		treeText(c.Tables, "", &b)
 		b.WriteString("```\n\n")
 		if len(c.Arrays) > 0 {
@@ -238,7 +238,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			b.WriteString("\n")
 		}
 		if c.TooLarge.Count > 0 {
-			fmt.Fprintf(&b, "**%s over the size limit:**\n\n", plural(c.TooLarge.Count, "document", "documents"))
+			fmt.Fprintf(&b, "**%s over the size limit:**\n\n", Plural(c.TooLarge.Count, "document", "documents"))
 			for _, d := range c.TooLarge.Docs {
 				fmt.Fprintf(&b, "- %s: %s\n", mdEsc(d.Source), Bytes(d.Size))
 			}
