@@ -125,7 +125,11 @@ func (o *jobOptions) checkTarget(t load.Target) error {
 func commandLine(o *migrateOptions, extra ...string) string {
 	src, srcNote := connArg(o.source, !o.sourceFlag, "DENORM_SOURCE", "--source URL")
 	dst, dstNote := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
-	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping), "--source", src, "--target", dst, "--job", shellQuote(o.jobs.job)}
+	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping)}
+	if o.source != "" {
+		args = append(args, "--source", src)
+	} // else the PG* variables and .pgpass name the source, as they will again
+	args = append(args, "--target", dst, "--job", shellQuote(o.jobs.job))
 	if o.jobs.workers > 1 {
 		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
 	}

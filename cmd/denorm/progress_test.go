@@ -164,3 +164,24 @@ func TestSmallThings(t *testing.T) {
 		t.Errorf("differentError = %q", got)
 	}
 }
+
+// TestResumeHintSource: the command a resume hint gives names the source
+// as it was given: a URL without a password as it is, DENORM_SOURCE as
+// "$DENORM_SOURCE", and nothing when the PG* variables named it (they
+// will again).
+func TestResumeHintSource(t *testing.T) {
+	for _, c := range []struct {
+		name, source string
+		flag         bool
+		want         string
+	}{
+		{"flag", "postgres://h/db", true, "denorm migrate --mapping m.yaml --source postgres://h/db --target out --job j --resume"},
+		{"DENORM_SOURCE", "postgres://u:pw@h/db", false, `denorm migrate --mapping m.yaml --source "$DENORM_SOURCE" --target out --job j --resume`},
+		{"PG* variables", "", false, "denorm migrate --mapping m.yaml --target out --job j --resume"},
+	} {
+		o := &migrateOptions{mapping: "m.yaml", source: c.source, sourceFlag: c.flag, target: "out", batchSize: 1000, jobs: jobOptions{job: "j"}}
+		if got := commandLine(o, "--resume"); got != c.want {
+			t.Errorf("%s: %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
