@@ -136,6 +136,29 @@ func TestSummaryFile(t *testing.T) {
 		t.Errorf("totals %+v %+v, indexes %+v", s.Run, s.JobTotal, s.Indexes)
 	}
 
+	// Resumed (the finished job marked running again, as a killed one
+	// would be after its last batch): this run did nothing, the job all.
+	ck := filepath.Join(dir, "_denorm", "s.json")
+	cb, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ck, []byte(strings.Replace(string(cb), `"phase": "done"`, `"phase": "running"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "migrate", "-q", "--mapping", example(t, "blog"), "--source", src, "--target", dir, "--summary-file", file, "--job", "s", "--resume")
+	if code != 0 {
+		t.Fatalf("resume exit %d\n%s%s", code, out, errs)
+	}
+	s = summaryFile{}
+	if b, err = os.ReadFile(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil || !s.Resumed || s.Run.Documents != 0 || s.Run.Rows != 0 || s.JobTotal.Documents != 7 || s.JobTotal.Rows != 255 ||
+		s.Collections[1].Job.Rows != 252 || s.Collections[1].Run.Rows != 0 {
+		t.Errorf("summary of the resumed run = %+v (%v)\n%s", s, err, b)
+	}
+
 	missing := strings.Replace(src, "?", "_nosuchdb?", 1)
 	code, _, _ = runCLI(t, "migrate", "-q", "--mapping", example(t, "blog"), "--source", missing, "--target", dir, "--summary-file", file)
 	if code != 1 {
