@@ -174,7 +174,7 @@ func TestSummaryFile(t *testing.T) {
 // TestLogFormatJSON: with --log-format json every line denorm writes to
 // stderr parses as JSON, whatever the command and however it ends:
 // progress, notices, warnings, usage errors, a mapping file's problems,
-// verify's verdict.
+// verify's verdict, an unreachable target.
 func TestLogFormatJSON(t *testing.T) {
 	src := seedDB(t)
 	uri, _ := testenv.MongoDB(t)
@@ -192,6 +192,8 @@ func TestLogFormatJSON(t *testing.T) {
 		{"plan", "--progress", "lines", "--mapping", example(t, "blog"), "--source", src, "--fail-on", "warning", "--max-doc-size", "200"},
 		{"verify", "--mapping", example(t, "person"), "--source", src, "--target", uri},
 		{"status", "--target", uri},
+		{"advise", "--source", src, "--output", filepath.Join(dir, "advised.yaml")},
+		{"status", "--target", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=200"},
 		{"nosuchcommand"},
 	}
 	for _, args := range runs {
