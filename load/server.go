@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,6 +28,9 @@ type serverTarget struct {
 	uri    connstr.String
 	opt    Options
 	op     time.Duration // bound of one operation (opTimeout); 0: none
+
+	mu     sync.Mutex
+	closed map[string]bool // batches a connection closed on once (isolate.go)
 }
 
 // openServer connects to the server at uri (checked by ParseTarget); the
@@ -146,6 +150,10 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
 		if s.refusedBatch(ctx, err) {
+			if !s.closedAgain(collection, batch) {
+				// Perhaps the network: the caller retries (isolate.go).
+				return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
+			}
 			// A document the server closes the connection on (isolate.go).
 			rj, err := s.isolate(ctx, collection, batch)
 			rejects = append(rejects, rj...)
