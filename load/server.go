@@ -57,7 +57,10 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		err = ping()
 	}
 	if err != nil {
-		_ = client.Disconnect(context.Background())
+		// Disconnect waits for a monitor's connection attempt in progress
+		// (up to connectTimeoutMS, whatever its context): the failure is
+		// told without waiting for it.
+		go func() { _ = client.Disconnect(context.Background()) }()
 		ce := &ConnectError{Target: uri.Redacted(), Err: uri.RedactError(err)}
 		var sse topology.ServerSelectionError
 		if errors.As(err, &sse) {
