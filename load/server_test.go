@@ -194,6 +194,61 @@ func TestFerretDBSharding(t *testing.T) {
 	}
 }
 
+// TestFerretDBIndexKinds records which kinds of index FerretDB 1.24
+// builds: unique, descending and dotted keys (as the conformance suite
+// shows), but no hashed key and no partial filter, each refused on its
+// own as unsupported, naming the index; the indexes beside them are
+// built.
+func TestFerretDBIndexKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	uri, _ := testenv.MongoDB(t)
+	ctx := context.Background()
+	s, err := Open(ctx, uri, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if _, err := s.Write(ctx, "c", []transform.Document{doc(1, transform.Field{Key: "v", Value: "x"})}); err != nil {
+		t.Fatal(err)
+	}
+	plain := mappings.Index{Name: "v_-1", Keys: []mappings.IndexKey{{Field: "v", Order: "desc"}}, Unique: true}
+	hashed := mappings.Index{Name: "h", Keys: []mappings.IndexKey{{Field: "v", Order: "hashed"}}}
+	partial := mappings.Index{Name: "p", Keys: []mappings.IndexKey{{Field: "w", Order: "asc"}},
+		Partial: mappings.Partial{{Key: "v", Value: mappings.Partial{{Key: "$exists", Value: true}}}}}
+	err = s.CreateIndexes(ctx, "c", []mappings.Index{plain, hashed, partial})
+	refused := map[string]bool{}
+	for _, e := range unjoin(err) {
+		var ie *IndexError
+		if !errors.As(e, &ie) || !ie.Unsupported {
+			t.Errorf("error %v, want an unsupported *IndexError", e)
+			continue
+		}
+		refused[ie.Index.Name] = true
+		t.Logf("refused: %v", e)
+	}
+	if !refused["h"] || !refused["p"] || len(refused) != 2 {
+		t.Errorf("refused %v, want the hashed and the partial index", refused)
+	}
+	got, _, err := s.Indexes(ctx, "c")
+	if err != nil || len(got) != 1 || got[0].Name != "v_-1" || !got[0].Unique {
+		t.Errorf("indexes built: %+v, %v; want v_-1 alone", got, err)
+	}
+}
+
+// unjoin lists the errors errors.Join put together (err itself when it
+// is not joined; none for nil).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
 // TestIndexDocRoundTrip: an index as createIndexes takes it reads back
 // as the same index, partial filter included (numbers by value).
 func TestIndexDocRoundTrip(t *testing.T) {
