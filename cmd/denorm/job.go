@@ -47,12 +47,17 @@ every document of the job's collections (so documents of rows deleted
 since do not linger), on a directory target the files are rewritten.
 'denorm status --target T' lists the jobs of a target.
 
-SIGINT and SIGTERM finish the batch being written, save the checkpoint,
-print the command that resumes, and exit with code 1.
+SIGINT and SIGTERM are acknowledged at once: the write in flight gets 5 s
+to be acknowledged (then it is cancelled), the checkpoint of what was
+acknowledged is saved, the command that resumes is printed, and denorm
+exits with code 1. A second signal quits at once; the last checkpoint saved
+stands.
 
-Transient faults are retried with capped backoff for --retry-for: target
-network errors and timeouts, server restarts, throttling (Cosmos DB error
-16500, honouring its RetryAfterMs); a lost source connection is reopened and
+Transient faults are retried with capped backoff for --retry-for: reaching
+the target at all (5 s attempts, each failure told), target network errors
+and timeouts, server restarts, throttling (Cosmos DB error 16500, honouring
+its RetryAfterMs). A read or write waiting longer than 3 s shows in the
+progress ("waiting for target: 12s, attempt 3"). A lost source connection is reopened and
 reading resumes from the last acknowledged position; if the snapshot it
 read is gone, a new one is taken and the output says so.
 
