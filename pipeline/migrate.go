@@ -444,6 +444,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 	}()
 	sink := r.writers[w]
 	lost := 0
+	var lostSince time.Time // the first loss since the last progress
 	defer r.end(w)
 	for {
 		var pendingRows int64
@@ -529,12 +530,12 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			// ctx ends when another worker failed: its error is the run's.
 			return err
 		}
-		if progressed {
-			lost = 0
+		if progressed || lost == 0 {
+			lost, lostSince = 0, time.Now()
 		}
 		lost++
-		if lost > 8 {
-			return fmt.Errorf("source connection lost %d times without progress: %w", lost-1, err)
+		if r.sourceGivesUp(lost, lostSince) {
+			return fmt.Errorf("source connection lost %d times without progress in %s: %w", lost-1, time.Since(lostSince).Round(time.Second), err)
 		}
 		from := "the start of the table"
 		if s.After != nil {
@@ -548,7 +549,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return err
 		}
 		ns, aerr := r.adopt(ctx, true)
-		for aerr != nil && lost <= 8 {
+		for aerr != nil && !r.sourceGivesUp(lost, lostSince) {
 			lost++
 			r.notice(fmt.Sprintf("reconnect to source failed (%v); retrying", aerr))
 			if err := r.reconnectWait(ctx, sig, lost); err != nil {
@@ -561,6 +562,13 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		}
 		ws = ns
 	}
+}
+
+// sourceGivesUp reports whether a lost source connection is not
+// reopened again: after eight attempts without progress, and not before
+// --retry-for (Options.Retry.For) has passed since the first of them.
+func (r *runner) sourceGivesUp(lost int, since time.Time) bool {
+	return lost > 8 && time.Since(since) >= r.opt.Retry.For
 }
 
 // reconnectBackoff spaces the attempts to reopen a lost source
