@@ -57,9 +57,10 @@ Transient faults are retried with capped backoff for --retry-for: reaching
 the target at all (5 s attempts, each failure told), target network errors
 and timeouts, server restarts, throttling (Cosmos DB error 16500, honouring
 its RetryAfterMs). A read or write waiting longer than 3 s shows in the
-progress ("waiting for target: 12s, attempt 3"). A lost source connection is reopened and
-reading resumes from the last acknowledged position; if the snapshot it
-read is gone, a new one is taken and the output says so.
+progress ("waiting for target: 12s, attempt 3"). A lost source connection is
+reopened (for --retry-for, at least eight attempts) and reading resumes
+from the last acknowledged position; if the snapshot it read is gone, a new
+one is taken and the output says so.
 
 Parallel runs: --workers N reads each root table as N parts (a hash of the
 _id columns, or of a bucket collection's parent columns) in parallel, all
