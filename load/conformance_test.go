@@ -91,6 +91,8 @@ func TestTargetConformance(t *testing.T) {
 		{"empty collections for a restart", testEmpty},
 		{"checkpoint store", testCheckpoints},
 		{"scan gives what normalize predicts", testScanNormalize},
+		{"one lease holder per job", testLeases},
+		{"lease expiry and takeover", testLeaseExpiry},
 	}
 	for _, k := range conformTargets {
 		t.Run(k.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,13 +98,16 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	var (
 		store load.Checkpoints
 		cp    *load.Checkpoint
+		lease *pipeline.HeldLease
 	)
 	if o.jobs.job != "" {
-		var done bool
-		store, cp, done, err = prepareJob(ctx, g, o, plan, target)
+		job, done, err := prepareJob(ctx, g, o, plan, target)
 		if err != nil || done {
 			return err
 		}
+		store, cp, lease = job.Store, job.Checkpoint, job.Lease
+		defer lease.Release(context.WithoutCancel(ctx))
+		ctx = lease.Context() // ends when the lease is lost
 	}
 
 	var (
@@ -140,12 +144,15 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
 			}
 		},
-	}, store, cp))
+	}, store, cp, lease))
 	prog.finish()
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)
+	if lease != nil && lease.Err() != nil {
+		return leaseLostError(lease.Err(), o)
+	}
 	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
 		if store == nil {
