@@ -146,12 +146,19 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		},
 	}, store, cp, lease))
 	prog.finish()
+	var leaseErr error
+	if lease != nil {
+		// Released before the target closes: a server lease is a
+		// document written through the target's connection.
+		leaseErr = lease.Err()
+		_ = lease.Release(context.WithoutCancel(ctx))
+	}
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)
-	if lease != nil && lease.Err() != nil {
-		return leaseLostError(lease.Err(), o)
+	if leaseErr != nil {
+		return leaseLostError(leaseErr, o)
 	}
 	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
