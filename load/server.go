@@ -23,6 +23,8 @@ type serverTarget struct {
 	db     *mongo.Database
 	uri    string
 	opt    Options
+	// server is what buildInfo says the server is (serverInfo).
+	server serverInfo
 }
 
 // DatabaseFromURI returns the database named in a mongodb:// URI's path.
@@ -52,10 +54,13 @@ func openServer(ctx context.Context, uri string, opt Options) (*serverTarget, er
 		_ = client.Disconnect(context.Background())
 		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
 	}
-	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults()}, nil
+	db := client.Database(dbName)
+	return &serverTarget{client: client, db: db, uri: uri, opt: opt.withDefaults(), server: readServerInfo(ctx, db)}, nil
 }
 
-func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }
+func (s *serverTarget) Caps() Caps {
+	return Caps{Parallel: true, Delete: true, Decimal128: !s.server.ferretDB(), Server: s.server.String()}
+}
 
 // Prepare does nothing: collections are created by their first write, and
 // documents written after a checkpoint are replaced when written again.
@@ -113,21 +118,29 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		if err != nil {
 			return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
 		}
-		if len(models) > 0 {
-			_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		// FerretDB 1.24 stalls on a bulk write of 100 or more replaces
+		// of existing documents (and then times out every request):
+		// there, the replaces go in bulk writes of fewer.
+		step := len(models)
+		if s.server.ferretDB() {
+			step = ferretMaxReplaces
+		}
+		for from := 0; from < len(models); from += step {
+			chunk, docs := models[from:min(from+step, len(models))], again[from:min(from+step, len(again))]
+			_, err := coll.BulkWrite(ctx, chunk, options.BulkWrite().SetOrdered(false))
 			if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 				// Some servers (FerretDB 1.24) number the failed operations
 				// of a bulk update wrongly. Replaces are idempotent, so the
-				// batch's replaces are made again one at a time: the errors
+				// chunk's replaces are made again one at a time: the errors
 				// then belong to known documents.
-				for i, m := range models {
+				for i, m := range chunk {
 					r := m.(*mongo.ReplaceOneModel)
 					_, err := coll.ReplaceOne(ctx, r.Filter, r.Replacement, options.Replace().SetUpsert(true))
 					var we mongo.WriteException
 					switch {
 					case err == nil:
 					case errors.As(err, &we) && we.WriteConcernError == nil && len(we.WriteErrors) > 0:
-						reject(again[i], replaceError(again[i], collection, we.WriteErrors[0]))
+						reject(docs[i], replaceError(docs[i], collection, we.WriteErrors[0]))
 					default:
 						return fmt.Errorf("replace a document in %q: %w", collection, err)
 					}
@@ -135,7 +148,7 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 				err = nil
 			}
 			if err != nil {
-				return fmt.Errorf("replace %d documents in %q: %w", len(models), collection, err)
+				return fmt.Errorf("replace %d documents in %q: %w", len(chunk), collection, err)
 			}
 		}
 		raws, batch, bytes = raws[:0], batch[:0], 0

@@ -121,6 +121,13 @@ type Caps struct {
 	// Delete: Delete takes any Selection (sync). Without it, only the
 	// zero Selection: a whole collection.
 	Delete bool
+	// Decimal128: the target stores BSON Decimal128 values (NUMERIC in
+	// the default numeric mode). FerretDB 1.24 does not: it drops the
+	// connection.
+	Decimal128 bool
+	// Server names the server's product and version as it reports them
+	// ("FerretDB 1.24.0", "MongoDB 7.0.14"); "" for a directory.
+	Server string
 }
 
 // Selection picks documents of one collection for Delete. Its parts all
