@@ -103,6 +103,9 @@ func (o *jobOptions) check() error {
 		}
 		o.part, o.parts = pi, pn
 	}
+	if o.checkpointEvery < 0 {
+		return usageError{errors.New("--checkpoint-every cannot be negative (0: a checkpoint after every batch)")}
+	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
@@ -120,13 +123,14 @@ func (o *jobOptions) checkTarget(t load.Target) error {
 	return nil
 }
 
-// commandLine is the migrate command that reruns o with extra flags.
+// commandLine is the migrate command that reruns o with extra flags. A
+// source or target taken from the environment, or holding a password, is
+// written "$DENORM_SOURCE" / "$DENORM_TARGET" (hint.go); a line after the
+// command then says what to set.
 func commandLine(o *migrateOptions, extra ...string) string {
-	args := []string{"denorm", "migrate", "--mapping", o.mapping}
-	if o.sourceFlag {
-		args = append(args, "--source", load.RedactURI(o.source))
-	}
-	args = append(args, "--target", load.RedactURI(o.target), "--job", o.jobs.job)
+	src, srcNote := connArg(o.source, !o.sourceFlag, "DENORM_SOURCE", "--source URL")
+	dst, dstNote := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping), "--source", src, "--target", dst, "--job", shellQuote(o.jobs.job)}
 	if o.jobs.workers > 1 {
 		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
 	}
@@ -136,19 +140,16 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
-	args = append(args, extra...)
-	for i, a := range args {
-		args[i] = shellQuote(a)
+	for _, a := range extra {
+		args = append(args, shellQuote(a))
 	}
-	return strings.Join(args, " ")
-}
-
-// shellQuote quotes a for a POSIX shell when it needs quoting.
-func shellQuote(a string) string {
-	if a == "" || strings.ContainsAny(a, " '\"$&;|<>()*?`\\") {
-		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	line := strings.Join(args, " ")
+	for _, n := range []string{srcNote, dstNote} {
+		if n != "" {
+			line += "\n  (" + n + ")"
+		}
 	}
-	return a
+	return line
 }
 
 // prepareJob takes the job's lease and loads or starts its checkpoint
@@ -198,7 +199,8 @@ func jobError(err error, o *migrateOptions) error {
 		if o.jobs.restart {
 			what = "--restart cannot start the job over while it runs: stop that run first"
 		}
-		next := "denorm status --target " + shellQuote(load.RedactURI(o.target)) + " --job " + shellQuote(o.jobs.job)
+		dst, _ := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+		next := "denorm status --target " + dst + " --job " + shellQuote(o.jobs.job)
 		return fmt.Errorf("%w.\n%s; `%s` shows its progress", held, what, next)
 	case errors.As(err, &none):
 		return usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", none.ID, none.Where, commandLine(o))}
@@ -235,6 +237,7 @@ func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base p
 // leaseLostError words a run that lost its job's lease: it stopped
 // writing, and another run may own the job now.
 func leaseLostError(err error, o *migrateOptions) error {
+	dst, _ := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
 	return fmt.Errorf("%w.\nThis run stopped writing and did not save its checkpoint; the documents it wrote are rewritten by the run that holds the job now. `denorm status --target %s --job %s` shows it",
-		err, shellQuote(load.RedactURI(o.target)), shellQuote(o.jobs.job))
+		err, dst, shellQuote(o.jobs.job))
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
@@ -21,7 +24,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `status lists every job whose checkpoints the target holds (see 'denorm migrate
 --help', --job): its state, the progress of each collection, the time of the last
 checkpoint, and the command to run next. With --job, only that job (and its
-partitions). A corrupt checkpoint is listed with its error.
+partitions). A corrupt checkpoint is listed with its error, and the exit code
+is then 1.
 
 A job is "running" while a process holds its lease (see 'denorm migrate --help':
 one writer per job), with that process's host, pid and last heartbeat;
@@ -37,8 +41,12 @@ scripts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
+			targetEnv := !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text or json")}
+			}
+			if err := checkTarget(target); err != nil {
+				return err
 			}
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
@@ -57,23 +65,35 @@ scripts.`,
 					shown = append(shown, js)
 				}
 			}
-			if job != "" && len(shown) == 0 && len(bad) == 0 {
+			var corrupt []error
+			for _, e := range bad {
+				var ce *load.CorruptCheckpointError
+				if job == "" || !errors.As(e, &ce) || ce.ID == job || strings.HasPrefix(ce.ID, job+".") {
+					corrupt = append(corrupt, e)
+				}
+			}
+			if job != "" && len(shown) == 0 && len(corrupt) == 0 {
 				return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", job, store.Where(), job)
 			}
-			redacted := load.RedactURI(target)
+			dst := statusTarget{value: target, fromEnv: targetEnv}
 			if format == "json" {
-				return writeStatusJSON(g.stdout, redacted, store.Where(), now, shown, bad)
+				err = writeStatusJSON(g.stdout, dst, store.Where(), now, shown, corrupt)
+			} else {
+				for _, js := range shown {
+					writeStatusText(g.stdout, dst, now, js)
+				}
+				for _, e := range corrupt {
+					fmt.Fprintf(g.stdout, "%v\n", e)
+				}
+				if len(shown) == 0 && len(corrupt) == 0 {
+					fmt.Fprintf(g.stdout, "no jobs in %s\n", store.Where())
+				}
 			}
-			for _, js := range shown {
-				writeStatusText(g.stdout, redacted, now, js)
+			if err == nil && len(corrupt) > 0 {
+				// Listed above with the rest; the exit code tells scripts.
+				err = fmt.Errorf("%d corrupt checkpoint(s) in %s: a job with one cannot resume; start it over with migrate --restart", len(corrupt), store.Where())
 			}
-			for _, e := range bad {
-				fmt.Fprintf(g.stdout, "%v\n", e)
-			}
-			if len(shown) == 0 && len(bad) == 0 {
-				fmt.Fprintf(g.stdout, "no jobs in %s\n", store.Where())
-			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
@@ -87,8 +107,17 @@ func ago(now, t time.Time) string {
 	return fmt.Sprintf("%s (%s ago)", t.Format(time.RFC3339), now.Sub(t).Round(time.Second))
 }
 
-// resumeCommand is the command that resumes a stopped job.
-func resumeCommand(target string, c *load.Checkpoint) string {
+// statusTarget is the --target status was given, and whether it came
+// from DENORM_TARGET: commands it suggests name "$DENORM_TARGET" then, or
+// when the target holds a password (connArg).
+type statusTarget struct {
+	value   string
+	fromEnv bool
+}
+
+// resumeCommand is the command that resumes a stopped job, and a note on
+// what to set first (connArg), if any.
+func resumeCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
 	extra := ""
 	if c.Partitions > 1 {
 		extra = fmt.Sprintf(" --partition %d/%d", c.Partition, c.Partitions)
@@ -96,11 +125,12 @@ func resumeCommand(target string, c *load.Checkpoint) string {
 	if c.Workers > 1 {
 		extra += fmt.Sprintf(" --workers %d", c.Workers)
 	}
-	return fmt.Sprintf("denorm migrate --mapping %s --source URL --target %s --job %s%s --resume",
-		shellQuote(c.Mapping), shellQuote(target), shellQuote(c.Job), extra)
+	dst, note := connArg(target.value, target.fromEnv, "DENORM_TARGET", "--target URI")
+	return fmt.Sprintf("denorm migrate --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s%s --resume",
+		shellQuote(c.Mapping), dst, shellQuote(c.Job), extra), note
 }
 
-func writeStatusText(w io.Writer, target string, now time.Time, js pipeline.JobStatus) {
+func writeStatusText(w io.Writer, target statusTarget, now time.Time, js pipeline.JobStatus) {
 	part := ""
 	if js.Partitions > 1 {
 		part = fmt.Sprintf(" partition %d/%d", js.Partition, js.Partitions)
@@ -141,13 +171,18 @@ func writeStatusText(w io.Writer, target string, now time.Time, js pipeline.JobS
 	for _, cs := range js.Collections {
 		fmt.Fprintf(w, "  %-20s %-8s %12d %12d %8d\n", cs.Name, cs.State, cs.Rows, cs.Written, cs.Failed)
 	}
+	next, note := resumeCommand(target, c)
 	switch js.State {
 	case pipeline.StateDone:
 		fmt.Fprintf(w, "  next: nothing; the job is complete\n")
+		note = ""
 	case pipeline.StateRunning:
-		fmt.Fprintf(w, "  next: nothing while it runs; should it stop, resume it with: %s\n", resumeCommand(target, c))
+		fmt.Fprintf(w, "  next: nothing while it runs; should it stop, resume it with: %s\n", next)
 	default:
-		fmt.Fprintf(w, "  next: %s\n", resumeCommand(target, c))
+		fmt.Fprintf(w, "  next: %s\n", next)
+	}
+	if note != "" {
+		fmt.Fprintf(w, "    (%s)\n", note)
 	}
 }
 
@@ -202,8 +237,8 @@ type collectionJSON struct {
 	RowsEstimated int64  `json:"rowsEstimated"`
 }
 
-func writeStatusJSON(w io.Writer, target, store string, now time.Time, jobs []pipeline.JobStatus, bad []error) error {
-	out := statusJSON{SchemaVersion: 1, Target: target, Store: store, Generated: now.UTC(), Jobs: []jobJSON{}, Errors: []string{}}
+func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Time, jobs []pipeline.JobStatus, bad []error) error {
+	out := statusJSON{SchemaVersion: 1, Target: connstr.Parse(target.value).Redacted(), Store: store, Generated: now.UTC(), Jobs: []jobJSON{}, Errors: []string{}}
 	for _, js := range jobs {
 		j := jobJSON{ID: js.ID, Job: js.Job, Partition: js.Partition, Partitions: js.Partitions, State: js.State,
 			Holder: js.Holder, LastHolder: js.Last, RowsRead: js.Rows, DocsWritten: js.Written, Failed: js.Failed,
@@ -218,7 +253,7 @@ func writeStatusJSON(w io.Writer, target, store string, now time.Time, jobs []pi
 			}
 			j.Resumes, j.Workers, j.Version, j.Mapping = c.Resumes, c.Workers, c.Version, c.Mapping
 			if js.State == pipeline.StateStopped {
-				j.Next = resumeCommand(target, c)
+				j.Next, _ = resumeCommand(target, c)
 			}
 		}
 		if js.Estimated > 0 {
