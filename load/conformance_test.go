@@ -70,7 +70,8 @@ var conformTargets = []conformTarget{
 				}
 			}
 		},
-		caps: Caps{Parallel: true, Delete: true},
+		// The test server is FerretDB (buildInfo's ferretdbVersion).
+		caps: Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
 	},
 }
 

@@ -153,6 +153,9 @@ func (s *dirTarget) Close(context.Context) error {
 // appendJSONLine appends d as one line of relaxed Extended JSON, after
 // checking its BSON size against the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
+	if err := transform.CheckKeys(d.Body); err != nil {
+		return dst, err
+	}
 	size, err := DocumentSize(d.Body)
 	if err != nil {
 		return dst, err

@@ -13,9 +13,12 @@ import (
 
 // TestServerRerunDefaults writes 3,000 documents in batches of 1,000 (a
 // migrate's default batch) with the default options, then writes them
-// again with new contents (a rerun): on FerretDB 1.24 a bulk write of 100
-// or more replaces of existing documents stalls the server, so the
-// replaces must go in smaller bulk writes. Both passes' times are logged.
+// all again with new contents, as a resume's replayed batches or a sync
+// do. On FerretDB 1.24 a bulk write of 100 or more replaces of existing
+// documents stalls the server, and a replace by integer _id scans the
+// collection: there the existing documents are deleted and inserted again,
+// one deleteMany per batch (serverTarget.reinsert). Every document must
+// end with the new contents, once. Both passes' times are logged.
 func TestServerRerunDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")

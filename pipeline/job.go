@@ -222,7 +222,20 @@ func mappingHash(path string) (string, error) {
 // another job may write the others. A directory target cannot delete
 // chosen documents; the run's fresh start rewrites its files anyway.
 func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
+	_, err := clearDocuments(ctx, t, plan)
+	if err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// clearDocuments deletes the documents plan writes (see clearForRestart)
+// and returns how many (-1: some collection was emptied without counting,
+// see load.Target.Delete).
+func clearDocuments(ctx context.Context, t load.Target, plan *mappings.Plan) (int64, error) {
 	cleared := map[string]bool{}
+	var n int64
+	uncounted := false
 	for _, cp := range plan.Collections {
 		var sel load.Selection
 		switch {
@@ -235,11 +248,20 @@ func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) er
 		default:
 			cleared[cp.Name] = true
 		}
-		if _, err := t.Delete(ctx, cp.Name, sel); err != nil {
-			return fmt.Errorf("restart: %w", err)
+		d, err := t.Delete(ctx, cp.Name, sel)
+		if d < 0 {
+			uncounted = true
+		} else {
+			n += d
+		}
+		if err != nil {
+			return n, err
 		}
 	}
-	return nil
+	if uncounted {
+		return -1, nil
+	}
+	return n, nil
 }
 
 // partitionsIdle returns a *load.LeaseHeldError when a partition of job

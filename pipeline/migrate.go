@@ -121,6 +121,22 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
+	if len(r.cp.Streams) == 0 && opt.Partitions == 1 && target.Caps().EmptyFirst {
+		// A fresh run (not a resume, not one partition of several) on a
+		// server that cannot replace documents in place cheaply: its
+		// documents are deleted first, so the run only inserts.
+		n, err := clearDocuments(ctx, target, plan)
+		if err != nil {
+			return nil, fmt.Errorf("empty the collections before a fresh run: %w", err)
+		}
+		if n != 0 && opt.Notice != nil {
+			what := "the documents"
+			if n > 0 {
+				what = fmt.Sprintf("the %d documents", n)
+			}
+			opt.Notice(fmt.Sprintf("%s: deleted %s an earlier run wrote before writing them again: on this server a fresh run empties the mapping's collections (its document types, in a shared one) first, as --restart does, because replacing documents in place is quadratic there (see README)", target.Caps().Server, what))
+		}
+	}
 	r.cp.Phase = load.PhaseRunning
 	r.cp.Snapshot = snap.ID
 	r.initStreams()

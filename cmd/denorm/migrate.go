@@ -109,6 +109,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.checkTarget(target); err != nil {
 		return err
 	}
+	if ps := pipeline.TargetProblems(plan, target.Caps()); len(ps) > 0 {
+		return ps.Sorted() // before the job starts: nothing written
+	}
 
 	var (
 		store load.Checkpoints
@@ -166,7 +169,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		// Released before the target closes: a server lease is a
 		// document written through the target's connection.
 		leaseErr = lease.Err()
-		_ = lease.Release(context.WithoutCancel(ctx))
+		if err := lease.Release(context.WithoutCancel(ctx)); err != nil && leaseErr == nil {
+			g.log.Warn("the job's lease was not released: it expires by itself", "error", err)
+		}
 	}
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
