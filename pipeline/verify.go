@@ -42,6 +42,7 @@ import (
 	"github.com/denorm/denorm/internal/extsort"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // VerifyOptions tune Verify.
@@ -289,7 +290,11 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 				}
 			}
 			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(nil, d.Body)
+				var raw []byte
+				err := transform.CheckKeys(d.Body) // migrate rejects the row
+				if err == nil {
+					raw, err = load.AppendDocument(nil, d.Body)
+				}
 				if err == nil {
 					raw, err = target.Normalize(raw)
 				}

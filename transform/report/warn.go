@@ -36,6 +36,11 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				Message:    fmt.Sprintf("the largest document (%s, from %s) is over half the size limit of %s", Bytes(c.Size.Max), c.Largest.Source, Bytes(maxDocSize)),
 				Suggestion: "growth will push it over: bound its arrays"})
 		}
+		if u := c.Unstorable; u != nil && u.Count > 0 {
+			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
+				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
+				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see README, \"Rejected rows\")"})
+		}
 		arrays := map[string]ArrayStat{}
 		for _, a := range c.Arrays {
 			arrays[a.Path] = a
