@@ -235,8 +235,13 @@ func (l *serverLease) retake(ctx context.Context, sent time.Time, all []leaseDoc
 
 // Release marks this generation released (it stays the newest, so the
 // generations keep counting up); a lease lost meanwhile is left alone.
+// Every unreleased generation this holder inserted is marked (same host,
+// pid and start; retake keeps them): a retake whose insert reached the
+// server but whose answer was lost left a newer generation that l does
+// not know of, which would otherwise hold the job until it expires.
 func (l *serverLease) Release(ctx context.Context) error {
-	_, err := l.store.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.doc.ID}, {Key: "token", Value: l.doc.Token}},
+	_, err := l.store.coll.UpdateMany(ctx, bson.D{{Key: "lease", Value: l.id}, {Key: "host", Value: l.doc.Host},
+		{Key: "pid", Value: l.doc.PID}, {Key: "started", Value: l.doc.Started}, {Key: "released", Value: false}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "released", Value: true}, {Key: "heartbeat", Value: time.Now().UTC()}}}})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("release the lease of job %q in %s: %w", l.id, l.store.Where(), err)
