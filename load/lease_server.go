@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -79,7 +80,7 @@ func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h Lease
 			return nil, err
 		}
 		now := time.Now()
-		if newest != nil && newest.live(now) {
+		if newest != nil && newest.live(now) && !abandonedHere(newest, h) {
 			return nil, &LeaseHeldError{ID: id, Where: s.Where(), Holder: newest.holder(), Expiring: true}
 		}
 		gen := int64(1)
@@ -97,6 +98,7 @@ func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h Lease
 			return nil, fmt.Errorf("take the lease of job %q in %s: %w", id, s.Where(), err)
 		}
 		l := &serverLease{store: s, id: id, doc: d, ttl: ttl, validUntil: now.Add(ttl)}
+		heldHere.Store(d.Token, true)
 		// A run that read an older generation before this one existed
 		// may still insert that one's successor; the newest wins, and a
 		// run that finds a newer generation than its own backs off.
@@ -228,6 +230,8 @@ func (l *serverLease) retake(ctx context.Context, sent time.Time, all []leaseDoc
 	if len(old) > 0 {
 		_, _ = l.store.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: old}}}})
 	}
+	heldHere.Delete(l.doc.Token)
+	heldHere.Store(d.Token, true)
 	l.doc = d
 	l.validUntil = sent.Add(l.ttl)
 	return nil
@@ -240,6 +244,7 @@ func (l *serverLease) retake(ctx context.Context, sent time.Time, all []leaseDoc
 // server but whose answer was lost left a newer generation that l does
 // not know of, which would otherwise hold the job until it expires.
 func (l *serverLease) Release(ctx context.Context) error {
+	heldHere.Delete(l.doc.Token) // given up here, whatever the server answers
 	_, err := l.store.coll.UpdateMany(ctx, bson.D{{Key: "lease", Value: l.id}, {Key: "host", Value: l.doc.Host},
 		{Key: "pid", Value: l.doc.PID}, {Key: "started", Value: l.doc.Started}, {Key: "released", Value: false}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "released", Value: true}, {Key: "heartbeat", Value: time.Now().UTC()}}}})
@@ -247,6 +252,24 @@ func (l *serverLease) Release(ctx context.Context) error {
 		return fmt.Errorf("release the lease of job %q in %s: %w", l.id, l.store.Where(), err)
 	}
 	return err
+}
+
+// heldHere holds the tokens of the lease generations this process holds
+// (not released): an unexpired lease of this very process (same host and
+// pid) whose token is not here was given up by an earlier run in this
+// process that could not mark it released (the server was unreachable
+// then), so a later run here takes it over at once instead of waiting for
+// it to expire. Leases of other processes always run until they expire.
+var heldHere sync.Map
+
+// abandonedHere reports whether the live lease d was taken by this process
+// (holder h's host and pid) and given up since.
+func abandonedHere(d *leaseDoc, h LeaseHolder) bool {
+	if d.Host != h.Host || d.PID != h.PID {
+		return false
+	}
+	_, held := heldHere.Load(d.Token)
+	return !held
 }
 
 // isLeaseDoc tells lease documents from checkpoints in _denorm.
