@@ -3,9 +3,13 @@ package load
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/transform"
@@ -57,5 +61,58 @@ func TestServerRerunDefaults(t *testing.T) {
 		if want := `"v":"rerun"`; !strings.Contains(d, want) {
 			t.Fatalf("a document the rerun did not replace: %s", d)
 		}
+	}
+}
+
+// TestFerretDBEmptyCollection: on FerretDB, emptying a whole collection
+// (--restart, a fresh run's EmptyFirst) drops a plain one (-1: not
+// counted), and deletes the documents of one with an index of its own,
+// which keeps the index. A missing collection is no error.
+func TestFerretDBEmptyCollection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	uri, db := testenv.MongoDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Open(ctx, uri, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if c := s.Caps(); !c.EmptyFirst || !c.NoDecimal128 || !strings.HasPrefix(c.Server, "FerretDB") {
+		t.Fatalf("Caps = %+v: FerretDB not recognised", c)
+	}
+	for _, coll := range []string{"plain", "indexed"} {
+		var docs []transform.Document
+		for i := int32(1); i <= 5; i++ {
+			docs = append(docs, doc(i, transform.Field{Key: "v", Value: "x"}))
+		}
+		if rejects, err := s.Write(ctx, coll, docs); err != nil || len(rejects) > 0 {
+			t.Fatalf("Write: %v, rejects %v", err, rejects)
+		}
+	}
+	if _, err := db.Collection("indexed").Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "v", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Delete(ctx, "plain", Selection{}); err != nil || n != -1 {
+		t.Errorf("empty plain: %d, %v; want -1 (dropped)", n, err)
+	}
+	if n, err := s.Delete(ctx, "indexed", Selection{}); err != nil || n != 5 {
+		t.Errorf("empty indexed: %d, %v; want 5 deleted", n, err)
+	}
+	if n, err := s.Delete(ctx, "never", Selection{}); err != nil || n != 0 {
+		t.Errorf("empty a missing collection: %d, %v", n, err)
+	}
+	names, err := db.ListCollectionNames(ctx, bson.D{})
+	if err != nil || slices.Contains(names, "plain") || !slices.Contains(names, "indexed") {
+		t.Errorf("collections after emptying: %v (%v)", names, err)
+	}
+	if got := testenv.DumpCollection(t, db, "indexed"); len(got) != 0 {
+		t.Errorf("indexed still holds %v", got)
+	}
+	specs, err := db.Collection("indexed").Indexes().ListSpecifications(ctx)
+	if err != nil || len(specs) != 2 {
+		t.Errorf("indexes of the emptied collection: %v (%v); want _id_ and v_1", specs, err)
 	}
 }
