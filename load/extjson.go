@@ -29,8 +29,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/denorm/denorm/transform"
 )
 
@@ -80,12 +78,11 @@ func appendJSONValue(dst []byte, key string, v any) ([]byte, error) {
 	case time.Time:
 		return appendJSONDate(dst, x.UnixMilli()), nil
 	case transform.Decimal:
-		d, err := bson.ParseDecimal128(string(x))
+		dst = append(dst, `{"$numberDecimal":"`...)
+		dst, err := appendDecimalText(dst, string(x))
 		if err != nil {
 			return dst, decimalError(key, x)
 		}
-		dst = append(dst, `{"$numberDecimal":"`...)
-		dst = append(dst, d.String()...)
 		return append(dst, `"}`...), nil
 	case transform.UUID:
 		return appendJSONBinary(dst, x[:], "04"), nil
@@ -292,7 +289,7 @@ func elementSize(key string, v any) (int, error) {
 	case bool:
 		return head + 1, nil
 	case transform.Decimal:
-		if _, err := bson.ParseDecimal128(string(x)); err != nil {
+		if !validDecimal(x) {
 			return 0, decimalError(key, x)
 		}
 		return head + 16, nil
