@@ -33,12 +33,17 @@ type rowDecoder struct {
 	m     *pgtype.Map
 	cols  []decodeCol
 	width int
-	// block holds rows not yet handed out.
-	block []any
+	// block holds rows not yet handed out; blockSize is the number of
+	// rows of the next block.
+	block     []any
+	blockSize int
+	// arena boxes the values.
+	arena arena
 }
 
-// blockRows is the number of rows allocated at a time.
-const blockRows = 128
+// maxBlockRows is the number of rows allocated at a time, once a decoder
+// has returned as many (blocks start small for queries of a few rows).
+const maxBlockRows = 128
 
 type decodeCol struct {
 	col  mappings.Column
@@ -51,7 +56,7 @@ type decodeCol struct {
 // fastFunc decodes one non-NULL value of a column straight from its wire
 // bytes. ok is false when the bytes are not what it expects (then the codec
 // path decides, and reports what is wrong).
-type fastFunc func(src []byte) (v any, ok bool)
+type fastFunc func(a *arena, src []byte) (v any, ok bool)
 
 func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 	fds := rows.FieldDescriptions()
@@ -95,7 +100,7 @@ func textLike(col *mappings.Column, oid uint32) bool {
 		col.TypeName == "name" && oid == pgtype.NameOID
 }
 
-func stringValue(src []byte) (any, bool) { return string(src), true }
+func stringValue(a *arena, src []byte) (any, bool) { return a.string(src), true }
 
 // scalarDecoder is the direct decoder of a scalar column of catalog type
 // col.TypeName arriving in the binary format as oid, or nil.
@@ -104,7 +109,7 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 	case oid == pgtype.TextOID:
 		switch col.TypeName {
 		case "json", "jsonb":
-			return func(src []byte) (any, bool) {
+			return func(_ *arena, src []byte) (any, bool) {
 				v, err := parseJSONText(src)
 				return v, err == nil
 			}
@@ -115,42 +120,42 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 	case textLike(col, oid):
 		return stringValue
 	case col.TypeName == "int2" && oid == pgtype.Int2OID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 2 {
 				return nil, false
 			}
-			return int32(int16(binary.BigEndian.Uint16(src))), true
+			return a.int32(int32(int16(binary.BigEndian.Uint16(src)))), true
 		}
 	case col.TypeName == "int4" && oid == pgtype.Int4OID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 4 {
 				return nil, false
 			}
-			return int32(binary.BigEndian.Uint32(src)), true
+			return a.int32(int32(binary.BigEndian.Uint32(src))), true
 		}
 	case col.TypeName == "int8" && oid == pgtype.Int8OID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 8 {
 				return nil, false
 			}
-			return int64(binary.BigEndian.Uint64(src)), true
+			return a.int64(int64(binary.BigEndian.Uint64(src))), true
 		}
 	case col.TypeName == "float8" && oid == pgtype.Float8OID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 8 {
 				return nil, false
 			}
-			return math.Float64frombits(binary.BigEndian.Uint64(src)), true
+			return a.float64(math.Float64frombits(binary.BigEndian.Uint64(src))), true
 		}
 	case col.TypeName == "float4" && oid == pgtype.Float4OID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 4 {
 				return nil, false
 			}
-			return float32To64(math.Float32frombits(binary.BigEndian.Uint32(src))), true
+			return a.float64(float32To64(math.Float32frombits(binary.BigEndian.Uint32(src)))), true
 		}
 	case col.TypeName == "bool" && oid == pgtype.BoolOID:
-		return func(src []byte) (any, bool) {
+		return func(_ *arena, src []byte) (any, bool) {
 			if len(src) != 1 {
 				return nil, false
 			}
@@ -164,18 +169,14 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 		col.TypeName == "timestamptz" && oid == pgtype.TimestamptzOID:
 		return decodeTimestamp
 	case col.TypeName == "uuid" && oid == pgtype.UUIDOID:
-		return func(src []byte) (any, bool) {
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 16 {
 				return nil, false
 			}
-			return transform.UUID(src), true
+			return a.uuid(src), true
 		}
 	case col.TypeName == "bytea" && oid == pgtype.ByteaOID:
-		return func(src []byte) (any, bool) {
-			b := make(transform.Binary, len(src))
-			copy(b, src)
-			return b, true
-		}
+		return func(a *arena, src []byte) (any, bool) { return a.binary(src), true }
 	}
 	return nil
 }
@@ -187,13 +188,22 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 	zeroScale := numericScale(col.Type)
 	var buf, digits []byte
-	return func(src []byte) (any, bool) {
+	return func(a *arena, src []byte) (any, bool) {
 		var ok bool
 		buf, digits, ok = appendNumericWire(buf[:0], digits[:0], src, zeroScale)
 		if !ok {
 			return nil, false
 		}
+		switch mode {
+		case mappings.NumericDecimal, "":
+			return a.decimal(buf), true
+		case mappings.NumericString:
+			return a.string(buf), true
+		}
 		v, err := numericValue(col, string(buf), mode)
+		if f, isFloat := v.(float64); isFloat {
+			return a.float64(f), true
+		}
 		return v, err == nil
 	}
 }
@@ -305,7 +315,7 @@ var (
 // decodeDate decodes a date (days since 2000-01-01) into the time Convert
 // gives; infinities and dates out of pgx's range take the codec path, which
 // reports them.
-func decodeDate(src []byte) (any, bool) {
+func decodeDate(a *arena, src []byte) (any, bool) {
 	if len(src) != 4 {
 		return nil, false
 	}
@@ -317,12 +327,12 @@ func decodeDate(src []byte) (any, bool) {
 	if sec < minTimeUnix || sec >= endDateUnix {
 		return nil, false
 	}
-	return time.Unix(sec, 0).UTC(), true
+	return a.time(time.Unix(sec, 0).UTC()), true
 }
 
 // decodeTimestamp decodes a timestamp or timestamptz (microseconds since
 // 2000-01-01 UTC) into the time Convert gives.
-func decodeTimestamp(src []byte) (any, bool) {
+func decodeTimestamp(a *arena, src []byte) (any, bool) {
 	if len(src) != 8 {
 		return nil, false
 	}
@@ -334,7 +344,7 @@ func decodeTimestamp(src []byte) (any, bool) {
 	if sec := t.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {
 		return nil, false
 	}
-	return t, true
+	return a.time(t), true
 }
 
 // arrayDecoder is the direct decoder of a one-dimensional array of a type
@@ -349,7 +359,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 	if dec == nil {
 		return nil
 	}
-	return func(src []byte) (any, bool) {
+	return func(a *arena, src []byte) (any, bool) {
 		// ndim, has-null flag, element type, then per dimension its
 		// length and lower bound, then each element's length (-1: NULL)
 		// and bytes.
@@ -387,7 +397,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 			if int(size) > len(rest) {
 				return nil, false
 			}
-			v, ok := dec(rest[:size])
+			v, ok := dec(a, rest[:size])
 			if !ok {
 				return nil, false
 			}
@@ -429,7 +439,8 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		return nil, fmt.Errorf("%s: the query returned %d columns, want %d", d.node.Table.Name, len(raw), d.width)
 	}
 	if len(d.block) < d.width {
-		d.block = make([]any, blockRows*d.width)
+		d.blockSize = min(max(2*d.blockSize, 8), maxBlockRows)
+		d.block = make([]any, d.blockSize*d.width)
 	}
 	row := d.block[:d.width:d.width]
 	d.block = d.block[d.width:]
@@ -440,7 +451,7 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		}
 		c := &d.cols[i]
 		if c.fast != nil {
-			if v, ok := c.fast(src); ok {
+			if v, ok := c.fast(&d.arena, src); ok {
 				row[i] = v
 				continue
 			}

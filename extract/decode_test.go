@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -405,7 +406,7 @@ func TestDecodeRandom(t *testing.T) {
 						continue
 					}
 					want, werr := d.slow(c, raw[i])
-					got, ok := c.fast(raw[i])
+					got, ok := c.fast(&d.arena, raw[i])
 					switch {
 					case werr == nil && !ok:
 						t.Errorf("%s: the direct decoder declines %x, the codec path gives %#v", c.col.Name, raw[i], want)
@@ -503,7 +504,7 @@ func FuzzDecodeWire(f *testing.F) {
 			if c.fast == nil {
 				t.Fatalf("%s: no direct decoder", tg.col.Type)
 			}
-			got, ok := c.fast(src)
+			got, ok := c.fast(&arena{}, src)
 			if !ok {
 				continue
 			}
@@ -517,4 +518,39 @@ func FuzzDecodeWire(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestArena checks that boxing through the arena is in effect and gives
+// ordinary values that stay intact through garbage collections while the
+// arena moves on to new blocks.
+func TestArena(t *testing.T) {
+	if !boxWorks {
+		t.Fatal("interfaces are not laid out as the arena assumes: it boxes the ordinary way")
+	}
+	var a arena
+	var got, want []any
+	for i := range 20000 {
+		s := fmt.Sprintf("v%d-é", i)
+		tm := time.Unix(int64(i)*86400, int64(i)).UTC()
+		got = append(got, a.string([]byte(s)), a.decimal([]byte(strconv.Itoa(i)+".50")), a.time(tm), a.int32(int32(i*1000)),
+			a.int64(int64(i)<<33), a.float64(float64(i)/3), a.uuid([]byte(fmt.Sprintf("%016d", i))), a.binary([]byte(s)))
+		want = append(want, s, transform.Decimal(strconv.Itoa(i)+".50"), tm, int32(i*1000),
+			int64(i)<<33, float64(i)/3, transform.UUID([]byte(fmt.Sprintf("%016d", i))), transform.Binary(s))
+		if i%5000 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("value %d: %#v, want %#v", i, got[i], want[i])
+		}
+	}
+	if v := a.binary(nil); !reflect.DeepEqual(v, transform.Binary{}) {
+		t.Errorf("empty bytea: %#v", v)
+	}
+	long := strings.Repeat("x", arenaMaxShare+1)
+	if v := a.string([]byte(long)); v != long {
+		t.Errorf("long string: %q", v)
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"math/bits"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/denorm/denorm/transform"
 )
 
 // Decimals are the commonest values of business tables (amounts, prices,
@@ -143,13 +141,4 @@ func appendDecimalText(dst []byte, s string) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, d.String()...), nil
-}
-
-// validDecimal reports whether x parses as a Decimal128.
-func validDecimal(x transform.Decimal) bool {
-	if _, _, _, ok := plainDecimal(string(x)); ok {
-		return true
-	}
-	_, err := bson.ParseDecimal128(string(x))
-	return err == nil
 }

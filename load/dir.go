@@ -95,19 +95,16 @@ func (s *DirSink) Close(context.Context) error {
 	return first
 }
 
-// appendJSONLine appends d as one line of relaxed Extended JSON, after
-// checking its BSON size against the limit.
+// appendJSONLine appends d as one line of relaxed Extended JSON, unless
+// its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
-	size, err := DocumentSize(d.Body)
+	start := len(dst)
+	dst, size, err := AppendExtJSONSized(dst, d.Body)
 	if err != nil {
-		return dst, err
+		return dst[:start], err
 	}
 	if size > maxSize {
-		return dst, &TooLargeError{Size: size, Limit: maxSize}
-	}
-	dst, err = AppendExtJSON(dst, d.Body)
-	if err != nil {
-		return dst, err
+		return dst[:start], &TooLargeError{Size: size, Limit: maxSize}
 	}
 	return append(dst, '\n'), nil
 }

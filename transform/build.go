@@ -38,8 +38,9 @@ func (e *RowError) Unwrap() error { return e.Err }
 func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
 	docs := make([]Document, 0, len(roots))
 	var errs []*RowError
+	s := &slab{}
 	for _, row := range roots {
-		d, err := BuildOne(cp, row, rel)
+		d, err := buildOne(cp, row, rel, s)
 		if err != nil {
 			errs = append(errs, &RowError{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
 			continue
@@ -51,10 +52,14 @@ func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document,
 
 // BuildOne makes the document of one root row.
 func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, error) {
+	return buildOne(cp, row, rel, nil)
+}
+
+func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *slab) (Document, error) {
 	id := ID(cp, row)
-	body := make(Doc, 0, len(cp.Root.Fields)+1)
+	body := s.doc(len(cp.Root.Fields) + 1)
 	body = append(body, Field{Key: "_id", Value: id})
-	body, err := appendFields(body, cp.Root, row, rel)
+	body, err := appendFieldsIn(body, cp.Root, row, rel, s)
 	if err != nil {
 		return Document{}, err
 	}
@@ -113,6 +118,12 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 
 // appendFields appends n's fields for row to d.
 func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) {
+	return appendFieldsIn(d, n, row, rel, nil)
+}
+
+// appendFieldsIn is appendFields taking embedded documents and arrays
+// from s.
+func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *slab) (Doc, error) {
 	var env map[string]any
 	for i := range n.Fields {
 		f := &n.Fields[i]
@@ -136,7 +147,7 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 		case mappings.FieldIds:
 			c := f.Embed
 			rows := rel.Related(c, row)
-			arr := make(Array, 0, len(rows))
+			arr := s.array(len(rows))
 			for _, r := range rows {
 				if r[c.Value] != nil {
 					arr = append(arr, r[c.Value])
@@ -150,16 +161,16 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 				if len(rows) == 0 {
 					continue // no related row: left out, like NULL
 				}
-				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, rows[0], rel)
+				sub, err := appendFieldsIn(s.doc(len(c.Fields)), c, rows[0], rel, s)
 				if err != nil {
 					return nil, err
 				}
 				v = sub
 				break
 			}
-			arr := make(Array, 0, len(rows))
+			arr := s.array(len(rows))
 			for _, r := range rows {
-				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, r, rel)
+				sub, err := appendFieldsIn(s.doc(len(c.Fields)), c, r, rel, s)
 				if err != nil {
 					return nil, err
 				}
@@ -250,4 +261,41 @@ func keyString(v any) (string, error) {
 		return x.UTC().Format(time.RFC3339Nano), nil
 	}
 	return "", fmt.Errorf("a %T value cannot name a field", v)
+}
+
+// slab hands out the documents and arrays of one batch from shared blocks:
+// one allocation for the fields of many documents instead of one per
+// document. Each Doc or Array gets the capacity it asked for, so appending
+// to it past that reallocates rather than touching its neighbours. A nil
+// slab allocates each one on its own.
+type slab struct {
+	fields []Field
+	items  []any
+}
+
+// slabBlock is the number of fields (and of array items) per block.
+const slabBlock = 4096
+
+func (s *slab) doc(n int) Doc {
+	if s == nil || n > slabBlock/4 {
+		return make(Doc, 0, n)
+	}
+	if cap(s.fields)-len(s.fields) < n {
+		s.fields = make([]Field, 0, slabBlock)
+	}
+	i := len(s.fields)
+	s.fields = s.fields[:i+n]
+	return s.fields[i : i : i+n]
+}
+
+func (s *slab) array(n int) Array {
+	if s == nil || n > slabBlock/4 {
+		return make(Array, 0, n)
+	}
+	if cap(s.items)-len(s.items) < n {
+		s.items = make([]any, 0, slabBlock)
+	}
+	i := len(s.items)
+	s.items = s.items[:i+n]
+	return s.items[i : i : i+n]
 }

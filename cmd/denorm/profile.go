@@ -3,29 +3,49 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
 // startProfile writes a CPU profile of the whole run to the file named by
-// DENORM_CPUPROFILE, when set: how the pipeline's hot spots are found (see
-// bench/README.md). The returned function stops it.
+// DENORM_CPUPROFILE, and the allocations of the whole run to the file named
+// by DENORM_MEMPROFILE, when set: how the pipeline's hot spots are found
+// (see the README's Performance section). The returned function stops them.
 func startProfile() func() {
-	path := os.Getenv("DENORM_CPUPROFILE")
-	if path == "" {
-		return func() {}
+	stopCPU := func() {}
+	if path := os.Getenv("DENORM_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+			if err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "denorm: DENORM_CPUPROFILE: %v\n", err)
+		} else {
+			stopCPU = func() {
+				pprof.StopCPUProfile()
+				f.Close()
+			}
+		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "denorm: DENORM_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "denorm: DENORM_CPUPROFILE: %v\n", err)
-		f.Close()
-		return func() {}
+	memPath := os.Getenv("DENORM_MEMPROFILE")
+	if memPath != "" {
+		runtime.MemProfileRate = 64 << 10
 	}
 	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
+		stopCPU()
+		if memPath == "" {
+			return
+		}
+		f, err := os.Create(memPath)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "denorm: DENORM_MEMPROFILE: %v\n", err)
+		}
 	}
 }
