@@ -4,86 +4,35 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/denorm/denorm/internal/box"
 	"github.com/denorm/denorm/transform"
 )
 
-// Boxing without an allocation per value.
-//
-// A row's values are interfaces (any), and putting a string, a time or a
-// number into an interface allocates a small object for it: about one
-// allocation per column per row, which with the garbage collector's work
-// for them was the largest cost of reading wide tables. The arena instead
-// keeps the values in slices of their type, filled in order, a new slice
-// when one is full, and makes each interface point at its element; string
-// bytes are copied into shared byte blocks. One allocation serves hundreds
-// of values.
-//
-// The interfaces are ordinary values of their types: the garbage collector
-// sees the pointer into the slice and keeps the whole slice alive while
-// any of its values is referenced, and nothing writes to an element once
-// it is handed out, so values stay immutable as transform requires. The
-// one assumption beyond the language is the layout of an interface value
-// (a type word and a data pointer), which reflect and the runtime have
-// used since Go 1; boxCheck verifies it at start-up for every type boxed
-// here and falls back to plain boxing if it ever changed.
-
-// eface is the layout of an interface value with methods-free type any.
-type eface struct {
-	typ  unsafe.Pointer
-	data unsafe.Pointer
-}
-
-func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+// Boxing without an allocation per value (see internal/box): a row's
+// values are interfaces, and putting a string, a time or a number into an
+// interface allocates a small object for it - about one allocation per
+// column per row, which with the garbage collector's work for them was the
+// largest cost of reading wide tables. The arena keeps the values in
+// slices of their type instead, and copies string bytes into shared byte
+// blocks.
 
 var (
-	stringType  = typeWord("")
-	decimalType = typeWord(transform.Decimal(""))
-	timeType    = typeWord(time.Time{})
-	int32Type   = typeWord(int32(0))
-	int64Type   = typeWord(int64(0))
-	float64Type = typeWord(float64(0))
-	uuidType    = typeWord(transform.UUID{})
-	binaryType  = typeWord(transform.Binary(nil))
+	stringType  = box.TypeOf("")
+	decimalType = box.TypeOf(transform.Decimal(""))
+	timeType    = box.TypeOf(time.Time{})
+	int32Type   = box.TypeOf(int32(0))
+	int64Type   = box.TypeOf(int64(0))
+	float64Type = box.TypeOf(float64(0))
+	uuidType    = box.TypeOf(transform.UUID{})
+	binaryType  = box.TypeOf(transform.Binary(nil))
 )
-
-// box makes an interface of the type typ whose value is at p.
-func box(typ, p unsafe.Pointer) (v any) {
-	e := (*eface)(unsafe.Pointer(&v))
-	e.typ, e.data = typ, p
-	return v
-}
-
-// boxWorks is false when an interface is not laid out as eface says: the
-// arena then boxes values the ordinary way.
-var boxWorks = boxCheck()
-
-func boxCheck() bool {
-	s, d, tm, i, l, f := "a", transform.Decimal("1.5"), time.Unix(1, 2).UTC(), int32(300), int64(1<<40), 2.5
-	u, b := transform.UUID{1, 2, 3}, transform.Binary{4, 5}
-	checks := []struct{ got, want any }{
-		{box(stringType, unsafe.Pointer(&s)), s},
-		{box(decimalType, unsafe.Pointer(&d)), d},
-		{box(timeType, unsafe.Pointer(&tm)), tm},
-		{box(int32Type, unsafe.Pointer(&i)), i},
-		{box(int64Type, unsafe.Pointer(&l)), l},
-		{box(float64Type, unsafe.Pointer(&f)), f},
-		{box(uuidType, unsafe.Pointer(&u)), u},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			return false
-		}
-	}
-	got, ok := box(binaryType, unsafe.Pointer(&b)).(transform.Binary)
-	return ok && len(got) == 2 && got[0] == 4 && got[1] == 5
-}
 
 // Block sizes: values per typed slice, bytes per byte block, and the
 // longest string copied into a shared block (longer ones get their own).
 const (
-	arenaValues   = 256
-	arenaBytes    = 32 << 10
-	arenaMaxShare = 2 << 10
+	arenaValues   = 128
+	arenaBytes    = 8 << 10
+	arenaMaxShare = 1 << 10
 )
 
 // arena boxes the values of one decoder. It is used by one goroutine.
@@ -126,71 +75,71 @@ func (a *arena) text(b []byte) string {
 }
 
 func (a *arena) string(b []byte) any {
-	if !boxWorks {
+	if !box.Works {
 		return string(b)
 	}
 	p := next(&a.strs)
 	*p = a.text(b)
-	return box(stringType, unsafe.Pointer(p))
+	return box.At(stringType, unsafe.Pointer(p))
 }
 
 func (a *arena) decimal(b []byte) any {
-	if !boxWorks {
+	if !box.Works {
 		return transform.Decimal(b)
 	}
 	p := next(&a.decs)
 	*p = transform.Decimal(a.text(b))
-	return box(decimalType, unsafe.Pointer(p))
+	return box.At(decimalType, unsafe.Pointer(p))
 }
 
 func (a *arena) time(t time.Time) any {
-	if !boxWorks {
+	if !box.Works {
 		return t
 	}
 	p := next(&a.times)
 	*p = t
-	return box(timeType, unsafe.Pointer(p))
+	return box.At(timeType, unsafe.Pointer(p))
 }
 
 func (a *arena) int32(v int32) any {
-	if !boxWorks || v >= 0 && v < 256 {
+	if !box.Works || v >= 0 && v < 256 {
 		return v // small values are boxed without an allocation anyway
 	}
 	p := next(&a.i32s)
 	*p = v
-	return box(int32Type, unsafe.Pointer(p))
+	return box.At(int32Type, unsafe.Pointer(p))
 }
 
 func (a *arena) int64(v int64) any {
-	if !boxWorks || v >= 0 && v < 256 {
+	if !box.Works || v >= 0 && v < 256 {
 		return v
 	}
 	p := next(&a.i64s)
 	*p = v
-	return box(int64Type, unsafe.Pointer(p))
+	return box.At(int64Type, unsafe.Pointer(p))
 }
 
 func (a *arena) float64(v float64) any {
-	if !boxWorks {
+	if !box.Works {
 		return v
 	}
 	p := next(&a.f64s)
 	*p = v
-	return box(float64Type, unsafe.Pointer(p))
+	return box.At(float64Type, unsafe.Pointer(p))
 }
 
 func (a *arena) uuid(b []byte) any {
-	if !boxWorks {
+	if !box.Works {
 		return transform.UUID(b)
 	}
 	p := next(&a.uuids)
 	*p = transform.UUID(b)
-	return box(uuidType, unsafe.Pointer(p))
+	return box.At(uuidType, unsafe.Pointer(p))
 }
 
 // binary copies b (the value must not share the wire buffer).
 func (a *arena) binary(b []byte) any {
-	if !boxWorks || len(b) == 0 || len(b) > arenaMaxShare {
+	if !box.Works || len(b) == 0 || len(b) > arenaMaxShare {
 		c := make(transform.Binary, len(b))
 		copy(c, b)
 		return c
@@ -202,5 +151,5 @@ func (a *arena) binary(b []byte) any {
 	start := len(a.bytes)
 	a.bytes = append(a.bytes, b...)
 	*p = transform.Binary(a.bytes[start:len(a.bytes):len(a.bytes)])
-	return box(binaryType, unsafe.Pointer(p))
+	return box.At(binaryType, unsafe.Pointer(p))
 }

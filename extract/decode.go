@@ -43,7 +43,7 @@ type rowDecoder struct {
 
 // maxBlockRows is the number of rows allocated at a time, once a decoder
 // has returned as many (blocks start small for queries of a few rows).
-const maxBlockRows = 128
+const maxBlockRows = 64
 
 type decodeCol struct {
 	col  mappings.Column

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/denorm/denorm/internal/box"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
@@ -524,7 +525,7 @@ func FuzzDecodeWire(f *testing.F) {
 // ordinary values that stay intact through garbage collections while the
 // arena moves on to new blocks.
 func TestArena(t *testing.T) {
-	if !boxWorks {
+	if !box.Works {
 		t.Fatal("interfaces are not laid out as the arena assumes: it boxes the ordinary way")
 	}
 	var a arena

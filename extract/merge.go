@@ -274,7 +274,6 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		}
 		rel := newRelation(c)
 		b.related[c] = rel
-		var rows [][]any
 		for {
 			err := s.fill(ctx)
 			if errors.Is(err, io.EOF) {
@@ -288,10 +287,9 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 				break
 			}
 			s.buf = s.buf[1:]
-			rows = append(rows, row)
 			rel.add(c, row)
 		}
-		if c.Kind == mappings.NodeEmbed && len(rows) > 0 {
+		if rows := rel.all(); c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)
 			b.Queries += n
 			if err != nil {

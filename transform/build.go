@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unsafe"
 
+	"github.com/denorm/denorm/internal/box"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -153,7 +155,7 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *slab) (D
 					arr = append(arr, r[c.Value])
 				}
 			}
-			v = arr
+			v = s.boxArray(arr)
 		case mappings.FieldEmbed:
 			c := f.Embed
 			rows := rel.Related(c, row)
@@ -165,7 +167,7 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *slab) (D
 				if err != nil {
 					return nil, err
 				}
-				v = sub
+				v = s.boxDoc(sub)
 				break
 			}
 			arr := s.array(len(rows))
@@ -174,9 +176,9 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *slab) (D
 				if err != nil {
 					return nil, err
 				}
-				arr = append(arr, sub)
+				arr = append(arr, s.boxDoc(sub))
 			}
-			v = arr
+			v = s.boxArray(arr)
 		}
 		if v == nil {
 			continue // NULL scalars are left out
@@ -263,7 +265,8 @@ func keyString(v any) (string, error) {
 	return "", fmt.Errorf("a %T value cannot name a field", v)
 }
 
-// slab hands out the documents and arrays of one batch from shared blocks:
+// slab hands out the documents and arrays of one batch, and boxes them,
+// from shared blocks:
 // one allocation for the fields of many documents instead of one per
 // document. Each Doc or Array gets the capacity it asked for, so appending
 // to it past that reallocates rather than touching its neighbours. A nil
@@ -271,10 +274,14 @@ func keyString(v any) (string, error) {
 type slab struct {
 	fields []Field
 	items  []any
+	// docs and arrays box the embedded documents and arrays (see
+	// internal/box).
+	docs   []Doc
+	arrays []Array
 }
 
 // slabBlock is the number of fields (and of array items) per block.
-const slabBlock = 4096
+const slabBlock = 1024
 
 func (s *slab) doc(n int) Doc {
 	if s == nil || n > slabBlock/4 {
@@ -298,4 +305,33 @@ func (s *slab) array(n int) Array {
 	i := len(s.items)
 	s.items = s.items[:i+n]
 	return s.items[i : i : i+n]
+}
+
+var (
+	docType   = box.TypeOf(Doc(nil))
+	arrayType = box.TypeOf(Array(nil))
+)
+
+// boxDoc returns d as a value.
+func (s *slab) boxDoc(d Doc) any {
+	if s == nil || !box.Works {
+		return d
+	}
+	if len(s.docs) == cap(s.docs) {
+		s.docs = make([]Doc, 0, slabBlock/8)
+	}
+	s.docs = append(s.docs, d)
+	return box.At(docType, unsafe.Pointer(&s.docs[len(s.docs)-1]))
+}
+
+// boxArray returns a as a value.
+func (s *slab) boxArray(a Array) any {
+	if s == nil || !box.Works {
+		return a
+	}
+	if len(s.arrays) == cap(s.arrays) {
+		s.arrays = make([]Array, 0, slabBlock/8)
+	}
+	s.arrays = append(s.arrays, a)
+	return box.At(arrayType, unsafe.Pointer(&s.arrays[len(s.arrays)-1]))
 }
