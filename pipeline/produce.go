@@ -29,6 +29,8 @@ type Built struct {
 	Pager *transform.PagerState
 	// Part, when Part.N > 1, reads only that part of the root stream.
 	Part extract.Part
+	// slab holds Docs' fields when ProduceOptions.Reuse is set.
+	slab *transform.Slab
 }
 
 // ProduceOptions tune Produce.
@@ -44,7 +46,16 @@ type ProduceOptions struct {
 	SetWise bool
 	// Part, when Part.N > 1, reads only that part of the root stream.
 	Part extract.Part
+	// Reuse says fn keeps nothing of a batch's documents after it returns
+	// (it encodes or copies what it needs): their memory is then reused
+	// for later batches, which saves the garbage collector most of its
+	// work.
+	Reuse bool
 }
+
+// slabs is the number of batches' slabs kept for reuse: one being built,
+// one waiting, one with fn, and a spare.
+const slabs = 4
 
 // Produce builds the documents of one collection entry, reading from snap,
 // and calls fn with each batch, in stream order, from the calling
@@ -58,6 +69,7 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 	g, ctx := errgroup.WithContext(ctx)
 	batches := make(chan *extract.Batch, 1)
 	built := make(chan Built, 1)
+	free := make(chan *transform.Slab, slabs)
 	reader := extract.NewPartReader(snap, cp, opt.BatchSize, opt.After, opt.Part)
 	reader.SetWise = opt.SetWise
 	g.Go(func() error {
@@ -90,8 +102,16 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 		}
 		if cp.Bucket == nil {
 			for b := range batches {
-				docs, errs := transform.Build(cp, b.Roots, b)
-				if err := send(Built{Docs: docs, Rows: len(b.Roots), Errors: errs, Queries: b.Queries, After: b.After}); err != nil {
+				var slab *transform.Slab
+				if opt.Reuse {
+					select {
+					case slab = <-free:
+					default:
+						slab = &transform.Slab{}
+					}
+				}
+				docs, errs := transform.BuildIn(slab, cp, b.Roots, b)
+				if err := send(Built{Docs: docs, Rows: len(b.Roots), Errors: errs, Queries: b.Queries, After: b.After, slab: slab}); err != nil {
 					return err
 				}
 			}
@@ -123,6 +143,13 @@ func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.Collectio
 			fnErr = err
 			cancel() // stop the producers
 			break
+		}
+		if b.slab != nil {
+			b.slab.Reset()
+			select {
+			case free <- b.slab:
+			default:
+			}
 		}
 	}
 	for range built { // drain until the builder closes it

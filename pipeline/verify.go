@@ -355,7 +355,7 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 	var buf []byte // each document's BSON, copied by add
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
-		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize}, func(b Built) error {
+		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
 			for _, e := range b.Errors {
 				st.Unbuildable++
 				if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {

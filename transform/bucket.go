@@ -25,8 +25,8 @@ type Pager struct {
 	last      []any // the source row of the last item on the page
 	// held are the rows held back for SkipLast, oldest first.
 	held []heldItem
-	// slab holds the items' fields.
-	slab slab
+	// slab holds the items' fields (never reset: pages span batches).
+	slab Slab
 }
 
 type heldItem struct {

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unsafe"
 
-	"github.com/denorm/denorm/internal/box"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -38,9 +36,15 @@ func (e *RowError) Unwrap() error { return e.Err }
 // made into a document are returned as errors, one per row; the others
 // still produce documents.
 func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
+	return BuildIn(&Slab{}, cp, roots, rel)
+}
+
+// BuildIn is Build taking the documents' fields, arrays and embedded
+// documents from s: after s.Reset they are overwritten, so the caller must
+// be done with them (see Slab).
+func BuildIn(s *Slab, cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
 	docs := make([]Document, 0, len(roots))
 	var errs []*RowError
-	s := &slab{}
 	for _, row := range roots {
 		d, err := buildOne(cp, row, rel, s)
 		if err != nil {
@@ -57,7 +61,7 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 	return buildOne(cp, row, rel, nil)
 }
 
-func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *slab) (Document, error) {
+func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *Slab) (Document, error) {
 	id := ID(cp, row)
 	body := s.doc(len(cp.Root.Fields) + 1)
 	body = append(body, Field{Key: "_id", Value: id})
@@ -125,7 +129,7 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 
 // appendFieldsIn is appendFields taking embedded documents and arrays
 // from s.
-func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *slab) (Doc, error) {
+func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (Doc, error) {
 	var env map[string]any
 	for i := range n.Fields {
 		f := &n.Fields[i]
@@ -263,75 +267,4 @@ func keyString(v any) (string, error) {
 		return x.UTC().Format(time.RFC3339Nano), nil
 	}
 	return "", fmt.Errorf("a %T value cannot name a field", v)
-}
-
-// slab hands out the documents and arrays of one batch, and boxes them,
-// from shared blocks:
-// one allocation for the fields of many documents instead of one per
-// document. Each Doc or Array gets the capacity it asked for, so appending
-// to it past that reallocates rather than touching its neighbours. A nil
-// slab allocates each one on its own.
-type slab struct {
-	fields []Field
-	items  []any
-	// docs and arrays box the embedded documents and arrays (see
-	// internal/box).
-	docs   []Doc
-	arrays []Array
-}
-
-// slabBlock is the number of fields (and of array items) per block.
-const slabBlock = 1024
-
-func (s *slab) doc(n int) Doc {
-	if s == nil || n > slabBlock/4 {
-		return make(Doc, 0, n)
-	}
-	if cap(s.fields)-len(s.fields) < n {
-		s.fields = make([]Field, 0, slabBlock)
-	}
-	i := len(s.fields)
-	s.fields = s.fields[:i+n]
-	return s.fields[i : i : i+n]
-}
-
-func (s *slab) array(n int) Array {
-	if s == nil || n > slabBlock/4 {
-		return make(Array, 0, n)
-	}
-	if cap(s.items)-len(s.items) < n {
-		s.items = make([]any, 0, slabBlock)
-	}
-	i := len(s.items)
-	s.items = s.items[:i+n]
-	return s.items[i : i : i+n]
-}
-
-var (
-	docType   = box.TypeOf(Doc(nil))
-	arrayType = box.TypeOf(Array(nil))
-)
-
-// boxDoc returns d as a value.
-func (s *slab) boxDoc(d Doc) any {
-	if s == nil || !box.Works {
-		return d
-	}
-	if len(s.docs) == cap(s.docs) {
-		s.docs = make([]Doc, 0, slabBlock/8)
-	}
-	s.docs = append(s.docs, d)
-	return box.At(docType, unsafe.Pointer(&s.docs[len(s.docs)-1]))
-}
-
-// boxArray returns a as a value.
-func (s *slab) boxArray(a Array) any {
-	if s == nil || !box.Works {
-		return a
-	}
-	if len(s.arrays) == cap(s.arrays) {
-		s.arrays = make([]Array, 0, slabBlock/8)
-	}
-	s.arrays = append(s.arrays, a)
-	return box.At(arrayType, unsafe.Pointer(&s.arrays[len(s.arrays)-1]))
 }

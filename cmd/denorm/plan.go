@@ -157,7 +157,7 @@ func buildReport(ctx context.Context, g *globals, snap, refSnap *extract.Snapsho
 		if o.sample < 100 {
 			run = sampled(cp, o.sample)
 		}
-		err := pipeline.Produce(ctx, snap, run, pipeline.ProduceOptions{BatchSize: o.batchSize}, func(b pipeline.Built) error {
+		err := pipeline.Produce(ctx, snap, run, pipeline.ProduceOptions{BatchSize: o.batchSize, Reuse: true}, func(b pipeline.Built) error {
 			if err := col.Add(b.Rows, b.Docs, len(b.Errors)); err != nil {
 				return err
 			}
