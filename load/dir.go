@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -25,7 +24,7 @@ type DirSink struct {
 
 type dirFile struct {
 	f *os.File
-	w *bufio.Writer
+	w *bgWriter
 }
 
 // OpenDir creates dir if needed.
@@ -51,7 +50,7 @@ func (s *DirSink) Prepare(_ context.Context, collections []string) error {
 		if err != nil {
 			return fmt.Errorf("target directory: %w", err)
 		}
-		s.files[c] = &dirFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+		s.files[c] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	}
 	return nil
 }
@@ -84,7 +83,7 @@ func (s *DirSink) Write(ctx context.Context, collection string, docs []transform
 func (s *DirSink) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
-		if err := df.w.Flush(); err != nil && first == nil {
+		if err := df.w.Close(); err != nil && first == nil {
 			first = fmt.Errorf("write %s: %w", df.f.Name(), err)
 		}
 		if err := df.f.Close(); err != nil && first == nil {
