@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -296,6 +297,21 @@ func TestAppendJSONDate(t *testing.T) {
 		}
 		if want := driverJSON(t, d); string(got) != want {
 			t.Fatalf("%d ms:\ngot  %s\nwant %s", m, got, want)
+		}
+	}
+}
+
+// TestSafe8 checks the word-at-a-time test against the byte table on every
+// byte value in every position.
+func TestSafe8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			want := c < utf8.RuneSelf && jsonSafe[c]
+			if got := safe8(string(b)); got != want {
+				t.Fatalf("byte %#x at %d: safe8 %v, want %v", c, pos, got, want)
+			}
 		}
 	}
 }
