@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -15,42 +16,8 @@ import (
 // spots are found (see the README's Performance section). The returned
 // function stops them.
 func startProfile() func() {
-	stopCPU := func() {}
-	if path := os.Getenv("DENORM_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-			if err != nil {
-				f.Close()
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "denorm: DENORM_CPUPROFILE: %v\n", err)
-		} else {
-			stopCPU = func() {
-				pprof.StopCPUProfile()
-				f.Close()
-			}
-		}
-	}
-	stopTrace := func() {}
-	if path := os.Getenv("DENORM_TRACE"); path != "" {
-		f, err := os.Create(path)
-		if err == nil {
-			err = trace.Start(f)
-			if err != nil {
-				f.Close()
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "denorm: DENORM_TRACE: %v\n", err)
-		} else {
-			stopTrace = func() {
-				trace.Stop()
-				f.Close()
-			}
-		}
-	}
+	stopCPU := recordTo("DENORM_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	stopTrace := recordTo("DENORM_TRACE", trace.Start, trace.Stop)
 	memPath := os.Getenv("DENORM_MEMPROFILE")
 	if memPath != "" {
 		runtime.MemProfileRate = 64 << 10
@@ -69,5 +36,28 @@ func startProfile() func() {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "denorm: DENORM_MEMPROFILE: %v\n", err)
 		}
+	}
+}
+
+// recordTo starts a recording into the file named by the environment
+// variable env, when set, and returns the function that stops it.
+func recordTo(env string, start func(io.Writer) error, stop func()) func() {
+	path := os.Getenv(env)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "denorm: %s: %v\n", env, err)
+		return func() {}
+	}
+	return func() {
+		stop()
+		f.Close()
 	}
 }
