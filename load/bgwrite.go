@@ -65,6 +65,9 @@ func (b *bgWriter) Write(p []byte) (int, error) {
 	if err := b.error(); err != nil {
 		return 0, err
 	}
+	if len(b.buf) > 0 && len(b.buf)+len(p) > b.size {
+		b.handOff() // keep the buffers at their size
+	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) >= b.size {
 		b.handOff()
@@ -77,6 +80,9 @@ func (b *bgWriter) handOff() {
 	b.full <- b.buf
 	select {
 	case buf := <-b.free:
+		if cap(buf) > b.size {
+			buf = make([]byte, 0, b.size) // one document over the size: do not keep it
+		}
 		b.buf = buf
 	default:
 		b.buf = make([]byte, 0, b.size)

@@ -7,14 +7,31 @@ import (
 	"testing"
 )
 
+// chunks records the writes it gets.
+type chunks struct {
+	bytes.Buffer
+	sizes []int
+}
+
+func (c *chunks) Write(p []byte) (int, error) {
+	c.sizes = append(c.sizes, len(p))
+	return c.Buffer.Write(p)
+}
+
 // TestBGWriter writes pieces of every size through a small buffer and
 // checks that the bytes arrive whole and in order, after Flush and after
-// Close.
+// Close, and that no write is over the buffer's size unless it is one
+// piece over it on its own (a buffer grown by it is not kept).
 func TestBGWriter(t *testing.T) {
-	var out, want bytes.Buffer
+	var want bytes.Buffer
+	var out chunks
+	big := map[int]bool{} // sizes of the pieces over 64 bytes
 	w := newBGWriter(&out, 64)
 	for i := range 5000 {
 		p := []byte(fmt.Sprintf("%d:%s;", i, bytes.Repeat([]byte{'x'}, i%150)))
+		if len(p) > 64 {
+			big[len(p)] = true
+		}
 		want.Write(p)
 		if n, err := w.Write(p); n != len(p) || err != nil {
 			t.Fatalf("Write = %d, %v", n, err)
@@ -35,6 +52,14 @@ func TestBGWriter(t *testing.T) {
 	}
 	if !bytes.Equal(out.Bytes(), want.Bytes()) {
 		t.Fatalf("after Close: %d bytes written, want %d", out.Len(), want.Len())
+	}
+	for i, n := range out.sizes {
+		if n > 64 && !big[n] {
+			t.Fatalf("write %d is %d bytes: more than the buffer's 64 and not one piece", i, n)
+		}
+	}
+	if got, over := len(w.buf), cap(w.buf); got != 0 || over > 64 {
+		t.Errorf("after Close the buffer holds %d bytes of capacity %d, want 0 of at most 64", got, over)
 	}
 }
 

@@ -53,9 +53,10 @@ type ProduceOptions struct {
 	Reuse bool
 }
 
-// slabs is the number of batches' slabs kept for reuse: one being built,
-// one waiting, one with fn, and a spare.
-const slabs = 4
+// slabs is the number of batches' slabs kept for reuse (more batches than
+// that can be in flight - one being built, one waiting, one with fn - take
+// a new slab: fewer kept, less memory held).
+const slabs = 2
 
 // Produce builds the documents of one collection entry, reading from snap,
 // and calls fn with each batch, in stream order, from the calling
