@@ -14,14 +14,21 @@ BENCH     ?= .
 
 TESTSERVER_SRC := $(filter-out %_test.go,$(wildcard tools/testserver/*.go)) tools/testserver/go.mod tools/testserver/go.sum
 
-.PHONY: all help build tools deps test test-tools test-short demo bench bench-micro lint clean
+# What `denorm version` prints (scripts/release.sh stamps release builds the same way).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
+
+.PHONY: all help build tools deps test test-tools test-short demo bench bench-micro lint clean release image check-image man
 
 all: build
 
 help:
 	@echo "make build       build bin/denorm"
 	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
-	@echo "make deps        install PostgreSQL if missing (root, apt), then tools"
+	@echo "make deps        install PostgreSQL and Chromium if missing (root, apt), then tools"
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)')"
 	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
 	@echo "make test-short  go test -short, no servers"
@@ -29,10 +36,13 @@ help:
 	@echo "make bench       side-by-side benchmark (bench/results.json); SCALE=N persons"
 	@echo "make bench-micro Go micro-benchmarks"
 	@echo "make lint        gofmt check and go vet"
-	@echo "make clean       remove bin/"
+	@echo "make release     static binaries for linux and darwin (amd64, arm64), man pages, OCI image, SHA256SUMS in dist/"
+	@echo "make image       the OCI image of the linux binaries: dist/denorm-image.tar (no Docker needed), then checks it"
+	@echo "make man         man pages from the command definitions into man/"
+	@echo "make clean       remove bin/, dist/ and man/"
 
 build:
-	$(GO) build -o bin/denorm ./cmd/denorm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/denorm ./cmd/denorm
 
 tools: bin/testserver
 
@@ -40,16 +50,20 @@ tools: bin/testserver
 bin/testserver: $(TESTSERVER_SRC)
 	cd tools/testserver && GOWORK=off $(GO) build -o ../../bin/testserver .
 
+# System packages the tests need (PostgreSQL, Chromium), then the test server.
 deps:
-	scripts/pg.sh install
+	scripts/deps.sh
 	$(MAKE) tools
 
 test: deps build test-tools
 	scripts/testenv.sh $(GO) test $(TESTFLAGS) $(PKGS)
 
-# The test server's own tests (an in-process FerretDB; no external servers).
+# The tools' own tests: the test server (an in-process FerretDB) and the
+# image builder (builds a release binary and its image, reads the tarball back
+# and runs the binary from it). No external servers, no Docker.
 test-tools:
 	cd tools/testserver && GOWORK=off $(GO) test -count=1 ./...
+	cd tools/ociimage && GOWORK=off $(GO) test -count=1 ./...
 
 test-short:
 	$(GO) test -short $(PKGS)
@@ -66,11 +80,31 @@ bench: deps build
 bench-micro: deps build
 	scripts/testenv.sh $(GO) test -run '^$$' -bench '$(BENCH)' $(PKGS)
 
+# Release builds (scripts/release.sh): reproducible, static, stamped binaries;
+# VERSION=v1.2.3 overrides git describe.
+release:
+	$(STAMP) scripts/release.sh all
+	$(MAKE) check-image
+
+image:
+	$(STAMP) scripts/release.sh image
+	$(MAKE) check-image
+
+# TestImage on the image just built: every platform's config and filesystem,
+# and this machine's binary taken from it and run.
+check-image:
+	cd tools/ociimage && GOWORK=off $(GO) test -count=1 -run '^TestImage$$' . -args -image $(CURDIR)/dist/denorm-image.tar
+
+man: build
+	rm -rf man
+	bin/denorm man man
+
 lint:
 	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))"; \
 	if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd tools/testserver && GOWORK=off $(GO) vet ./...
+	cd tools/ociimage && GOWORK=off $(GO) vet ./...
 
 clean:
-	rm -rf bin/
+	rm -rf bin/ dist/ man/

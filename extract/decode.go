@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -60,7 +61,7 @@ type fastFunc func(a *arena, src []byte) (v any, ok bool)
 
 func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 	fds := rows.FieldDescriptions()
-	d := &rowDecoder{node: n, m: rows.Conn().TypeMap(), width: len(n.Columns) + len(n.KeyCols)}
+	d := &rowDecoder{node: n, m: rows.Conn().TypeMap(), width: len(n.Columns) + len(n.JoinKeyCols)}
 	d.cols = make([]decodeCol, d.width)
 	for i := range d.cols {
 		col, mode := keyColumn(n, i)
@@ -110,13 +111,16 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 		switch col.TypeName {
 		case "json", "jsonb":
 			return func(_ *arena, src []byte) (any, bool) {
-				v, err := parseJSONText(src)
+				v, err := parseJSONText(src, mode)
 				return v, err == nil
 			}
 		case "numeric":
 			return nil // not selected as text: let Convert report it
 		}
 		return stringValue
+	case col.TypeName == "bpchar" && oid == pgtype.BPCharOID && !col.KeepPadding:
+		// Without its blank padding, as trimChar.
+		return func(a *arena, src []byte) (any, bool) { return a.string(bytes.TrimRight(src, " ")), true }
 	case textLike(col, oid):
 		return stringValue
 	case col.TypeName == "int2" && oid == pgtype.Int2OID:
@@ -354,7 +358,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 	if !ok {
 		return nil
 	}
-	elem := mappings.Column{Name: col.Name, Type: trimArray(col.Type), TypeName: col.ElemTypeName, Category: col.ElemCategory}
+	elem := mappings.Column{Name: col.Name, Type: trimArray(col.Type), TypeName: col.ElemTypeName, Category: col.ElemCategory, KeepPadding: col.KeepPadding}
 	dec := scalarDecoder(&elem, mode, elemOID)
 	if dec == nil {
 		return nil
@@ -458,7 +462,10 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		}
 		v, err := d.slow(c, src)
 		if err != nil {
-			return nil, fmt.Errorf("%s, column %q: %w", rowName(d.node, row), c.col.Name, err)
+			// The row is read; a document that would hold the value is
+			// rejected (see transform.Invalid).
+			row[i] = invalidValue(&c.col, v, err)
+			continue
 		}
 		row[i] = v
 	}
@@ -469,6 +476,11 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
 	var v any
 	var err error
+	if c.col.Category == "A" && c.fmt == pgx.BinaryFormatCode {
+		if err := checkArrayDims(&c.col, src); err != nil {
+			return nil, err
+		}
+	}
 	if t, ok := d.m.TypeForOID(c.oid); ok {
 		v, err = t.Codec.DecodeValue(d.m, c.oid, c.fmt, src)
 	} else if c.fmt == pgx.TextFormatCode {
@@ -477,7 +489,7 @@ func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
 		v = append([]byte(nil), src...)
 	}
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	return Convert(c.col, v, c.mode)
 }

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/denorm/denorm/mappings"
@@ -18,14 +19,23 @@ import (
 // the rows (the floor under any reader), so they select the same columns
 // in the same order as the reader's own queries.
 func FullReads(cp *mappings.CollectionPlan) []string {
-	sql, _ := rootQuery(cp, nil, 0)
+	sql, _ := rootQuery(cp, nil, 0, nil, nil)
 	out := []string{sql}
+	streamed := Streamable(cp)
 	var walk func(n *mappings.Node)
 	walk = func(n *mappings.Node) {
 		for _, c := range n.Children {
-			sql, _ := streamQuery(c, nil, Part{}, "")
-			if c.Limit > 0 && c.Kind != mappings.NodeAggregate {
+			var sql string
+			switch {
+			case c.Limit > 0 && c.Kind != mappings.NodeAggregate:
 				sql = subsetRead(c)
+			case slices.Contains(streamed, c) && ordered(cp, c):
+				// The reader's own merge stream.
+				sql, _ = streamQuery(c, nil, Part{}, rootFilter(cp))
+			case slices.Contains(streamed, c):
+				sql, _ = equalStreamQuery(cp, c, nil, Part{})
+			default:
+				sql, _ = streamQuery(c, nil, Part{}, "")
 			}
 			out = append(out, sql)
 			walk(c)

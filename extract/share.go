@@ -1,34 +1,11 @@
 package extract
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/denorm/denorm/mappings"
 )
-
-// BeginAt opens on conn a snapshot that sees exactly what the exported
-// snapshot id sees (SET TRANSACTION SNAPSHOT), so parallel readers read one
-// consistent state. It fails once the exporting transaction has ended.
-func BeginAt(ctx context.Context, conn *pgx.Conn, id string) (*Snapshot, error) {
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, fmt.Errorf("begin snapshot: %w", err)
-	}
-	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
-		_ = tx.Rollback(ctx)
-		return nil, fmt.Errorf("adopt snapshot %s: %w", id, err)
-	}
-	return &Snapshot{tx: tx, ID: id, cfg: conn.Config()}, nil
-}
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// Conn is the snapshot's connection.
-func (s *Snapshot) Conn() *pgx.Conn { return s.tx.Conn() }
 
 // Part is one of N disjoint parts of a root stream (N <= 1: all of it).
 // Rows are assigned by a hash of their partition key — the _id columns, or
@@ -53,7 +30,7 @@ func partPredicate(plan *mappings.CollectionPlan, p Part) []string {
 	if plan.Bucket != nil {
 		cols = plan.Bucket.By
 	} else {
-		for _, k := range plan.Key() {
+		for _, k := range plan.StreamOrder() {
 			cols = append(cols, k.Col)
 		}
 	}

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,72 +12,78 @@ import (
 
 // Snapshot is one read-only REPEATABLE READ transaction: every query made
 // through it sees the database as of the same instant, so documents built
-// from several tables are consistent with each other.
+// from several tables are consistent with each other. Source.Snapshot
+// opens one, Source.Adopt another that sees the same data.
 //
-// A Snapshot is used by one goroutine at a time (a pgx connection runs one
+// A Snapshot is used by one goroutine at a time (a connection runs one
 // query at a time).
 type Snapshot struct {
 	tx pgx.Tx
-	// cfg connects more connections that adopt the snapshot (merge.go).
-	cfg *pgx.ConnConfig
+	// src connects more connections that adopt the snapshot (merge.go).
+	src *Source
 	// ID is the exported snapshot identifier (pg_export_snapshot), which
 	// other connections can adopt to read the same data.
 	ID string
 }
 
-// Begin opens a snapshot on conn. It never writes: the transaction is READ
-// ONLY, so even a buggy query cannot modify the source.
-func Begin(ctx context.Context, conn *pgx.Conn) (*Snapshot, error) {
+// open starts on conn a snapshot: a new one when id is empty, else one
+// that sees exactly what the exported snapshot id sees (SET TRANSACTION
+// SNAPSHOT), which fails once the exporting transaction has ended. It
+// never writes: the transaction is READ ONLY, so even a buggy query cannot
+// modify the source.
+func (src *Source) open(ctx context.Context, conn *pgx.Conn, id string) (*Snapshot, error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("begin snapshot: %w", err)
 	}
-	s := &Snapshot{tx: tx, cfg: conn.Config()}
-	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID); err != nil {
+	s := &Snapshot{tx: tx, src: src, ID: id}
+	if _, err = tx.Exec(ctx, readSettings); err != nil {
 		_ = tx.Rollback(ctx)
-		return nil, fmt.Errorf("export snapshot: %w", err)
+		return nil, fmt.Errorf("snapshot settings: %w", err)
+	}
+	if id == "" {
+		err = tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID)
+		if err != nil {
+			err = fmt.Errorf("export snapshot: %w", err)
+		}
+	} else if _, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
+		err = fmt.Errorf("adopt snapshot %s: %w", id, err)
+	}
+	if err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, err
 	}
 	return s, nil
 }
 
-// attached is another connection reading the snapshot.
-type attached struct {
-	conn *pgx.Conn
-	tx   pgx.Tx
-}
+// readSettings make every read of a snapshot deterministic, so that a
+// rerun, plan and verify compute what migrate wrote: no parallel plans
+// (a parallel aggregate adds the partial sums of floating point values
+// in whichever order its workers finish), no synchronized sequential
+// scans (a scan that joins another one mid-table reads the rows in
+// another order), and floating point text that is exact (join keys of
+// float columns are compared as text, see mappings.CanonSQL). They last
+// as long as the transaction.
+const readSettings = "SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL synchronize_seqscans = off; SET LOCAL extra_float_digits = 1"
 
-// attach opens a connection whose READ ONLY REPEATABLE READ transaction
-// adopts the snapshot (SET TRANSACTION SNAPSHOT, as pg_dump's parallel
-// workers do): it sees exactly what the snapshot's own connection sees.
-// The snapshot must stay open while it is used.
-func (s *Snapshot) attach(ctx context.Context) (*attached, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect for a parallel read: %w", err)
-	}
-	snap, err := BeginAt(ctx, conn, s.ID)
-	if err != nil {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	return &attached{conn: conn, tx: snap.tx}, nil
-}
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// release ends the transaction and closes the connection.
-func (a *attached) release() {
-	ctx := context.Background()
-	_ = a.tx.Rollback(ctx)
-	_ = a.conn.Close(ctx)
-}
+// Source is the database the snapshot reads, to open more connections.
+func (s *Snapshot) Source() *Source { return s.src }
 
 // Query runs a query inside the snapshot.
 func (s *Snapshot) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	return s.tx.Query(ctx, sql, args...)
 }
 
-// Close ends the snapshot (the transaction is rolled back: it wrote nothing).
+// Close ends the snapshot (the transaction is rolled back: it wrote
+// nothing) and closes its connection.
 func (s *Snapshot) Close(ctx context.Context) error {
-	return s.tx.Rollback(ctx)
+	err := s.tx.Rollback(ctx)
+	if cerr := s.tx.Conn().Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // CheckQueries has PostgreSQL parse and plan every query the plan will run
@@ -95,9 +102,12 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 		}
 		return err
 	}
-	var walk func(cp *mappings.CollectionPlan, n *mappings.Node)
-	walk = func(cp *mappings.CollectionPlan, n *mappings.Node) {
-		if err := prepare(nodeQuery(cp, n)); err != nil {
+	for _, cp := range plan.Collections {
+		mappings.Walk(cp.Root, func(n *mappings.Node) bool {
+			err := prepare(nodeQuery(cp, n))
+			if err == nil {
+				return true
+			}
 			pos, what := n.Pos, "the query for table "+strconvQuote(n.Table.Name)
 			if n.Filter != "" {
 				// Blame the filter when the query passes without it.
@@ -109,16 +119,10 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 			}
 			ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: pos,
 				Msg: fmt.Sprintf("%s: PostgreSQL rejects %s: %v", n.Path, what, err)})
-			return
-		}
-		for _, c := range n.Children {
-			walk(cp, c)
-		}
+			return false // one problem for the node, none for the relations below it
+		})
 	}
-	for _, cp := range plan.Collections {
-		walk(cp, cp.Root)
-	}
-	return ps
+	return append(ps, checkSQLFunctions(ctx, s, plan)...)
 }
 
 // nodeQuery is the statement node n of cp runs (with dummy keys).
@@ -126,13 +130,13 @@ func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
 	if n.Parent != nil {
 		return relatedQuery(n)
 	}
-	after := make(Key, len(cp.Key()))
+	after := make(Key, len(cp.StreamOrder()))
 	for i := range after {
 		after[i] = new(string)
 	}
 	c := *cp
 	c.Root = n
-	sql, _ := rootQuery(&c, after, 1)
+	sql, _ := rootQuery(&c, after, 1, nil, nil)
 	return sql
 }
 

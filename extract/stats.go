@@ -16,16 +16,9 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// TableActivity is a table's size and activity since statistics were last
-// reset (pg_stat_user_tables: the live row count it tracks, or the
-// planner's reltuples when it has none).
-type TableActivity struct {
-	Rows, Inserts, Updates, Deletes int64
-}
-
 // ReadActivity returns the activity of the named tables ("schema.table"),
 // keyed by qualified name. Tables without statistics are absent.
-func ReadActivity(ctx context.Context, q Querier, tables []string) (map[string]TableActivity, error) {
+func ReadActivity(ctx context.Context, q Querier, tables []string) (map[string]mappings.TableActivity, error) {
 	schemas := make([]string, len(tables))
 	names := make([]string, len(tables))
 	for i, t := range tables {
@@ -43,10 +36,10 @@ LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid`, schemas, names)
 		return nil, fmt.Errorf("read table statistics: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]TableActivity{}
+	out := map[string]mappings.TableActivity{}
 	for rows.Next() {
 		var s, n string
-		var a TableActivity
+		var a mappings.TableActivity
 		if err := rows.Scan(&s, &n, &a.Rows, &a.Inserts, &a.Updates, &a.Deletes); err != nil {
 			return nil, fmt.Errorf("read table statistics: %w", err)
 		}

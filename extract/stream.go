@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -17,16 +18,16 @@ import (
 
 // Batch is a page of root rows with every related row they need. Values are
 // document values (see transform), in each node's Columns order (followed
-// by its KeyCols).
+// by its JoinKeyCols).
 //
 // A Batch is immutable once returned and may be read from any goroutine.
 type Batch struct {
 	Roots [][]any
-	// After is the stream key of the last root row (see Key): reading
-	// resumes after it.
-	After Key
 	// Queries is the number of statements the batch took.
 	Queries int
+	// Asked, in a key-set read (NewKeyReader), is set on the last batch
+	// of each group of keys: what was found for every key of the group.
+	Asked   []Asked
 	related map[*mappings.Node]*relation
 }
 
@@ -77,6 +78,8 @@ type Reader struct {
 	lookups map[*mappings.Node]*lookupCache
 	tried   bool
 	pending int // stream queries not yet counted in a batch
+	// keys, when set, is a key-set read's state (keys.go).
+	keys *keySet
 }
 
 // NewReader reads plan's collection from snap in batches of batchSize root
@@ -94,7 +97,10 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 	if r.done {
 		return nil, io.EOF
 	}
-	if !r.tried && !r.SetWise && r.snap.cfg != nil {
+	if r.keys != nil {
+		return r.nextKeys(ctx)
+	}
+	if !r.tried && !r.SetWise && r.snap.src != nil {
 		r.tried = true
 		// Without a connection for the streams, read set-wise: slower,
 		// same documents.
@@ -104,7 +110,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		return r.nextMerged(ctx)
 	}
 	root := r.plan.Root
-	sql, args := rootQuery(r.plan, r.after, r.batchSize, partPredicate(r.plan, r.part)...)
+	sql, args := rootQuery(r.plan, r.after, r.batchSize, partPredicate(r.plan, r.part), nil)
 	roots, err := r.read(ctx, root, sql, args)
 	if err != nil {
 		return nil, fmt.Errorf("extract %q after key %v: %w", root.Table.Name, r.after, err)
@@ -127,7 +133,7 @@ func (r *Reader) Next(ctx context.Context) (*Batch, error) {
 		return nil, err
 	}
 	queries += n
-	r.after, b.After, b.Queries = after, after, queries
+	r.after, b.Queries = after, queries
 	r.Queries += queries
 	return b, nil
 }
@@ -139,9 +145,6 @@ func (r *Reader) Close() {
 		r.merge.close()
 	}
 }
-
-// After is the position of the last root row returned.
-func (r *Reader) After() Key { return append(Key(nil), r.after...) }
 
 // children fetches, set-wise, the rows of every relation of n for parents,
 // and returns the number of statements sent.
@@ -207,7 +210,7 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 }
 
 // read runs sql and converts every row of n to document values: the
-// node's Columns, then its KeyCols.
+// node's Columns, then its JoinKeyCols.
 func (r *Reader) read(ctx context.Context, n *mappings.Node, sql string, args []any) ([][]any, error) {
 	rows, err := r.snap.Query(ctx, sql, args...)
 	if err != nil {
@@ -234,7 +237,7 @@ func keyColumn(n *mappings.Node, i int) (mappings.Column, mappings.NumericMode) 
 	if i < len(n.Columns) {
 		return n.Columns[i], n.Numeric[i]
 	}
-	return n.KeyCols[i-len(n.Columns)], mappings.NumericDecimal
+	return n.JoinKeyCols[i-len(n.Columns)], mappings.NumericDecimal
 }
 
 func rowName(n *mappings.Node, raw []any) string {
@@ -261,14 +264,14 @@ func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize()
 
 func colRef(c string) string { return qualRef("t", c) }
 
-// selectList selects n's Columns from t and its KeyCols from j (through)
+// selectList selects n's Columns from t and its JoinKeyCols from j (through)
 // or t.
 func selectList(n *mappings.Node) string {
-	parts := make([]string, 0, len(n.Columns)+len(n.KeyCols))
+	parts := make([]string, 0, len(n.Columns)+len(n.JoinKeyCols))
 	for _, c := range n.Columns {
 		parts = append(parts, SelectExpr(c, "t"))
 	}
-	for _, c := range n.KeyCols {
+	for _, c := range n.JoinKeyCols {
 		parts = append(parts, SelectExpr(c, keyQual(n)))
 	}
 	return strings.Join(parts, ", ")
@@ -282,34 +285,31 @@ func keyQual(n *mappings.Node) string {
 	return "t"
 }
 
-// keyRefs are the SQL references of n's join key columns.
+// keyRefs are the SQL references of the columns n's join key values come
+// from (for a key computed by PostgreSQL, the column it is computed
+// from), pair by pair with JoinCols: conditions on them are PostgreSQL's
+// own, and indexes serve them.
 func keyRefs(n *mappings.Node) []string {
-	var out []string
-	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.KeyCols {
-			out = append(out, qualRef(keyQual(n), c.Name))
+	out := make([]string, len(n.JoinCols))
+	for i, c := range n.JoinCols {
+		col, _ := keyColumn(n, c)
+		q := "t"
+		if c >= len(n.Columns) {
+			q = keyQual(n)
 		}
-		return out
-	}
-	for _, c := range n.JoinCols {
-		out = append(out, colRef(n.Columns[c].Name))
+		out[i] = qualRef(q, col.Name)
 	}
 	return out
 }
 
-// keyTypes are the SQL types of n's join key columns.
-func keyTypes(n *mappings.Node) []string {
-	var out []string
-	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.KeyCols {
-			out = append(out, c.Type)
-		}
-		return out
+// keySelects are the select expressions of n's JoinKeyCols, and their
+// positions in the select list (from 1), for GROUP BY and ORDER BY.
+func keySelects(n *mappings.Node) (exprs, positions []string) {
+	for i, c := range n.JoinKeyCols {
+		exprs = append(exprs, SelectExpr(c, keyQual(n)))
+		positions = append(positions, strconv.Itoa(len(n.Columns)+1+i))
 	}
-	for _, c := range n.JoinCols {
-		out = append(out, n.Columns[c].Type)
-	}
-	return out
+	return exprs, positions
 }
 
 // fromClause is n's table, joined to its join table when it has one.
@@ -334,21 +334,22 @@ func orderExpr(ref string, desc bool) string {
 }
 
 // rootQuery is the keyset page query: rows after the last key, in stream
-// order; limit 0 reads to the end. extra are more conditions (a part).
-func rootQuery(p *mappings.CollectionPlan, after Key, limit int, extra ...string) (string, []any) {
+// order; limit 0 reads to the end. cond are more conditions (a part, a
+// key set) whose parameters, args, are numbered from $1.
+func rootQuery(p *mappings.CollectionPlan, after Key, limit int, cond []string, args []any) (string, []any) {
 	n := p.Root
 	var b strings.Builder
 	fmt.Fprintf(&b, "SELECT %s FROM %s AS t", selectList(n), tableRef(n.Table))
-	where := append([]string(nil), extra...)
+	where := append([]string(nil), cond...)
 	if n.Filter != "" {
 		where = append(where, "("+n.Filter+")")
 	}
-	key := p.Key()
-	var args []any
+	key := p.StreamOrder()
+	args = append([]any(nil), args...)
 	if len(after) == len(key) {
-		pred, a := keysetPredicate(n, key, after, 0)
+		pred, a := keysetPredicate(n, key, after, len(args))
 		where = append(where, pred)
-		args = a
+		args = append(args, a...)
 	}
 	if len(where) > 0 {
 		b.WriteString(" WHERE " + strings.Join(where, " AND "))
@@ -436,70 +437,89 @@ func orderList(n *mappings.Node) []string {
 // key, each group in the relation's order.
 func relatedQuery(n *mappings.Node) string {
 	keys := keyRefs(n)
-	types := keyTypes(n)
-	unnest := make([]string, len(keys))
-	names := make([]string, len(keys))
-	casts := make([]string, len(keys))
-	for i := range keys {
-		unnest[i] = fmt.Sprintf("$%d::text[]", i+1)
-		names[i] = fmt.Sprintf("k%d", i)
-		casts[i] = fmt.Sprintf("k%d::%s", i, types[i])
-	}
+	types := n.ParamTypes
 	filter := ""
 	if n.Filter != "" {
 		filter = " AND (" + n.Filter + ")"
 	}
 	if n.Kind == mappings.NodeAggregate {
-		arg := "*"
-		if n.Agg.Column != "" {
-			arg = colRef(n.Agg.Column)
-		}
-		return fmt.Sprintf("SELECT %s(%s), %s FROM %s WHERE (%s) IN (SELECT %s FROM unnest(%s) AS p(%s))%s GROUP BY %s",
-			n.Agg.Fn, arg, strings.Join(keys, ", "), fromClause(n), strings.Join(keys, ", "), strings.Join(casts, ", "),
-			strings.Join(unnest, ", "), strings.Join(names, ", "), filter, strings.Join(keys, ", "))
+		exprs, pos := keySelects(n)
+		return fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s%s GROUP BY %s",
+			aggregateExpr(n), strings.Join(exprs, ", "), fromClause(n), inKeySet(keys, types), filter, strings.Join(pos, ", "))
 	}
 	order := orderList(n)
 	if n.Limit > 0 {
 		// A subset: the first Limit rows per parent, through the index on
 		// the join columns.
+		unnest, names, casts := keyArrays(types)
 		cond := make([]string, len(keys))
 		for i := range keys {
-			cond[i] = fmt.Sprintf("%s = p.k%d::%s", keys[i], i, types[i])
+			cond[i] = fmt.Sprintf("%s = p.%s", keys[i], casts[i])
 		}
 		return fmt.Sprintf("SELECT x.* FROM unnest(%s) WITH ORDINALITY AS p(%s, ord) CROSS JOIN LATERAL (SELECT %s, row_number() OVER (ORDER BY %s) AS denorm_rn FROM %s WHERE %s%s ORDER BY %s LIMIT %d) AS x ORDER BY p.ord, x.denorm_rn",
 			strings.Join(unnest, ", "), strings.Join(names, ", "), selectList(n), strings.Join(order, ", "),
 			fromClause(n), strings.Join(cond, " AND "), filter, strings.Join(order, ", "), n.Limit)
 	}
-	return fmt.Sprintf("SELECT %s FROM %s WHERE (%s) IN (SELECT %s FROM unnest(%s) AS p(%s))%s ORDER BY %s",
-		selectList(n), fromClause(n), strings.Join(keys, ", "), strings.Join(casts, ", "),
-		strings.Join(unnest, ", "), strings.Join(names, ", "), filter, strings.Join(append(keys, order...), ", "))
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s%s ORDER BY %s",
+		selectList(n), fromClause(n), inKeySet(keys, types), filter, strings.Join(append(groupOrder(n), order...), ", "))
 }
 
-// joinKey is the map key of a row's values at cols; ok is false when one is
-// NULL (NULL joins nothing).
-func joinKey(row []any, cols []int) (string, bool) {
-	if len(cols) == 1 {
-		if row[cols[0]] == nil {
-			return "", false
+// groupOrder orders n's rows by the values their join key is grouped by
+// (see relation): the rows of one parent come together, in n's order
+// after it.
+func groupOrder(n *mappings.Node) []string {
+	refs := keyRefs(n)
+	out := make([]string, len(n.JoinCols))
+	for i, c := range n.JoinCols {
+		if c >= len(n.Columns) {
+			out[i] = strconv.Itoa(c + 1) // a key column PostgreSQL computed
+		} else {
+			out[i] = refs[i]
 		}
-		s, err := textParam(row[cols[0]])
-		return s, err == nil
 	}
-	var b strings.Builder
-	for i, c := range cols {
-		if row[c] == nil {
-			return "", false
-		}
-		s, err := textParam(row[c])
-		if err != nil {
-			return "", false
-		}
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		b.WriteString(s)
+	return out
+}
+
+// aggregateExpr is the aggregate call of aggregate node n. A sum or an
+// average of floating point values depends on the order the values are
+// added in: they are added in the table's primary key order, so the
+// result is the same whatever plan PostgreSQL picks.
+func aggregateExpr(n *mappings.Node) string {
+	arg := "*"
+	if n.Agg.Column != "" {
+		arg = colRef(n.Agg.Column)
 	}
-	return b.String(), true
+	order := ""
+	if t := n.Columns[0].TypeName; (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8") && len(n.Table.PrimaryKey) > 0 {
+		keys := make([]string, len(n.Table.PrimaryKey))
+		for i, k := range n.Table.PrimaryKey {
+			keys[i] = colRef(k)
+		}
+		order = " ORDER BY " + strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
+}
+
+// inKeySet is the condition "the values refs (of SQL types types) are one
+// of the keys given as parallel text arrays $1, $2, ...", each text cast
+// to its column's type by PostgreSQL, so keys of any type travel as text.
+func inKeySet(refs, types []string) string {
+	unnest, names, casts := keyArrays(types)
+	return fmt.Sprintf("(%s) IN (SELECT %s FROM unnest(%s) AS p(%s))",
+		strings.Join(refs, ", "), strings.Join(casts, ", "), strings.Join(unnest, ", "), strings.Join(names, ", "))
+}
+
+// keyArrays are the SQL pieces reading keys given as parallel text
+// arrays, one per column of types types: the arrays ($1::text[], ...) for
+// unnest, the names of their columns (k0, ...) and each name cast to its
+// type (k0::int4, ...).
+func keyArrays(types []string) (unnest, names, casts []string) {
+	for i, t := range types {
+		unnest = append(unnest, fmt.Sprintf("$%d::text[]", i+1))
+		names = append(names, fmt.Sprintf("k%d", i))
+		casts = append(casts, fmt.Sprintf("k%d::%s", i, t))
+	}
+	return unnest, names, casts
 }
 
 // textParam renders a key value as PostgreSQL input text, so keys of any
@@ -530,6 +550,13 @@ func textParam(v any) (string, error) {
 		return x.UTC().Format("2006-01-02 15:04:05.999999Z07:00"), nil
 	case transform.UUID:
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16]), nil
+	case transform.Binary:
+		return `\x` + hex.EncodeToString(x), nil
+	case transform.Invalid:
+		if x.Text != "" {
+			return x.Text, nil
+		}
+		return "", x.Err
 	case nil:
 		return "", fmt.Errorf("key value is NULL")
 	}
@@ -538,18 +565,26 @@ func textParam(v any) (string, error) {
 
 // KeyOf is the stream position of a root row of plan (see Key).
 func KeyOf(plan *mappings.CollectionPlan, row []any) (Key, error) {
-	key := plan.Key()
-	out := make(Key, 0, len(key))
-	for _, k := range key {
-		if row[k.Col] == nil {
-			out = append(out, nil)
+	key := plan.StreamOrder()
+	cols := make([]int, len(key))
+	for i, k := range key {
+		cols[i] = k.Col
+	}
+	return keyOf(plan.Root, row, cols)
+}
+
+// keyOf is the Key of the values at cols of a row of n.
+func keyOf(n *mappings.Node, row []any, cols []int) (Key, error) {
+	out := make(Key, len(cols))
+	for i, c := range cols {
+		if row[c] == nil {
 			continue
 		}
-		s, err := textParam(row[k.Col])
+		s, err := textParam(row[c])
 		if err != nil {
-			return nil, fmt.Errorf("key column %q: %w", plan.Root.Columns[k.Col].Name, err)
+			return nil, fmt.Errorf("key column %q: %w", n.Columns[c].Name, err)
 		}
-		out = append(out, &s)
+		out[i] = &s
 	}
 	return out, nil
 }

@@ -98,6 +98,17 @@ func (b *bgWriter) Flush() error {
 	return b.error()
 }
 
+// Discard drops what is buffered and not yet handed off, waits until the
+// buffers handed off are written (then the file may be truncated), and
+// forgets a write error, as bufio.Writer.Reset does.
+func (b *bgWriter) Discard() {
+	b.buf = b.buf[:0]
+	b.wg.Wait()
+	b.mu.Lock()
+	b.err = nil
+	b.mu.Unlock()
+}
+
 // Close flushes and stops the writer's goroutine; the writer is not used
 // after.
 func (b *bgWriter) Close() error {

@@ -126,30 +126,21 @@ func (c *Checkpoint) Validate() error {
 	return nil
 }
 
-// Checkpoints stores checkpoints in a target.
+// Checkpoints stores a target's checkpoints (Target.Checkpoints). One
+// goroutine at a time uses it.
 type Checkpoints interface {
 	// Load returns the checkpoint with that ID, nil when there is none, or
 	// a *CorruptCheckpointError.
 	Load(ctx context.Context, id string) (*Checkpoint, error)
+	// Save stores c under c.ID, replacing the record atomically.
 	Save(ctx context.Context, c *Checkpoint) error
+	// Delete removes a record; a missing one is no error.
 	Delete(ctx context.Context, id string) error
 	// List returns every checkpoint of the target, by ID; corrupt ones as
 	// errors beside them.
 	List(ctx context.Context) ([]*Checkpoint, []error, error)
+	// Where names the store for messages.
 	Where() string
-}
-
-// OpenCheckpoints returns the checkpoint store of target without opening a
-// sink (status): close it with the returned function.
-func OpenCheckpoints(ctx context.Context, target string) (Checkpoints, func(context.Context) error, error) {
-	if IsServerURI(target) {
-		s, err := OpenServer(ctx, target, Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.Checkpoints(), s.Close, nil
-	}
-	return &dirCheckpoints{dir: target}, func(context.Context) error { return nil }, nil
 }
 
 // --- server targets: one document per checkpoint in _denorm ---
@@ -157,11 +148,12 @@ func OpenCheckpoints(ctx context.Context, target string) (Checkpoints, func(cont
 type serverCheckpoints struct {
 	coll *mongo.Collection
 	db   string
+	op   time.Duration // bound of each call (opTimeout)
 }
 
 // Checkpoints is the server's checkpoint store (the _denorm collection).
-func (s *ServerSink) Checkpoints() Checkpoints {
-	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name()}
+func (s *serverTarget) Checkpoints() Checkpoints {
+	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name(), op: s.op}
 }
 
 func (s *serverCheckpoints) Where() string {
@@ -178,6 +170,8 @@ type checkpointDoc struct {
 }
 
 func (s *serverCheckpoints) Load(ctx context.Context, id string) (*Checkpoint, error) {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	var raw bson.Raw
 	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&raw)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -214,6 +208,8 @@ func decodeCheckpoint(id, where string, b []byte) (*Checkpoint, error) {
 }
 
 func (s *serverCheckpoints) Save(ctx context.Context, c *Checkpoint) error {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -227,6 +223,8 @@ func (s *serverCheckpoints) Save(ctx context.Context, c *Checkpoint) error {
 }
 
 func (s *serverCheckpoints) Delete(ctx context.Context, id string) error {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	if _, err := s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
 		return fmt.Errorf("delete checkpoint %q from %s: %w", id, s.Where(), err)
 	}
@@ -234,6 +232,8 @@ func (s *serverCheckpoints) Delete(ctx context.Context, id string) error {
 }
 
 func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, error) {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	cur, err := s.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list checkpoints in %s: %w", s.Where(), err)
@@ -261,7 +261,7 @@ func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, e
 type dirCheckpoints struct{ dir string }
 
 // Checkpoints is the directory's checkpoint store (<dir>/_denorm/).
-func (s *DirSink) Checkpoints() Checkpoints { return &dirCheckpoints{dir: s.dir} }
+func (s *dirTarget) Checkpoints() Checkpoints { return &dirCheckpoints{dir: s.dir} }
 
 func (s *dirCheckpoints) Where() string { return filepath.Join(s.dir, CheckpointCollection) }
 

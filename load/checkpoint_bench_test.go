@@ -27,12 +27,12 @@ func benchCheckpoint() *Checkpoint {
 func BenchmarkCheckpointSaveDir(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	s, err := OpenDir(dir, Options{})
+	s, err := Open(ctx, dir, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close(ctx)
-	if err := s.Prepare(ctx, []string{"people"}); err != nil {
+	if err := s.Prepare(ctx, []string{"people"}, nil); err != nil {
 		b.Fatal(err)
 	}
 	docs := make([]transform.Document, 1000)
@@ -48,7 +48,7 @@ func BenchmarkCheckpointSaveDir(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if c.Files, err = s.Sync(); err != nil {
+		if c.Files, err = s.Sync(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if err := store.Save(ctx, c); err != nil {
@@ -62,7 +62,7 @@ func BenchmarkCheckpointSaveDir(b *testing.B) {
 func BenchmarkCheckpointSaveServer(b *testing.B) {
 	ctx := context.Background()
 	uri, _ := testenv.MongoDB(b)
-	s, err := OpenServer(ctx, uri, Options{})
+	s, err := Open(ctx, uri, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,67 +22,23 @@ func validCheckpoint() *Checkpoint {
 		Files:   map[string]int64{"c.jsonl": 10}}
 }
 
-func TestDirCheckpointsRoundTripAndCorruption(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s := &dirCheckpoints{dir: dir}
-	if c, err := s.Load(ctx, "j"); c != nil || err != nil {
-		t.Fatalf("empty store: %v, %v", c, err)
-	}
-	want := validCheckpoint()
-	if err := s.Save(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Load(ctx, "j")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *got.Streams[0].After[0] != "42" || got.Streams[0].After[1] != nil || got.Streams[0].Pager.Page != 3 || got.Files["c.jsonl"] != 10 {
-		t.Errorf("round trip: %+v", got)
-	}
-	list, bad, err := s.List(ctx)
-	if err != nil || len(list) != 1 || len(bad) != 0 {
-		t.Fatalf("list: %v %v %v", list, bad, err)
-	}
-	cases := map[string]string{
-		"truncated":     `{"id": "j", "format": 1, "job"`,
-		"unknown_field": `{"id":"j","format":1,"job":"j","mappingHash":"a","phase":"running","workers":1,"partitions":1,"bogus":1}`,
-		"bad_phase":     `{"id":"j","format":1,"job":"j","mappingHash":"a","phase":"flying","workers":1,"partitions":1}`,
-		"future_format": `{"id":"j","format":99,"job":"j","mappingHash":"a","phase":"running","workers":1,"partitions":1}`,
-		"other_job":     `{"id":"k","format":1,"job":"k","mappingHash":"a","phase":"running","workers":1,"partitions":1}`,
-		"bad_file":      `{"id":"j","format":1,"job":"j","mappingHash":"a","phase":"running","workers":1,"partitions":1,"files":{"../x":1}}`,
-	}
-	for name, text := range cases {
-		t.Run(name, func(t *testing.T) {
-			if err := os.WriteFile(s.path("j"), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := s.Load(ctx, "j")
-			var ce *CorruptCheckpointError
-			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "--restart") {
-				t.Fatalf("err = %v, want a CorruptCheckpointError pointing to --restart", err)
-			}
-		})
-	}
-}
-
-func TestDirSinkResumeTruncates(t *testing.T) {
+func TestDirTargetResumeTruncates(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	doc := func(id int32) transform.Document {
 		return transform.Document{ID: id, Body: transform.Doc{{Key: "_id", Value: id}}}
 	}
-	s, err := OpenDir(dir, Options{})
+	s, err := Open(ctx, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Prepare(ctx, []string{"a", "b"}); err != nil {
+	if err := s.Prepare(ctx, []string{"a", "b"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Write(ctx, "a", []transform.Document{doc(1), doc(2)}); err != nil {
 		t.Fatal(err)
 	}
-	offsets, err := s.Sync()
+	offsets, err := s.Sync(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +55,8 @@ func TestDirSinkResumeTruncates(t *testing.T) {
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := OpenDir(dir, Options{})
-	r.Resume(offsets)
-	if err := r.Prepare(ctx, []string{"a", "b"}); err != nil {
+	r, _ := Open(ctx, dir, Options{})
+	if err := r.Prepare(ctx, []string{"a", "b"}, offsets); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Write(ctx, "a", []transform.Document{doc(3)}); err != nil {
@@ -116,9 +71,8 @@ func TestDirSinkResumeTruncates(t *testing.T) {
 		t.Fatalf("after resume: a=%q b=%q", a, b)
 	}
 	// A file shorter than its checkpoint was changed by someone else.
-	r2, _ := OpenDir(dir, Options{})
-	r2.Resume(map[string]int64{"b.jsonl": 100})
-	if err := r2.Prepare(ctx, []string{"b"}); err == nil || !strings.Contains(err.Error(), "--restart") {
+	r2, _ := Open(ctx, dir, Options{})
+	if err := r2.Prepare(ctx, []string{"b"}, map[string]int64{"b.jsonl": 100}); err == nil || !strings.Contains(err.Error(), "--restart") {
 		t.Fatalf("short file: err = %v", err)
 	}
 }
@@ -148,38 +102,36 @@ func TestTransient(t *testing.T) {
 	}
 }
 
-// flakySink fails its first writes with a throttling error.
-type flakySink struct {
+// flakyWriter fails its first writes with a throttling error.
+type flakyWriter struct {
 	fails, calls int
 }
 
-func (f *flakySink) Prepare(context.Context, []string) error { return nil }
-func (f *flakySink) Close(context.Context) error             { return nil }
-func (f *flakySink) Write(_ context.Context, c string, docs []transform.Document) ([]Reject, error) {
+func (f *flakyWriter) Write(_ context.Context, c string, docs []transform.Document) ([]transform.Reject, error) {
 	f.calls++
 	if f.calls <= f.fails {
-		return []Reject{{Collection: c, ID: docs[0].ID, Err: errors.New("target refused the document: Request rate is large. RetryAfterMs=5 (code 16500)")}}, nil
+		return []transform.Reject{{Collection: c, ID: docs[0].ID, Err: errors.New("target refused the document: Request rate is large. RetryAfterMs=5 (code 16500)")}}, nil
 	}
 	return nil, nil
 }
 
-func TestRetrySinkThrottling(t *testing.T) {
-	f := &flakySink{fails: 3}
-	s := &RetrySink{Sink: f, Policy: RetryPolicy{For: 10 * time.Second, Base: time.Millisecond, Cap: 20 * time.Millisecond}}
+func TestRetryWriterThrottling(t *testing.T) {
+	f := &flakyWriter{fails: 3}
+	s := &RetryWriter{Writer: f, Policy: RetryPolicy{For: 10 * time.Second, Base: time.Millisecond, Cap: 20 * time.Millisecond}}
 	rejects, err := s.Write(context.Background(), "c", []transform.Document{{ID: 1}})
 	if err != nil || len(rejects) != 0 || f.calls != 4 {
 		t.Fatalf("rejects %v, err %v after %d calls; want success on the 4th", rejects, err, f.calls)
 	}
 	// Giving up after the policy's time, with the cause.
-	f = &flakySink{fails: 1 << 30}
-	s = &RetrySink{Sink: f, Policy: RetryPolicy{For: 50 * time.Millisecond, Base: 5 * time.Millisecond, Cap: 10 * time.Millisecond}}
+	f = &flakyWriter{fails: 1 << 30}
+	s = &RetryWriter{Writer: f, Policy: RetryPolicy{For: 50 * time.Millisecond, Base: 5 * time.Millisecond, Cap: 10 * time.Millisecond}}
 	if _, err := s.Write(context.Background(), "c", []transform.Document{{ID: 1}}); err == nil || !strings.Contains(err.Error(), "gave up after") {
 		t.Fatalf("err = %v, want a give-up", err)
 	}
 	// An interrupt ends the waits.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	s = &RetrySink{Sink: &flakySink{fails: 1 << 30}, Policy: RetryPolicy{For: time.Hour, Base: time.Minute, Cap: time.Minute}, Stop: ctx}
+	s = &RetryWriter{Writer: &flakyWriter{fails: 1 << 30}, Policy: RetryPolicy{For: time.Hour, Base: time.Minute, Cap: time.Minute}, Stop: ctx}
 	start := time.Now()
 	if _, err := s.Write(context.Background(), "c", []transform.Document{{ID: 1}}); err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("err = %v after %s; want an immediate interrupted error", err, time.Since(start))

@@ -2,24 +2,26 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/denorm/denorm/transform"
 )
 
-// DirSink writes each collection to <dir>/<collection>.jsonl as relaxed
-// Extended JSON, one document a line: what mongoimport reads. Files are
-// rewritten from scratch by every run, so a rerun gives the same files.
-type DirSink struct {
+// dirTarget writes each collection to <dir>/<collection>.jsonl as relaxed
+// Extended JSON, one document a line: what mongoimport reads. Prepare
+// starts the files afresh (or at the resumed checkpoint's lengths), so a
+// rerun gives the same files.
+type dirTarget struct {
 	dir   string
 	opt   Options
 	files map[string]*dirFile
 	buf   []byte
-	// resume, when set (Resume), holds the acknowledged length of each
-	// file: Prepare truncates to it instead of emptying the file.
-	resume map[string]int64
+	// acked is Prepare's: the file lengths to resume from (nil: fresh).
+	acked map[string]int64
 }
 
 type dirFile struct {
@@ -27,49 +29,64 @@ type dirFile struct {
 	w *bgWriter
 }
 
-// OpenDir creates dir if needed.
-func OpenDir(dir string, opt Options) (*DirSink, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("target directory: %w", err)
-	}
-	return &DirSink{dir: dir, opt: opt.withDefaults(), files: map[string]*dirFile{}}, nil
+// openDir opens the directory target dir; the directory itself is created
+// by the first write or checkpoint.
+func openDir(dir string, opt Options) *dirTarget {
+	return &dirTarget{dir: dir, opt: opt.withDefaults(), files: map[string]*dirFile{}}
 }
 
-// Path is the file a collection is written to.
-func (s *DirSink) Path(collection string) string {
+func (s *dirTarget) Caps() Caps { return Caps{} }
+
+// path is the file a collection is written to.
+func (s *dirTarget) path(collection string) string {
 	return filepath.Join(s.dir, collection+".jsonl")
 }
 
-// Prepare truncates the file of every collection.
-func (s *DirSink) Prepare(_ context.Context, collections []string) error {
+// Prepare opens the file of every collection, truncated to its acked
+// length (see dir_resume.go).
+func (s *dirTarget) Prepare(_ context.Context, collections []string, acked map[string]int64) error {
+	s.acked = acked
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("target directory: %w", err)
+	}
 	for _, c := range collections {
-		if _, ok := s.files[c]; ok {
-			continue
+		if err := s.openFile(c); err != nil {
+			return err
 		}
-		f, err := s.open(c)
-		if err != nil {
-			return fmt.Errorf("target directory: %w", err)
-		}
-		s.files[c] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	}
 	return nil
 }
 
+func (s *dirTarget) openFile(collection string) error {
+	if _, ok := s.files[collection]; ok {
+		return nil
+	}
+	f, err := s.open(collection)
+	if err != nil {
+		return fmt.Errorf("target directory: %w", err)
+	}
+	s.files[collection] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
+	return nil
+}
+
 // Write appends docs to the collection's file.
-func (s *DirSink) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *dirTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	df := s.files[collection]
 	if df == nil {
-		if err := s.Prepare(ctx, []string{collection}); err != nil {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("target directory: %w", err)
+		}
+		if err := s.openFile(collection); err != nil {
 			return nil, err
 		}
 		df = s.files[collection]
 	}
-	var rejects []Reject
+	var rejects []transform.Reject
 	for _, d := range docs {
 		var err error
 		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize)
 		if err != nil {
-			rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+			rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			continue
 		}
 		if _, err := df.w.Write(s.buf); err != nil {
@@ -79,8 +96,36 @@ func (s *DirSink) Write(ctx context.Context, collection string, docs []transform
 	return rejects, nil
 }
 
+// Delete empties the collection's file (the zero Selection), without
+// counting its lines (-1); a file cannot drop chosen documents in place.
+func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) (int64, error) {
+	if !sel.all() {
+		return 0, &UnsupportedError{Target: "directory", Op: fmt.Sprintf("delete chosen documents (collection %q)", collection)}
+	}
+	if df := s.files[collection]; df != nil {
+		df.w.Discard()
+		if err := df.f.Truncate(0); err != nil {
+			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+		}
+		if _, err := df.f.Seek(0, io.SeekStart); err != nil {
+			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+		}
+		return -1, nil
+	}
+	err := os.Truncate(s.path(collection), 0)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("empty %s: %w", s.path(collection), err)
+	}
+	return -1, nil
+}
+
+// Reopen is refused: one writer keeps a file in order.
+func (s *dirTarget) Reopen(context.Context) (Target, error) {
+	return nil, &UnsupportedError{Target: "directory", Op: "be written by several writers (--workers, --partition)"}
+}
+
 // Close flushes and closes every file.
-func (s *DirSink) Close(context.Context) error {
+func (s *dirTarget) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
 		if err := df.w.Close(); err != nil && first == nil {

@@ -1,29 +1,24 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 )
 
-// Resume makes the next Prepare keep the first offsets[name] bytes of each
-// collection file (name is the file's base name) and drop what follows:
-// what was written after the checkpoint that recorded the offsets. Files
-// not in offsets are emptied, as on a fresh run.
-func (s *DirSink) Resume(offsets map[string]int64) {
-	s.resume = offsets
-	if s.resume == nil {
-		s.resume = map[string]int64{}
+// open opens a collection's file for writing. On a fresh run (no acked
+// lengths) the file is emptied; when resuming, it keeps the first
+// acked[name] bytes (name is the file's base name) and drops what follows:
+// what was written after the checkpoint that recorded the lengths. Files
+// not in acked are emptied, as on a fresh run.
+func (s *dirTarget) open(collection string) (*os.File, error) {
+	if s.acked == nil {
+		return os.Create(s.path(collection))
 	}
-}
-
-func (s *DirSink) open(collection string) (*os.File, error) {
-	if s.resume == nil {
-		return os.Create(s.Path(collection))
-	}
-	path := s.Path(collection)
-	off := s.resume[filepath.Base(path)]
+	path := s.path(collection)
+	off := s.acked[filepath.Base(path)]
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -47,7 +42,7 @@ func (s *DirSink) open(collection string) (*os.File, error) {
 
 // Sync flushes every file to stable storage and returns each file's length
 // (by base name): what a checkpoint records as acknowledged.
-func (s *DirSink) Sync() (map[string]int64, error) {
+func (s *dirTarget) Sync(context.Context) (map[string]int64, error) {
 	out := make(map[string]int64, len(s.files))
 	for _, df := range s.files {
 		if err := df.w.Flush(); err != nil {

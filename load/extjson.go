@@ -283,7 +283,7 @@ func safe8(s string) bool {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
 	less := (x - ones*0x20) &^ x & highs // a byte below 0x20
-	return (less|hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|x&highs) == 0
+	return (less | hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | x&highs) == 0
 }
 
 // appendJSONString writes s as a JSON string the way the driver does:

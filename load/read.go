@@ -8,51 +8,17 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
-// TargetReader reads back what a target holds, for verify. One goroutine
-// uses it at a time.
-//
-// Scan calls fn with every document of collection, in the target's own
-// order (not _id order), one at a time; doc is only valid during the call.
-// A collection that does not exist is empty (exists false). Normalize
-// returns a document as the target would store it: what a directory
-// target's relaxed Extended JSON keeps (int64 values that fit become
-// int32, as mongoimport also reads them), unchanged for a server.
-type TargetReader interface {
-	Scan(ctx context.Context, collection string, fn func(doc bson.Raw) error) (exists bool, err error)
-	Normalize(doc bson.Raw) (bson.Raw, error)
-	Close(ctx context.Context) error
-}
+// Reading back what a target holds, for verify: Scan and Normalize of
+// both kinds of target.
 
-// OpenReader opens target for reading: a server URI or a directory.
-func OpenReader(ctx context.Context, target string) (TargetReader, error) {
-	if IsServerURI(target) {
-		s, err := OpenServer(ctx, target, Options{})
-		if err != nil {
-			return nil, err
-		}
-		return &serverReader{s: s}, nil
-	}
-	st, err := os.Stat(target)
-	if err != nil {
-		return nil, fmt.Errorf("target directory: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("target %s is not a directory nor a mongodb:// URI", target)
-	}
-	return &dirReader{dir: target}, nil
-}
-
-type serverReader struct{ s *ServerSink }
-
-func (r *serverReader) Scan(ctx context.Context, collection string, fn func(bson.Raw) error) (bool, error) {
-	names, err := r.s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: collection}})
+func (s *serverTarget) Scan(ctx context.Context, collection string, fn func([]byte) error) (bool, error) {
+	names, err := s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: collection}})
 	if err != nil {
 		return false, fmt.Errorf("list collections: %w", err)
 	}
@@ -61,7 +27,7 @@ func (r *serverReader) Scan(ctx context.Context, collection string, fn func(bson
 	}
 	// No sort: sorting by _id would make the server sort everything (or
 	// scan an index while fetching randomly); verify sorts on its side.
-	cur, err := r.s.db.Collection(collection).Find(ctx, bson.D{}, options.Find().SetBatchSize(1000))
+	cur, err := s.db.Collection(collection).Find(ctx, bson.D{}, options.Find().SetBatchSize(1000))
 	if err != nil {
 		return true, fmt.Errorf("read target collection %q: %w", collection, err)
 	}
@@ -77,20 +43,21 @@ func (r *serverReader) Scan(ctx context.Context, collection string, fn func(bson
 	return true, nil
 }
 
-func (r *serverReader) Normalize(doc bson.Raw) (bson.Raw, error) { return doc, nil }
-
-func (r *serverReader) Close(ctx context.Context) error { return r.s.client.Disconnect(ctx) }
-
-type dirReader struct {
-	dir string
-}
+func (s *serverTarget) Normalize(doc []byte) ([]byte, error) { return doc, nil }
 
 // maxLine caps one JSON line of a directory target: a 16 MiB document in
 // Extended JSON can take several times its BSON size.
 const maxLine = 256 << 20
 
-func (r *dirReader) Scan(ctx context.Context, collection string, fn func(bson.Raw) error) (bool, error) {
-	path := filepath.Join(r.dir, collection+".jsonl")
+// Scan reads the collection's file, including what this handle wrote
+// and has not flushed yet.
+func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte) error) (bool, error) {
+	path := s.path(collection)
+	if df := s.files[collection]; df != nil {
+		if err := df.w.Flush(); err != nil {
+			return false, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -131,7 +98,7 @@ func (r *dirReader) Scan(ctx context.Context, collection string, fn func(bson.Ra
 // number, read back as int32); every other value round-trips exactly.
 // Rewriting the BSON directly is twice as fast as the round trip, which
 // TestNormalizeIsJSONRoundTrip checks it against.
-func (r *dirReader) Normalize(doc bson.Raw) (bson.Raw, error) {
+func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
 	if !hasSmallInt64(bsoncore.Document(doc)) {
 		return doc, nil
 	}
@@ -139,7 +106,7 @@ func (r *dirReader) Normalize(doc bson.Raw) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bson.Raw(out), nil
+	return out, nil
 }
 
 func fitsInt32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
@@ -209,5 +176,3 @@ func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) 
 	}
 	return bsoncore.AppendDocumentEnd(dst, idx)
 }
-
-func (r *dirReader) Close(context.Context) error { return nil }

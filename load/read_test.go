@@ -12,8 +12,8 @@ import (
 )
 
 // TestNormalizeIsJSONRoundTrip: a directory target's Normalize gives
-// exactly the bytes a relaxed Extended JSON round trip (what DirSink
-// writes and the reader parses) gives, for every value type.
+// exactly the bytes a relaxed Extended JSON round trip (what the target
+// writes and Scan parses) gives, for every value type.
 func TestNormalizeIsJSONRoundTrip(t *testing.T) {
 	ts := time.Date(2024, 2, 29, 12, 30, 45, 123_000_000, time.UTC)
 	docs := []transform.Doc{
@@ -28,7 +28,7 @@ func TestNormalizeIsJSONRoundTrip(t *testing.T) {
 			{Key: "d", Value: transform.Decimal("12.50")}, {Key: "u", Value: transform.UUID{1, 2, 3}}, {Key: "bin", Value: transform.Binary{0, 255}},
 			{Key: "empty", Value: transform.Doc{}}, {Key: "emptyArr", Value: transform.Array{}}},
 	}
-	r := &dirReader{}
+	r := openDir(t.TempDir(), Options{})
 	for _, d := range docs {
 		raw, err := EncodeDocument(d)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/denorm/denorm/internal/backoff"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -67,17 +68,18 @@ func throttled(err error) bool {
 }
 
 // Retry calls fn until it succeeds, fails with a non-transient error, or
-// the policy's time is spent. Waits end early when ctx is done.
+// the policy's time is spent. Waits (internal/backoff) end early when ctx
+// is done.
 func Retry(ctx context.Context, p RetryPolicy, fn func() error) error {
 	start := time.Now()
-	wait := p.Base
+	bo := backoff.Policy{Base: p.Base, Cap: p.Cap}
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		retry, after := Transient(err)
 		if !retry {
 			return err
 		}
-		w := max(wait, after)
+		w := max(bo.Delay(attempt), after)
 		if p.Cap > 0 && w > p.Cap && after <= p.Cap {
 			w = p.Cap
 		}
@@ -87,36 +89,36 @@ func Retry(ctx context.Context, p RetryPolicy, fn func() error) error {
 		if p.Log != nil {
 			p.Log(attempt, w, err)
 		}
-		t := time.NewTimer(w)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Wait(ctx, w) != nil {
 			return fmt.Errorf("%w (interrupted while retrying: %v)", err, ctx.Err())
-		case <-t.C:
 		}
-		wait = min(wait*2, max(p.Cap, p.Base))
 	}
 }
 
-// RetrySink retries a sink's transient write failures (the whole batch:
-// writes are idempotent) and batches with throttled documents.
-type RetrySink struct {
-	Sink
+// Writer is the write half of a Target: what RetryWriter wraps.
+type Writer interface {
+	Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error)
+}
+
+// RetryWriter retries a target's transient write failures (the whole
+// batch: writes are idempotent) and batches with throttled documents.
+type RetryWriter struct {
+	Writer
 	Policy RetryPolicy
 	// Stop ends waits early (an interrupt); nil never.
 	Stop context.Context
 }
 
 // Write writes docs, retrying transient failures.
-func (s *RetrySink) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *RetryWriter) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	stop := s.Stop
 	if stop == nil {
 		stop = context.Background()
 	}
-	var rejects []Reject
+	var rejects []transform.Reject
 	err := Retry(stop, s.Policy, func() error {
 		var err error
-		rejects, err = s.Sink.Write(ctx, collection, docs)
+		rejects, err = s.Writer.Write(ctx, collection, docs)
 		if err == nil {
 			for _, r := range rejects {
 				if throttled(r.Err) {

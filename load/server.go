@@ -4,60 +4,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
+	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/transform"
 )
 
-// ServerSink writes to a MongoDB-wire server in batches capped by bytes:
-// unordered inserts, and upserts by _id for the documents already there
-// (see Write).
-type ServerSink struct {
+// serverTarget writes to a database of a MongoDB-wire server in batches
+// capped by bytes: unordered inserts, and upserts by _id for the documents
+// already there (see Write).
+type serverTarget struct {
 	client *mongo.Client
 	db     *mongo.Database
+	uri    connstr.String
 	opt    Options
+	op     time.Duration // bound of one operation (opTimeout); 0: none
 }
 
-// DatabaseFromURI returns the database named in a mongodb:// URI's path.
-func DatabaseFromURI(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", fmt.Errorf("target URI: %w", Redact(err, uri))
+// openServer connects to the server at uri (checked by ParseTarget); the
+// database is the URI's path. Errors name the URI without its password.
+func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTarget, error) {
+	dbName := uri.Path()
+	if dbName == "" {
+		return nil, fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", uri)
 	}
-	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" {
-		return "", fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", RedactURI(uri))
-	}
-	return db, nil
-}
-
-// OpenServer connects to the server at uri; the database is the URI's path.
-func OpenServer(ctx context.Context, uri string, opt Options) (*ServerSink, error) {
-	dbName, err := DatabaseFromURI(uri)
+	copts := clientOptions(uri)
+	client, err := mongo.Connect(copts)
 	if err != nil {
-		return nil, err
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
+		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		_ = client.Disconnect(context.Background())
-		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
+		var sse topology.ServerSelectionError
+		if errors.As(err, &sse) {
+			return nil, fmt.Errorf("connect to %s: no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS): %w",
+				uri, *copts.ServerSelectionTimeout, *copts.ConnectTimeout, uri.RedactError(err))
+		}
+		return nil, fmt.Errorf("connect to %s: %w", uri, uri.RedactError(err))
 	}
-	return &ServerSink{client: client, db: client.Database(dbName), opt: opt.withDefaults()}, nil
+	return &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults(), op: opTimeout(uri)}, nil
 }
 
-// Database is the target database handle (for tests and verification).
-func (s *ServerSink) Database() *mongo.Database { return s.db }
+func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }
 
-// Prepare does nothing: collections are created by their first write.
-func (s *ServerSink) Prepare(context.Context, []string) error { return nil }
+// Prepare does nothing: collections are created by their first write, and
+// documents written after a checkpoint are replaced when written again.
+func (s *serverTarget) Prepare(context.Context, []string, map[string]int64) error { return nil }
+
+// Sync has nothing to do: a write is durable when acknowledged.
+func (s *serverTarget) Sync(context.Context) (map[string]int64, error) { return nil, nil }
+
+// Reopen connects again: a client of its own for another writer.
+func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
+	return openServer(ctx, s.uri, s.opt)
+}
 
 // Write stores docs by _id: a document whose _id is new is inserted, one
 // whose _id exists is replaced. Each byte-capped batch is first sent as one
@@ -67,22 +73,31 @@ func (s *ServerSink) Prepare(context.Context, []string) error { return nil }
 // documents refused as duplicate keys (a rerun, or the batch replayed when
 // resuming) are then replaced with upserts. Either way a rerun gives the
 // same result.
-func (s *ServerSink) Write(ctx context.Context, collection string, docs []transform.Document) ([]Reject, error) {
+func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
-		rejects []Reject
+		rejects []transform.Reject
 		raws    []any
 		batch   []transform.Document
 		bytes   int
 	)
 	reject := func(d transform.Document, err error) {
-		rejects = append(rejects, Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+		rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 	}
 	flush := func() error {
 		if len(raws) == 0 {
 			return nil
 		}
+		ctx, cancel := bound(ctx, s.op)
+		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
+		if s.refusedBatch(ctx, err) {
+			// A document the server closes the connection on (isolate.go).
+			rj, err := s.isolate(ctx, collection, batch)
+			rejects = append(rejects, rj...)
+			raws, batch, bytes = raws[:0], batch[:0], 0
+			return err
+		}
 		var (
 			bwe    mongo.BulkWriteException
 			again  []transform.Document
@@ -149,6 +164,54 @@ func (s *ServerSink) Write(ctx context.Context, collection string, docs []transf
 	return rejects, flush()
 }
 
+// deleteChunk caps the _ids of one deleteMany: the command stays small,
+// and servers that scan the collection for each command (FerretDB on
+// SQLite) scan it once per chunk, not once per document.
+const deleteChunk = 1000
+
+// Delete removes the documents sel picks with deleteMany, in chunks of
+// deleteChunk _ids.
+func (s *serverTarget) Delete(ctx context.Context, collection string, sel Selection) (int64, error) {
+	coll := s.db.Collection(collection)
+	what := fmt.Sprintf("delete from %q", collection)
+	if sel.all() {
+		what = fmt.Sprintf("empty collection %q", collection)
+	}
+	chunks := [][]any{nil}
+	if sel.IDs != nil {
+		chunks = slices.Collect(slices.Chunk(sel.IDs, deleteChunk))
+	}
+	var n int64
+	for _, ids := range chunks {
+		filter, err := deleteFilter(sel, ids)
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", what, err)
+		}
+		dctx, cancel := bound(ctx, s.op)
+		res, err := coll.DeleteMany(dctx, filter)
+		cancel()
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", what, err)
+		}
+		n += res.DeletedCount
+	}
+	return n, nil
+}
+
+// deleteFilter is the filter of sel with ids for its _ids, encoded like
+// the documents themselves so that values match the stored ones exactly.
+func deleteFilter(sel Selection, ids []any) (bson.Raw, error) {
+	var f transform.Doc
+	if ids != nil {
+		f = append(f, transform.Field{Key: "_id", Value: transform.Doc{{Key: "$in", Value: transform.Array(ids)}}})
+	}
+	f = append(f, sel.Match...)
+	if sel.Min != nil {
+		f = append(f, transform.Field{Key: sel.Min.Key, Value: transform.Doc{{Key: "$gte", Value: sel.Min.Value}}})
+	}
+	return EncodeDocument(f)
+}
+
 // replaceError explains why replacing d failed.
 func replaceError(d transform.Document, collection string, we mongo.WriteError) error {
 	if we.Code == 11000 && d.Discriminator != nil {
@@ -169,43 +232,13 @@ func replaceModel(d transform.Document, raw bson.Raw) mongo.WriteModel {
 	return mongo.NewReplaceOneModel().SetFilter(filter).SetReplacement(raw).SetUpsert(true)
 }
 
-// Close disconnects.
-func (s *ServerSink) Close(ctx context.Context) error {
+// closeTimeout bounds Disconnect, which ends the client's sessions on the
+// server first: on a half-open connection that would wait forever.
+const closeTimeout = 10 * time.Second
+
+// Close disconnects, within closeTimeout.
+func (s *serverTarget) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
 	return s.client.Disconnect(ctx)
 }
-
-// RedactURI hides the password of a URI for messages.
-func RedactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
-// Redact removes uri's password from an error's text.
-func Redact(err error, uri string) error {
-	if err == nil {
-		return nil
-	}
-	u, perr := url.Parse(uri)
-	if perr != nil || u.User == nil {
-		return err
-	}
-	pw, has := u.User.Password()
-	if !has || pw == "" || !strings.Contains(err.Error(), pw) {
-		return err
-	}
-	return redacted{msg: strings.ReplaceAll(err.Error(), pw, "xxxxx"), err: err}
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r redacted) Error() string { return r.msg }
-func (r redacted) Unwrap() error { return r.err }

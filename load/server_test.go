@@ -21,16 +21,16 @@ func typed(id int32, kind, name string) transform.Document {
 	return d
 }
 
-// TestServerSinkRerun writes documents, then the same _ids with other
+// TestServerTargetRerun writes documents, then the same _ids with other
 // contents plus new ones (a rerun, or a batch replayed on resume): the
 // new contents replace the old, nothing is duplicated.
-func TestServerSinkRerun(t *testing.T) {
+func TestServerTargetRerun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
 	uri, db := testenv.MongoDB(t)
 	ctx := context.Background()
-	s, err := OpenServer(ctx, uri, Options{BatchBytes: 200})
+	s, err := Open(ctx, uri, Options{BatchBytes: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +59,16 @@ func TestServerSinkRerun(t *testing.T) {
 	}
 }
 
-// TestServerSinkDiscriminator: in a shared collection a document replaces
+// TestServerTargetDiscriminator: in a shared collection a document replaces
 // only one of its own type; an _id taken by another type is rejected, and
 // the other document is left alone.
-func TestServerSinkDiscriminator(t *testing.T) {
+func TestServerTargetDiscriminator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
 	uri, db := testenv.MongoDB(t)
 	ctx := context.Background()
-	s, err := OpenServer(ctx, uri, Options{})
+	s, err := Open(ctx, uri, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,16 +90,16 @@ func TestServerSinkDiscriminator(t *testing.T) {
 	}
 }
 
-// TestServerSinkRefused: a document the server refuses for another reason
+// TestServerTargetRefused: a document the server refuses for another reason
 // than a duplicate key is rejected with the server's message, and the rest
 // of its batch is written.
-func TestServerSinkRefused(t *testing.T) {
+func TestServerTargetRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
 	uri, db := testenv.MongoDB(t)
 	ctx := context.Background()
-	s, err := OpenServer(ctx, uri, Options{MaxDocSize: 60})
+	s, err := Open(ctx, uri, Options{MaxDocSize: 60})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package mappings
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -42,7 +43,9 @@ func compileExpr(src string, n *Node, lookups map[string]*Node, r *resolver) (*v
 	u := &usage{lookups: lookups, cols: map[string]bool{}, members: map[string]map[string]bool{}}
 	ast.Walk(&tree.Node, u)
 	var vars []ExprVar
-	for name := range u.cols {
+	// In name order: need adds columns to the node, whose SELECT order
+	// must not depend on map iteration.
+	for _, name := range slices.Sorted(maps.Keys(u.cols)) {
 		if ln, ok := lookups[name]; ok {
 			v := ExprVar{Name: name, Lookup: ln, Cols: map[string]int{}}
 			members := u.members[name]

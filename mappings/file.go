@@ -2,7 +2,10 @@
 // parser (every problem reported at once, each as file:line:col), the JSON
 // Schema that checks its structure, the checks of its meaning, and Resolve,
 // which checks a mapping against the live catalog and compiles it into the
-// Plan that extract and transform execute.
+// Plan that extract and transform execute (plan.go; walk.go, the one
+// walker of its tree). It also holds the types every layer shares about
+// the source: the Catalog and a table's activity (TableActivity), which
+// extract reads and which plan's warnings and advise weigh.
 //
 // The package does no I/O besides reading the mapping file; the catalog is
 // passed in by the caller.
@@ -10,6 +13,7 @@ package mappings
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -55,7 +59,10 @@ type File struct {
 	Path    string
 	Version int `yaml:"version"`
 	// Numeric is the default for NUMERIC columns: decimal, double or string.
-	Numeric     NumericMode   `yaml:"numeric"`
+	Numeric NumericMode `yaml:"numeric"`
+	// Char says whether char(n) values keep their blank padding: trim
+	// (the default) or keep.
+	Char        CharMode      `yaml:"char"`
 	Collections []*Collection `yaml:"collections"`
 	// Links replace join tables by id arrays on one or both sides.
 	Links []*Link `yaml:"links"`
@@ -103,6 +110,9 @@ type Collection struct {
 	// Discriminator names the constant field (a field with value:) that
 	// tells the document types of a shared collection apart.
 	Discriminator string `yaml:"discriminator"`
+	// IDPrefix makes _id the string IDPrefix followed by the id's text,
+	// so that document types sharing a collection never share an _id.
+	IDPrefix string `yaml:"idPrefix"`
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`
@@ -161,9 +171,10 @@ func (l *Link) UnmarshalYAML(n *yaml.Node) error {
 type LinkSide struct {
 	// Collection gets the id array.
 	Collection string `yaml:"collection"`
-	// Column is the join table's column referencing that collection's root
-	// table; default: the one foreign key of the join table to it.
-	Column string `yaml:"column"`
+	// Column is the join table's column (or columns, for a composite key)
+	// referencing that collection's root table; default: the one foreign
+	// key of the join table to it.
+	Column StringList `yaml:"column"`
 	// Field names the id array (default: the other side's collection name).
 	Field string `yaml:"field"`
 	pos   positions
@@ -212,8 +223,11 @@ type Relation struct {
 	// primary key) or the column an aggregate reads.
 	Column string `yaml:"column"`
 	// Fn is an aggregate's function: count, sum, min, max or avg.
-	Fn  string `yaml:"fn"`
-	pos positions
+	Fn string `yaml:"fn"`
+	// values are the value columns of an id array of composite keys (a
+	// link's, see Node.Values).
+	values []string
+	pos    positions
 }
 
 // Through is the join table a relation is reached through.
@@ -244,7 +258,7 @@ func (r *Relation) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Field is one field of a document. Exactly one source must be set:
-// Column, Embed, Ids, Aggregate, Expr, Value or Link; Key makes the field's
+// Column, Embed, Ids, Aggregate, Expr, SQL, Value or Link; Key makes the field's
 // name come from the data (a pivot).
 type Field struct {
 	// Name is the field name; default: the column name in camelCase.
@@ -265,11 +279,16 @@ type Field struct {
 	Value *Const `yaml:"value"`
 	// Link places the id array of a link (named by its join table) here.
 	Link string `yaml:"link"`
+	// SQL computes the value in PostgreSQL: an SQL expression over the
+	// row's own columns (see sqlexpr.go), read-only.
+	SQL string `yaml:"sql"`
 	// Ref names the collection this field's values reference (weak link),
 	// for dangling-reference reports.
 	Ref string `yaml:"ref"`
 	// Numeric overrides the file's numeric mode for this column.
 	Numeric NumericMode `yaml:"numeric"`
+	// Char overrides the file's char mode for this column.
+	Char CharMode `yaml:"char"`
 	// All is set for the "*" entry.
 	All bool `yaml:"-"`
 	pos positions
@@ -365,4 +384,46 @@ func (b *Bucket) PageField() string {
 		return "page"
 	}
 	return b.Page
+}
+
+// Tables lists the qualified names of every table the file mentions, for
+// catalog introspection.
+func (f *File) Tables() []string {
+	var out []string
+	add := func(t string) {
+		q := QualifiedName(t)
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	var entity func(e *Entity)
+	var relation func(r *Relation)
+	relation = func(r *Relation) {
+		if r.Through != nil {
+			add(r.Through.Table)
+		}
+		entity(&r.Entity)
+	}
+	entity = func(e *Entity) {
+		if e.Table != "" {
+			add(e.Table)
+		}
+		for _, l := range e.Lookups {
+			relation(l)
+		}
+		for _, fd := range e.Fields {
+			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
+				if r != nil {
+					relation(r)
+				}
+			}
+		}
+	}
+	for _, c := range f.Collections {
+		entity(&c.Entity)
+	}
+	for _, l := range f.Links {
+		add(l.Table)
+	}
+	return out
 }

@@ -62,7 +62,7 @@ func TestExamplesParse(t *testing.T) {
 func TestCamelCase(t *testing.T) {
 	for in, want := range map[string]string{
 		"first_name": "firstName", "id": "id", "mkt_cap": "mktCap", "a__b": "aB",
-		"_x": "x", "zip": "zip", "url_2": "url2", "_": "_",
+		"_x": "x", "zip": "zip", "url_2": "url2", "_": "_", "prix_été": "prixÉté", "recent_élans": "recentÉlans",
 	} {
 		if got := CamelCase(in); got != want {
 			t.Errorf("CamelCase(%q) = %q, want %q", in, got, want)

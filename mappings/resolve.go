@@ -2,258 +2,10 @@ package mappings
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-
-	"github.com/expr-lang/expr/vm"
 )
-
-// Plan is a mapping resolved against the catalog: every table, column and
-// join known, every field compiled. extract reads what the plan's nodes
-// name; transform builds documents following their fields. Plans are
-// immutable once built and safe to share between goroutines.
-type Plan struct {
-	File        *File
-	Collections []*CollectionPlan
-}
-
-// CollectionPlan builds the documents of one collection entry. Several
-// entries may share a target collection (document types told apart by a
-// discriminator).
-type CollectionPlan struct {
-	Name string
-	// Pos is where the entry is declared.
-	Pos  Pos
-	Root *Node
-	// ID holds the indexes in Root.Columns of the _id columns; the root
-	// table is read in this key order. For a bucket collection it is the
-	// full stream order's columns (see Bucket.Key).
-	ID []int
-	// IDNames are the field names inside a composite _id (len(ID) > 1).
-	IDNames []string
-	// Discriminator and DiscriminatorValue are set when the collection
-	// holds several document types: each document has Discriminator =
-	// DiscriminatorValue, and writes replace only documents of their type.
-	Discriminator      string
-	DiscriminatorValue any
-	// Bucket is set for bucket collections.
-	Bucket *BucketPlan
-}
-
-// Key returns the columns and directions the root table is streamed in:
-// the _id columns ascending, or a bucket collection's full order.
-func (cp *CollectionPlan) Key() []OrderCol {
-	if cp.Bucket != nil {
-		return cp.Bucket.Key
-	}
-	out := make([]OrderCol, len(cp.ID))
-	for i, c := range cp.ID {
-		out[i] = OrderCol{Col: c}
-	}
-	return out
-}
-
-// BucketPlan describes the pages of a bucket collection.
-type BucketPlan struct {
-	// By holds the indexes in Root.Columns of the parent key columns, and
-	// ByNames their field names.
-	By      []int
-	ByNames []string
-	Size    int
-	// Items and Page name the array and page number fields.
-	Items, Page string
-	SkipLast    int
-	// Key is the stream order: By ascending, then the bucket's orderBy,
-	// then the primary key; it is total, so pages are deterministic.
-	Key []OrderCol
-}
-
-// NodeKind tells how a node's rows are used.
-type NodeKind int
-
-const (
-	// NodeRoot is a collection's root table.
-	NodeRoot NodeKind = iota
-	// NodeEmbed rows become embedded documents (an array or an object).
-	NodeEmbed
-	// NodeLookup gives at most one row whose columns fields use.
-	NodeLookup
-	// NodeIds rows become their Value column: an id array.
-	NodeIds
-	// NodeAggregate gives one row per parent: the aggregate's value.
-	NodeAggregate
-)
-
-// Node is one table read for a collection: the root, an embedded relation,
-// a lookup, an id array or an aggregate.
-type Node struct {
-	Kind NodeKind
-	// Path names the node for messages: "people.contactDetails.type".
-	Path string
-	// Pos is where the node is declared in the mapping file.
-	Pos   Pos
-	Table *Table
-	// Columns are the columns of Table read, in SELECT order. For an
-	// aggregate it is one column: the aggregate's result.
-	Columns []Column
-	// Numeric says, per column, how NUMERIC values are written.
-	Numeric []NumericMode
-	Filter  string
-	// FilterPos is where Filter is declared.
-	FilterPos Pos
-	// Through is the join table the rows are reached through, if any.
-	Through *ThroughPlan
-	// KeyCols are columns selected after Columns to match rows to their
-	// parent: the join table's columns (Through) or an aggregate's group
-	// columns. Rows hold len(Columns)+len(KeyCols) values.
-	KeyCols []Column
-	// JoinCols are indexes in a row of the values matched to the parent,
-	// and ParentCols the indexes in the parent's Columns they equal.
-	JoinCols, ParentCols []int
-	Order                []OrderCol
-	// Limit keeps the first Limit rows per parent (a subset, or 1 for a
-	// lookup or object embed that picks the first row in Order).
-	Limit int
-	// Object: the relation gives at most one row, embedded as a document.
-	Object bool
-	// Value is the index in Columns of an id array's value.
-	Value int
-	// Agg describes an aggregate node.
-	Agg *AggPlan
-	// Parent is the enclosing node (nil for a root).
-	Parent   *Node
-	Children []*Node
-	Fields   []FieldPlan
-	// ExprEnv lists the columns and lookups expressions of this node read.
-	ExprEnv []ExprVar
-}
-
-// Lookup reports whether the node only feeds its parent's fields.
-func (n *Node) Lookup() bool { return n.Kind == NodeLookup }
-
-// ThroughPlan is a join table between a node's parent and its table.
-type ThroughPlan struct {
-	Table *Table
-	// On pairs a column name of the node's table with one of the join
-	// table: t.On[i][0] = j.On[i][1].
-	On [][2]string
-}
-
-// AggPlan is an aggregate over related rows.
-type AggPlan struct {
-	// Fn is count, sum, min, max or avg.
-	Fn string
-	// Column is the column read (empty for count(*)).
-	Column string
-	// Zero: the aggregate over no rows is 0 (count and sum of numbers),
-	// rather than NULL (left out).
-	Zero bool
-}
-
-// OrderCol orders rows by a column of Columns.
-type OrderCol struct {
-	Col  int
-	Desc bool
-}
-
-// FieldKind tells what a compiled field does.
-type FieldKind int
-
-const (
-	// FieldColumn writes a column value (of the row or of a lookup).
-	FieldColumn FieldKind = iota
-	// FieldEmbed writes related rows as an array or a document.
-	FieldEmbed
-	// FieldIds writes the Value column of related rows as an array.
-	FieldIds
-	// FieldAggregate writes an aggregate over related rows.
-	FieldAggregate
-	// FieldExpr writes a computed value.
-	FieldExpr
-	// FieldConst writes a constant.
-	FieldConst
-)
-
-// FieldPlan is one compiled field.
-type FieldPlan struct {
-	Kind FieldKind
-	// Name is the field name; empty when Key names it.
-	Name string
-	// Value is the column written (FieldColumn).
-	Value Ref
-	// Key, when set, is the column whose value names the field (a pivot).
-	Key *Ref
-	// Embed is the relation written (FieldEmbed, FieldIds, FieldAggregate).
-	Embed *Node
-	// Program is the compiled expression (FieldExpr), and Source its text.
-	Program *vm.Program
-	Source  string
-	// Const is the constant (FieldConst).
-	Const any
-	// RefCollection names the collection the values reference, if declared.
-	RefCollection string
-	// Pos is where the field is declared.
-	Pos Pos
-}
-
-// Ref points to a column of the current row (Lookup nil) or of the row a
-// lookup found.
-type Ref struct {
-	Lookup *Node
-	Col    int
-}
-
-// ExprVar is one name an expression reads: a column of the row (Lookup
-// nil), or a lookup whose columns it reads as name.column.
-type ExprVar struct {
-	Name   string
-	Col    int
-	Lookup *Node
-	// Cols are the lookup's columns, by name.
-	Cols map[string]int
-}
-
-// Tables lists the qualified names of every table the file mentions, for
-// catalog introspection.
-func (f *File) Tables() []string {
-	var out []string
-	add := func(t string) {
-		q := QualifiedName(t)
-		if !slices.Contains(out, q) {
-			out = append(out, q)
-		}
-	}
-	var entity func(e *Entity)
-	var relation func(r *Relation)
-	relation = func(r *Relation) {
-		if r.Through != nil {
-			add(r.Through.Table)
-		}
-		entity(&r.Entity)
-	}
-	entity = func(e *Entity) {
-		if e.Table != "" {
-			add(e.Table)
-		}
-		for _, l := range e.Lookups {
-			relation(l)
-		}
-		for _, fd := range e.Fields {
-			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
-				if r != nil {
-					relation(r)
-				}
-			}
-		}
-	}
-	for _, c := range f.Collections {
-		entity(&c.Entity)
-	}
-	for _, l := range f.Links {
-		add(l.Table)
-	}
-	return out
-}
 
 // Resolve checks the file against the catalog and compiles the plan. It
 // reports every problem found, as Problems.
@@ -291,7 +43,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		if shared[c.Name] > 1 || c.Discriminator != "" {
 			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
 		}
-		finishKeys(cp.Root)
+		Walk(cp.Root, finishJoinKeys)
 		plan.Collections = append(plan.Collections, cp)
 	}
 	if linkProblems > 0 {
@@ -300,18 +52,16 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	return plan, r.ps.sorted()
 }
 
-// finishKeys places the join table's key values of through nodes after
-// their columns, now that every column is known.
-func finishKeys(n *Node) {
-	if n.Through != nil && n.Kind != NodeAggregate {
-		n.JoinCols = n.JoinCols[:0]
-		for i := range n.KeyCols {
-			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
+// finishJoinKeys points JoinCols at the JoinKeyCols they name, placed
+// after the node's columns now that every column is known.
+func finishJoinKeys(n *Node) bool {
+	for i, x := range n.keyExtra {
+		if x >= 0 {
+			n.JoinCols[i] = len(n.Columns) + x
 		}
 	}
-	for _, c := range n.Children {
-		finishKeys(c)
-	}
+	n.keyExtra = nil
+	return true
 }
 
 type resolver struct {
@@ -326,10 +76,15 @@ type resolver struct {
 // linkField is one side of a link, resolved to a relation of the side's
 // root table.
 type linkField struct {
-	name   string
-	table  string // join table
-	rel    *Relation
-	placed bool
+	name  string
+	table string // join table
+	rel   *Relation
+	// values and names are the value columns and item field names of an
+	// id array of composite keys (see Node.Values); ref the collection the
+	// ids are of ("" for a one-sided link).
+	values, names []string
+	ref           string
+	placed        bool
 }
 
 func (r *resolver) table(name string, p Pos) *Table {
@@ -341,7 +96,10 @@ func (r *resolver) table(name string, p Pos) *Table {
 }
 
 // resolveLinks turns every link side into an id-array relation of its
-// collection's root table.
+// collection's root table. A side is a foreign key of the join table to
+// the side's root table, of one column or several (a composite key: the
+// id array then holds documents, the other side's _ids); the id array
+// references the other side's collection (ref).
 func (r *resolver) resolveLinks() map[string][]*linkField {
 	out := map[string][]*linkField{}
 	for _, l := range r.file.Links {
@@ -350,9 +108,10 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			continue
 		}
 		type side struct {
-			s      *LinkSide
-			col    string // join table column referencing the side's root
-			parent string // the root's column it references
+			s       *LinkSide
+			cols    []string // join table columns referencing the side's root
+			parents []string // the root's columns they reference
+			c       *Collection
 		}
 		var sides []side
 		ok := true
@@ -367,34 +126,35 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 				ok = false // reported with the collection
 				continue
 			}
-			col, parent, err := linkColumn(jt, root, s.Column)
+			cols, parents, err := linkColumns(jt, root, s.Column)
 			if err != nil {
 				r.add(s.pos.self, "links: %s: %v", l.Table, err)
 				ok = false
 				continue
 			}
-			sides = append(sides, side{s: s, col: col, parent: parent})
+			sides = append(sides, side{s: s, cols: cols, parents: parents, c: c})
 		}
 		if !ok {
 			continue
 		}
 		if len(sides) == 1 {
-			// The value is the join table's other foreign key column.
-			other := ""
-			for _, fk := range jt.ForeignKeys {
-				if len(fk.Columns) == 1 && fk.Columns[0] != sides[0].col {
-					if other != "" {
-						r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
-						other = ""
-						break
-					}
-					other = fk.Columns[0]
+			// The value is the join table's other foreign key.
+			var other *ForeignKey
+			for i, fk := range jt.ForeignKeys {
+				if slices.Equal(fk.Columns, sides[0].cols) {
+					continue
 				}
+				if other != nil {
+					r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
+					other = nil
+					break
+				}
+				other = &jt.ForeignKeys[i]
 			}
-			if other == "" {
+			if other == nil {
 				continue
 			}
-			sides = append(sides, side{col: other})
+			sides = append(sides, side{cols: other.Columns, parents: other.RefColumns})
 		}
 		for i, s := range sides {
 			if s.s == nil {
@@ -405,51 +165,99 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			if name == "" && o.s != nil {
 				name = o.s.Collection
 			}
-			rel := &Relation{
-				Entity:  Entity{Table: l.Table},
-				Join:    JoinSpec{{Column: s.col, Parent: s.parent}},
-				Column:  o.col,
-				OrderBy: StringList{o.col},
-				pos:     s.s.pos,
+			rel := &Relation{Entity: Entity{Table: l.Table}, pos: s.s.pos}
+			for j, col := range s.cols {
+				rel.Join = append(rel.Join, JoinPair{Column: col, Parent: s.parents[j]})
 			}
-			out[s.s.Collection] = append(out[s.s.Collection], &linkField{name: name, table: l.Table, rel: rel})
+			lf := &linkField{name: name, table: l.Table, rel: rel}
+			if len(o.cols) == 1 {
+				rel.Column, rel.OrderBy = o.cols[0], StringList{o.cols[0]}
+			} else if values, names, err := linkValueNames(o.c, o.cols, o.parents); err != nil {
+				r.add(s.s.pos.self, "links: %s: %v", l.Table, err)
+				continue
+			} else {
+				rel.OrderBy = StringList(slices.Clone(values))
+				lf.values, lf.names = values, names
+			}
+			if o.c != nil {
+				lf.ref = o.c.Name
+			}
+			out[s.s.Collection] = append(out[s.s.Collection], lf)
 		}
 	}
 	return out
 }
 
-// linkColumn finds the join table's column referencing root: the given
-// one, or the single-column foreign key to root. It returns that column
-// and the root column it references.
-func linkColumn(jt, root *Table, col string) (string, string, error) {
-	rootName := root.Schema + "." + root.Name
-	if col != "" {
-		if jt.Column(col) == nil {
-			return "", "", fmt.Errorf("table %q has no column %q", jt.Name, col)
+// linkValueNames are the value columns and field names of the items of
+// an id array of composite keys: the join table's columns cols reference
+// the other side's root columns parents, and each item equals the other
+// side's _id when there is one (its id columns, named as its _id names
+// them, in its order), else is named after parents.
+func linkValueNames(other *Collection, cols, parents []string) ([]string, []string, error) {
+	if other == nil {
+		names := make([]string, len(parents))
+		for i, p := range parents {
+			names[i] = CamelCase(p)
 		}
-		for _, fk := range jt.ForeignKeys {
-			if len(fk.Columns) == 1 && fk.Columns[0] == col && fk.RefTable == rootName {
-				return col, fk.RefColumns[0], nil
+		return cols, names, nil
+	}
+	ids := []string(other.ID)
+	if len(ids) == 0 {
+		ids = parents // the primary key the foreign key references
+	}
+	if len(ids) != len(parents) {
+		return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+	}
+	names := make([]string, len(ids))
+	byParent := map[string]string{}
+	for i, p := range parents {
+		byParent[p] = cols[i]
+	}
+	reordered := make([]string, len(ids))
+	for i, id := range ids {
+		col, ok := byParent[id]
+		if !ok {
+			return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+		}
+		reordered[i], names[i] = col, fieldName(&other.Entity, id)
+	}
+	return reordered, names, nil
+}
+
+// linkColumns finds the join table's columns referencing root: the given
+// ones, or the columns of the one foreign key of the join table to root.
+// It returns them and the root columns they reference.
+func linkColumns(jt, root *Table, given []string) ([]string, []string, error) {
+	rootName := root.Schema + "." + root.Name
+	if len(given) > 0 {
+		for _, col := range given {
+			if jt.Column(col) == nil {
+				return nil, nil, fmt.Errorf("table %q has no column %q", jt.Name, col)
 			}
 		}
-		if len(root.PrimaryKey) != 1 {
-			return "", "", fmt.Errorf("%q has no single-column primary key for %s.%s to reference", root.Name, jt.Name, col)
+		for _, fk := range jt.ForeignKeys {
+			if fk.RefTable == rootName && slices.Equal(fk.Columns, given) {
+				return slices.Clone(fk.Columns), slices.Clone(fk.RefColumns), nil
+			}
 		}
-		return col, root.PrimaryKey[0], nil
+		if len(root.PrimaryKey) != len(given) {
+			return nil, nil, fmt.Errorf("%s.%s is no foreign key to %q, and %q has no primary key of %d columns for it to reference", jt.Name, strings.Join(given, ", "), root.Name, root.Name, len(given))
+		}
+		return slices.Clone([]string(given)), slices.Clone(root.PrimaryKey), nil
 	}
 	var found []ForeignKey
 	for _, fk := range jt.ForeignKeys {
-		if fk.RefTable == rootName && len(fk.Columns) == 1 {
+		if fk.RefTable == rootName {
 			found = append(found, fk)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return "", "", fmt.Errorf("no foreign key of %q references %q; give column: the join table's column that does", jt.Name, root.Name)
+		return nil, nil, fmt.Errorf("no foreign key of %q references %q; give column: the join table's column(s) that do", jt.Name, root.Name)
 	case 1:
-		return found[0].Columns[0], found[0].RefColumns[0], nil
+		return slices.Clone(found[0].Columns), slices.Clone(found[0].RefColumns), nil
 	}
-	return "", "", fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
+	return nil, nil, fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
 }
 
 func (r *resolver) collection(c *Collection) *CollectionPlan {
@@ -458,7 +266,7 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		return nil
 	}
 	n := &Node{Kind: NodeRoot, Path: c.Name, Pos: c.pos.self, Table: t, Filter: c.Filter, FilterPos: c.pos.at("filter")}
-	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n}
+	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n, IDPrefix: c.IDPrefix}
 	if c.Bucket != nil {
 		if !r.bucket(cp, c) {
 			return nil
@@ -469,6 +277,10 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 	idCols := []string(c.ID)
 	if len(idCols) == 0 {
 		idCols = t.PrimaryKey
+		if len(idCols) == 0 && t.Kind != "" {
+			r.add(c.pos.at("table"), "%s: %q is a %s, which has no primary key; set id to the columns that name a row (they must be unique and not null; denorm cannot check it, verify reports duplicate _ids)", c.Name, c.Table, t.Kind)
+			return nil
+		}
 		if len(idCols) == 0 {
 			r.add(c.pos.at("table"), "%s: table %q has no primary key; set id to columns that are unique and not null", c.Name, c.Table)
 			return nil
@@ -484,14 +296,18 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		if !ok {
 			return nil
 		}
-		if !isUniqueKey(t, idCols) {
+		if !isUniqueKey(t, idCols) && t.Kind == "" {
+			// (A view's uniqueness cannot be checked: see the README.)
 			r.add(c.pos.at("id"), "%s: id columns (%s) are not a primary key or a unique key of NOT NULL columns of %q, so _id would not be unique", c.Name, strings.Join(idCols, ", "), c.Table)
 		}
 	}
 	for _, col := range idCols {
 		i := r.need(n, col)
-		cp.ID = append(cp.ID, i)
+		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
+	}
+	for _, i := range cp.IDCols {
+		cp.IDKeys = append(cp.IDKeys, r.identity(n, i))
 	}
 	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
 	for _, lf := range r.links[c.Name] {
@@ -516,7 +332,8 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		}
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
-		bp.Key = append(bp.Key, OrderCol{Col: i})
+		bp.ByKeys = append(bp.ByKeys, r.identity(n, i))
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
 		if name == bp.Items || name == bp.Page {
@@ -536,21 +353,21 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 			continue
 		}
 		n.Order = append(n.Order, OrderCol{Col: i, Desc: desc})
-		bp.Key = append(bp.Key, OrderCol{Col: i, Desc: desc})
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i, Desc: desc})
 	}
-	key := t.PrimaryKey
-	if len(key) == 0 && len(t.Unique) > 0 {
-		key = t.Unique[0]
+	unique := t.PrimaryKey
+	if len(unique) == 0 && len(t.Unique) > 0 {
+		unique = t.Unique[0]
 	}
-	if len(key) == 0 {
+	if len(unique) == 0 {
 		r.add(c.pos.at("table"), "%s: table %q has no primary key or unique key of NOT NULL columns; bucket pages need one to order rows deterministically", c.Name, t.Name)
 		return false
 	}
-	for _, col := range key {
-		bp.Key = append(bp.Key, OrderCol{Col: r.need(n, col)})
+	for _, col := range unique {
+		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: r.need(n, col)})
 	}
-	for _, k := range bp.Key {
-		cp.ID = append(cp.ID, k.Col)
+	for _, k := range bp.StreamOrder {
+		cp.IDCols = append(cp.IDCols, k.Col)
 	}
 	cp.Bucket = bp
 	return ok
@@ -559,7 +376,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 // need returns the index of column col in n.Columns, adding it.
 func (r *resolver) need(n *Node, col string) int {
 	for i, c := range n.Columns {
-		if c.Name == col {
+		if c.Name == col && c.Canon == "" && c.SQL == "" {
 			return i
 		}
 	}
@@ -568,6 +385,7 @@ func (r *resolver) need(n *Node, col string) int {
 		return -1
 	}
 	n.Columns = append(n.Columns, *c)
+	n.Columns[len(n.Columns)-1].KeepPadding = r.file.Char == CharKeep
 	n.Numeric = append(n.Numeric, r.file.Numeric)
 	return len(n.Columns) - 1
 }
@@ -626,7 +444,7 @@ func (fn *fieldNames) add(name string, p Pos) {
 func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, links []*linkField) {
 	where := n.Path
 	t := n.Table
-	for col := range e.Rename {
+	for _, col := range slices.Sorted(maps.Keys(e.Rename)) {
 		if t.Column(col) == nil {
 			r.add(pos.at("rename"), "%s: rename: table %q has no column %q", where, t.Name, col)
 		}
@@ -710,7 +528,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 					if !ok {
 						continue
 					}
-					fp.Key = &k
+					fp.Pivot = &k
 				}
 				addField(fp)
 			}
@@ -727,9 +545,19 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			}
 			addField(fp)
+		case fd.SQL != "":
+			// Computed by PostgreSQL as JSON (to_json), whatever its type:
+			// numbers exact as the numeric mode says, dates as ISO text.
+			n.Columns = append(n.Columns, Column{Name: fd.Name, Type: "json", TypeName: "json", Category: "U", SQL: fd.SQL})
+			mode := r.file.Numeric
+			if fd.Numeric != "" {
+				mode = fd.Numeric
+			}
+			n.Numeric = append(n.Numeric, mode)
+			addField(FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: Ref{Col: len(n.Columns) - 1}, Pos: p})
 		case fd.Value != nil:
 			addField(FieldPlan{Kind: FieldConst, Name: fd.Name, Const: fd.Value.V, Pos: p})
 		case fd.Link != "":
@@ -759,13 +587,20 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				}
 				owner.Numeric[v.Col] = fd.Numeric
 			}
+			if fd.Char != "" {
+				owner := n
+				if v.Lookup != nil {
+					owner = v.Lookup
+				}
+				owner.Columns[v.Col].KeepPadding = fd.Char == CharKeep
+			}
 			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
 				if !ok {
 					continue
 				}
-				fp.Key = &k
+				fp.Pivot = &k
 			} else if fp.Name == "" {
 				col := fd.Column
 				if i := strings.IndexByte(col, '.'); i >= 0 {
@@ -791,6 +626,10 @@ func (r *resolver) refCollection(fd *Field) string {
 		return ""
 	}
 	for _, c := range r.file.Collections {
+		if c.Name == fd.Ref && c.Bucket == nil && c.IDPrefix != "" {
+			r.add(fd.pos.at("ref"), "ref: collection %q makes its _ids with idPrefix %q, which the values of this field do not have, so they could not be checked", fd.Ref, c.IDPrefix)
+			return ""
+		}
 		if c.Name == fd.Ref {
 			return fd.Ref
 		}
@@ -805,8 +644,10 @@ func (r *resolver) addLinkField(n *Node, lf *linkField, p Pos) {
 
 func (r *resolver) addLinkFieldWith(n *Node, lf *linkField, p Pos, add func(FieldPlan)) {
 	lf.placed = true
+	lf.rel.values = lf.values
 	if en := r.relation(n, lf.rel, n.Path+"."+lf.name, NodeIds); en != nil {
-		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, Pos: p})
+		en.ValueNames = lf.names
+		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, RefCollection: lf.ref, Pos: p})
 	}
 }
 
@@ -830,6 +671,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 		other, otherName = jt, jt.Name
 	}
 	var joinCols []string
+	// rules: how each pair matched in Go compares (rel.Join, or the
+	// through join's pairs for a relation reached through a join table).
+	var rules []keyRule
 	for _, j := range rel.Join {
 		a := t.Column(j.Column)
 		if a == nil {
@@ -841,9 +685,19 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, otherName, j.Parent)
 			ok = false
 		}
-		if a != nil && b != nil && !comparable(*a, *b) {
-			r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
-			ok = false
+		if a != nil && b != nil {
+			if rel.Through != nil {
+				// Joined inside PostgreSQL's query: its own = applies.
+				if !comparable(*a, *b) {
+					r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
+					ok = false
+				}
+			} else if rule, err := joinKeyRule(*a, *b); err != nil {
+				r.joinProblem(rel.pos.at("join"), path, t.Name, a, otherName, b, err)
+				ok = false
+			} else {
+				rules = append(rules, rule)
+			}
 		}
 		joinCols = append(joinCols, j.Column)
 	}
@@ -861,43 +715,51 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, n.Through.Table.Name, j.Column)
 				ok = false
 			}
-			p := r.need(parent, j.Parent)
-			if p < 0 {
+			p := parent.Table.Column(j.Parent)
+			if p == nil {
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, parent.Table.Name, j.Parent)
 				ok = false
 			}
-			if a != nil && p >= 0 && !comparable(*a, parent.Columns[p]) {
-				r.add(rel.Through.pos.at("join"), "%s: through: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, n.Through.Table.Name, a.Name, a.Type, parent.Table.Name, parent.Columns[p].Name, parent.Columns[p].Type)
+			if a == nil || p == nil {
+				continue
+			}
+			rule, err := joinKeyRule(*a, *p)
+			if err != nil {
+				r.joinProblem(rel.Through.pos.at("join"), path+": through", n.Through.Table.Name, a, parent.Table.Name, p, err)
 				ok = false
+				continue
 			}
-			if ok {
-				n.KeyCols = append(n.KeyCols, *a)
-				n.ParentCols = append(n.ParentCols, p)
-			}
+			r.joinPair(n, parent, *a, *p, rule, true)
 		}
-	} else {
-		for _, j := range rel.Join {
-			n.ParentCols = append(n.ParentCols, r.need(parent, j.Parent))
+	} else if kind != NodeAggregate {
+		for i, j := range rel.Join {
+			a, b := *t.Column(j.Column), *other.Column(j.Parent)
+			r.joinPair(n, parent, a, b, rules[i], rules[i].canon != "")
 		}
 	}
 	if !ok {
 		return nil
 	}
-	switch kind {
-	case NodeAggregate:
-		if !r.aggregate(n, rel, path, joinCols) {
-			return nil
-		}
-	default:
+	if kind == NodeAggregate {
 		if rel.Through == nil {
-			for _, c := range joinCols {
-				n.JoinCols = append(n.JoinCols, r.need(n, c))
+			// The group columns: the join columns, as PostgreSQL compares
+			// them.
+			for i, j := range rel.Join {
+				a, b := *t.Column(j.Column), *other.Column(j.Parent)
+				r.joinPair(n, parent, a, b, rules[i], true)
 			}
+		}
+		if !r.aggregate(n, rel, path) {
+			return nil
 		}
 	}
 	// Order: the declared order; an id array defaults to its values.
 	orderBy := rel.OrderBy
-	if kind == NodeIds {
+	if kind == NodeIds && len(rel.values) > 0 {
+		for _, col := range rel.values {
+			n.Values = append(n.Values, r.need(n, col))
+		}
+	} else if kind == NodeIds {
 		col, ok := r.idsColumn(n, rel, path)
 		if !ok {
 			return nil
@@ -946,6 +808,73 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	return n
 }
 
+// joinPair adds one pair of join columns matched in Go: a of n's table
+// (or of its join table), b of parent's, compared by rule. extra puts n's
+// side among JoinKeyCols (a join table's column, an aggregate's group
+// column, or a key computed by PostgreSQL) rather than among Columns.
+func (r *resolver) joinPair(n, parent *Node, a, b Column, rule keyRule, extra bool) {
+	if rule.canon != "" {
+		n.ParentCols = append(n.ParentCols, r.needKey(parent, b.Name, rule.canon))
+		n.ParamTypes = append(n.ParamTypes, CanonParamType(rule.canon, b))
+		a = keyColumnOf(a, rule.canon)
+	} else {
+		n.ParentCols = append(n.ParentCols, r.need(parent, b.Name))
+		n.ParamTypes = append(n.ParamTypes, b.Type)
+	}
+	if !extra {
+		n.JoinCols = append(n.JoinCols, r.need(n, a.Name))
+		n.keyExtra = append(n.keyExtra, -1)
+		return
+	}
+	a.KeepPadding = r.file.Char == CharKeep
+	n.JoinKeyCols = append(n.JoinKeyCols, a)
+	n.JoinCols = append(n.JoinCols, -1) // set by finishJoinKeys
+	n.keyExtra = append(n.keyExtra, len(n.JoinKeyCols)-1)
+}
+
+// joinProblem reports a pair of join columns that cannot be matched as
+// PostgreSQL matches them.
+func (r *resolver) joinProblem(p Pos, path, ta string, a *Column, tb string, b *Column, err error) {
+	if err == errIncompatible {
+		r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b))
+		return
+	}
+	r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s): %v", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b), err)
+}
+
+// keyColumnOf is the key column computed by PostgreSQL for column c
+// compared as type canon (see Column.Canon).
+func keyColumnOf(c Column, canon string) Column {
+	return Column{Name: c.Name, Type: "text", TypeName: "text", Category: "S", NotNull: c.NotNull, Canon: canon}
+}
+
+// needKey returns the index in n.Columns of the key column of col
+// compared as type canon, adding it.
+func (r *resolver) needKey(n *Node, col, canon string) int {
+	for i, c := range n.Columns {
+		if c.Name == col && c.Canon == canon {
+			return i
+		}
+	}
+	c := n.Table.Column(col)
+	if c == nil {
+		return -1
+	}
+	n.Columns = append(n.Columns, keyColumnOf(*c, canon))
+	n.Numeric = append(n.Numeric, r.file.Numeric)
+	return len(n.Columns) - 1
+}
+
+// identity is the index in n.Columns of the value that identifies column
+// col's values as PostgreSQL compares them: the column, or its key column
+// (numeric 1.0 and 1.00 are one key).
+func (r *resolver) identity(n *Node, col int) int {
+	if canon := canonFor(n.Columns[col]); canon != "" {
+		return r.needKey(n, n.Columns[col].Name, canon)
+	}
+	return col
+}
+
 // idsColumn is the value column of an id array: column:, or the single
 // column primary key.
 func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool) {
@@ -963,9 +892,9 @@ func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool)
 	return n.Table.PrimaryKey[0], true
 }
 
-// aggregate resolves an aggregate node: Columns is its result, KeyCols
-// the group columns matched to the parent.
-func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
+// aggregate resolves an aggregate node: Columns is its result, JoinKeyCols
+// (already set) the group columns matched to the parent.
+func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
 	var src *Column
 	if rel.Column != "" {
@@ -984,14 +913,11 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []str
 	n.Agg = agg
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
-	if n.Through == nil {
-		for _, c := range joinCols {
-			n.KeyCols = append(n.KeyCols, *n.Table.Column(c))
-		}
-	}
-	for i := range n.KeyCols {
+	n.JoinCols = n.JoinCols[:0]
+	for i := range n.JoinKeyCols {
 		n.JoinCols = append(n.JoinCols, 1+i)
 	}
+	n.keyExtra = nil
 	return true
 }
 
@@ -1068,7 +994,7 @@ func cycleThrough(n *Node, rel *Relation) bool {
 	p := n.Parent
 	gp := p.Parent
 	if n.Table != gp.Table || n.Through.Table != p.Through.Table ||
-		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.KeyCols) {
+		len(rel.Through.Join) != len(p.Through.On) || len(rel.Join) != len(p.JoinKeyCols) {
 		return false
 	}
 	// p's table joined the join table by p.Through.On {p column, join
@@ -1082,10 +1008,10 @@ func cycleThrough(n *Node, rel *Relation) bool {
 			return false
 		}
 	}
-	// The join table met gp by p.KeyCols[i] = gp.Columns[p.ParentCols[i]];
+	// The join table met gp by p.JoinKeyCols[i] = gp.Columns[p.ParentCols[i]];
 	// n's join must be {gp column: join table column}.
 	back = map[[2]string]bool{}
-	for i, k := range p.KeyCols {
+	for i, k := range p.JoinKeyCols {
 		back[[2]string{gp.Columns[p.ParentCols[i]].Name, k.Name}] = true
 	}
 	for _, j := range rel.Join {
@@ -1100,20 +1026,4 @@ func cycleThrough(n *Node, rel *Relation) bool {
 // (numbers with numbers, strings with strings) or the same type.
 func comparable(a, b Column) bool {
 	return a.TypeName == b.TypeName || (a.Category == b.Category && a.Category != "U" && a.Category != "A")
-}
-
-// String describes the plan for debug output.
-func (p *Plan) String() string {
-	var b strings.Builder
-	var node func(n *Node, depth int)
-	node = func(n *Node, depth int) {
-		fmt.Fprintf(&b, "%s%s <- %s.%s (%d columns)\n", strings.Repeat("  ", depth), n.Path, n.Table.Schema, n.Table.Name, len(n.Columns))
-		for _, c := range n.Children {
-			node(c, depth+1)
-		}
-	}
-	for _, c := range p.Collections {
-		node(c.Root, 0)
-	}
-	return b.String()
 }

@@ -19,10 +19,12 @@ package pipeline
 // to different types). The exception is what a target cannot represent:
 // a directory target's relaxed Extended JSON does not keep int32 apart
 // from int64, so the expected documents go through the same round trip
-// before they are compared (load.TargetReader.Normalize). For _id alone,
+// before they are compared (load.Target.Normalize). For _id alone,
 // numbers compare by value, as MongoDB's unique index does: an _id stored
 // as int64 where int32 was expected is a differing document, not a missing
 // plus an unexpected one.
+//
+// The references found documents store are checked in dangling.go.
 
 import (
 	"bufio"
@@ -34,13 +36,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
-	"math"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/extsort"
@@ -102,27 +98,8 @@ type Difference struct {
 	Error      string      `json:"error,omitempty"`
 }
 
-// FieldDiff is one differing value. Path is dotted, array items by index
-// ("recentComments.2.author"); the document itself is "". Expected and
-// Found are relaxed Extended JSON, absent when the field is absent.
-type FieldDiff struct {
-	Path         string          `json:"path"`
-	Expected     json.RawMessage `json:"expected,omitempty"`
-	ExpectedType string          `json:"expectedType,omitempty"`
-	Found        json.RawMessage `json:"found,omitempty"`
-	FoundType    string          `json:"foundType,omitempty"`
-	Note         string          `json:"note,omitempty"`
-}
-
-// DanglingRef is a stored reference (a field declared with ref:) to a
-// document that does not exist in the target.
-type DanglingRef struct {
-	Collection    string          `json:"collection"`
-	ID            json.RawMessage `json:"_id"`
-	Path          string          `json:"path"`
-	RefCollection string          `json:"refCollection"`
-	Ref           json.RawMessage `json:"ref"`
-}
+// FieldDiff is one differing value (see load.DiffDocuments).
+type FieldDiff = load.FieldDiff
 
 // VerifyStats counts one target collection.
 type VerifyStats struct {
@@ -172,7 +149,7 @@ func (r *VerifyResult) Dangling() (n int64) {
 // verifier holds one run's state.
 type verifier struct {
 	opt     VerifyOptions
-	target  load.TargetReader
+	target  load.Target
 	stats   map[string]*VerifyStats
 	exp     side
 	found   side
@@ -219,10 +196,10 @@ const (
 )
 
 // add stores one document of a side.
-func (v *verifier) add(s *side, coll string, doc bson.Raw, source string) error {
-	idv, err := doc.LookupErr("_id")
+func (v *verifier) add(s *side, coll string, doc []byte, source string) error {
+	idv, err := load.DocumentID(doc)
 	if err != nil {
-		return fmt.Errorf("collection %q: a document without _id (%s)", coll, abbrevJSON(doc))
+		return fmt.Errorf("collection %q: %w", coll, err)
 	}
 	key := idKey(coll, idv)
 	val := s.buf[:0]
@@ -238,9 +215,9 @@ func (v *verifier) add(s *side, coll string, doc bson.Raw, source string) error 
 	} else {
 		val = append(val, 0)
 	}
-	val = append(val, byte(idv.Type))
-	val = binary.AppendUvarint(val, uint64(len(idv.Value)))
-	val = append(val, idv.Value...)
+	val = append(val, idv.Type)
+	val = binary.AppendUvarint(val, uint64(len(idv.Data)))
+	val = append(val, idv.Data...)
 	val = append(val, source...)
 	s.buf = val
 	return s.sorter.Add(key, val)
@@ -270,7 +247,7 @@ func (v *verifier) sampled(key []byte) bool {
 // Verify compares the documents plan gives from snap with what target
 // holds, and returns the counts per collection; every difference and
 // dangling reference goes to opt's callbacks.
-func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.TargetReader, opt VerifyOptions) (*VerifyResult, error) {
+func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions) (*VerifyResult, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 1000
 	}
@@ -304,13 +281,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	defer v.refs.Close()
 
 	res := &VerifyResult{}
-	var order []string
+	order := plan.CollectionNames()
+	for _, name := range order {
+		v.names[name] = true
+		v.stats[name] = &VerifyStats{Collection: name}
+	}
 	for _, cp := range plan.Collections {
-		if !v.names[cp.Name] {
-			v.names[cp.Name] = true
-			order = append(order, cp.Name)
-			v.stats[cp.Name] = &VerifyStats{Collection: cp.Name}
-		}
 		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
 	}
 
@@ -367,7 +343,7 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
 		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
-			for _, e := range b.Errors {
+			for _, e := range b.Rejects {
 				st.Unbuildable++
 				if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
 					return err
@@ -405,7 +381,7 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 func (v *verifier) scanFound(ctx context.Context, order []string, found []VerifyStats) error {
 	for i, name := range order {
 		st := &found[i]
-		exists, err := v.target.Scan(ctx, name, func(doc bson.Raw) error {
+		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
 			st.Found++
 			if err := v.add(&v.found, name, doc, ""); err != nil {
 				return err
@@ -428,7 +404,7 @@ type entry struct {
 	hash    []byte
 	off     int64
 	size    int
-	idType  bson.Type
+	idType  byte
 	id      []byte
 	source  string
 }
@@ -436,6 +412,21 @@ type entry struct {
 type cursor struct {
 	it  *extsort.Iter
 	cur entry
+}
+
+// cursor opens a cursor on the side's sorted records, at the first one.
+// The caller closes c.it.
+func (s *side) cursor() (*cursor, error) {
+	it, err := s.sorter.Iter()
+	if err != nil {
+		return nil, err
+	}
+	c := &cursor{it: it}
+	if err := c.next(); err != nil {
+		it.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 func (c *cursor) next() error {
@@ -462,7 +453,7 @@ func (c *cursor) next() error {
 	if len(val) < 1 {
 		return errors.New("verify: corrupt sort record")
 	}
-	e.idType = bson.Type(val[0])
+	e.idType = val[0]
 	n, w := binary.Uvarint(val[1:])
 	if w <= 0 || int(n) > len(val)-1-w {
 		return errors.New("verify: corrupt sort record")
@@ -479,41 +470,40 @@ func (e *entry) collection() string {
 }
 
 func (e *entry) idJSON() json.RawMessage {
-	return valueJSON(bson.RawValue{Type: e.idType, Value: e.id})
+	return load.Value{Type: e.idType, Data: e.id}.JSON()
 }
 
-func (s *side) read(e *entry) (bson.Raw, error) {
+func (s *side) read(e *entry) ([]byte, error) {
 	b := make([]byte, e.size)
 	if _, err := s.f.ReadAt(b, e.off); err != nil {
 		return nil, fmt.Errorf("verify spill file: %w", err)
 	}
-	return bson.Raw(b), nil
+	return b, nil
 }
 
 // merge walks both sorted sides together.
 func (v *verifier) merge(ctx context.Context) error {
-	ei, err := v.exp.sorter.Iter()
+	e, err := v.exp.cursor()
 	if err != nil {
 		return err
 	}
-	defer ei.Close()
-	fi, err := v.found.sorter.Iter()
+	defer e.it.Close()
+	f, err := v.found.cursor()
 	if err != nil {
 		return err
 	}
-	defer fi.Close()
-	e, f := &cursor{it: ei}, &cursor{it: fi}
-	if err := e.next(); err != nil {
-		return err
-	}
-	if err := f.next(); err != nil {
-		return err
-	}
-	var prevFound []byte
+	defer f.it.Close()
+	var prevFound, prevExp []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if dup, err := v.duplicate(e, &prevExp, f, &prevFound); dup || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		c := 0
 		switch {
@@ -527,6 +517,7 @@ func (v *verifier) merge(ctx context.Context) error {
 		switch {
 		case c < 0:
 			x := e.cur
+			prevExp = x.key
 			if x.sampled {
 				v.stats[x.collection()].Missing++
 				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source}); err != nil {
@@ -559,6 +550,7 @@ func (v *verifier) merge(ctx context.Context) error {
 			}
 		default:
 			x, y := e.cur, f.cur
+			prevExp = x.key
 			if x.sampled && y.sampled {
 				st := v.stats[x.collection()]
 				if bytes.Equal(x.hash, y.hash) {
@@ -574,9 +566,7 @@ func (v *verifier) merge(ctx context.Context) error {
 						return err
 					}
 					d := Difference{Collection: x.collection(), ID: y.idJSON(), Kind: DiffDifferent, Source: x.source}
-					dd := differ{max: v.opt.MaxFieldDiffs}
-					dd.doc("", want, got)
-					d.Fields, d.MoreFields = dd.out, dd.more
+					d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
 					if err := v.opt.Difference(d); err != nil {
 						return err
 					}
@@ -594,382 +584,40 @@ func (v *verifier) merge(ctx context.Context) error {
 	return nil
 }
 
+// duplicate reports, and steps over, a second record of one _id on either
+// side: the target holding an _id twice (a directory's file), or the
+// source giving it to two documents (document types of one collection
+// with equal ids, or a view whose id is not unique). prevExp and
+// prevFound are the keys of the last record of each side merged.
+func (v *verifier) duplicate(e *cursor, prevExp *[]byte, f *cursor, prevFound *[]byte) (bool, error) {
+	var d Difference
+	var c *cursor
+	switch {
+	case e.cur.ok && bytes.Equal(e.cur.key, *prevExp):
+		c = e
+		d = Difference{Kind: DiffDuplicate, Source: e.cur.source, Error: "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"}
+	case f.cur.ok && bytes.Equal(f.cur.key, *prevFound):
+		c = f
+		d = Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
+	default:
+		return false, nil
+	}
+	x := c.cur
+	if x.sampled {
+		d.Collection, d.ID = x.collection(), x.idJSON()
+		v.stats[d.Collection].Duplicate++
+		if err := v.opt.Difference(d); err != nil {
+			return true, err
+		}
+	}
+	return true, c.next()
+}
+
 // idKey is the sort key of a document: its collection, a NUL, and its _id
 // in a canonical form where numbers of any BSON type compare by value.
-func idKey(coll string, id bson.RawValue) []byte {
-	k := make([]byte, 0, len(coll)+2+len(id.Value))
+func idKey(coll string, id load.Value) []byte {
+	k := make([]byte, 0, len(coll)+2+len(id.Data))
 	k = append(k, coll...)
 	k = append(k, 0)
-	if n, ok := integral(id); ok {
-		k = append(k, 'n')
-		return binary.BigEndian.AppendUint64(k, uint64(n)^(1<<63))
-	}
-	k = append(k, byte(id.Type))
-	return append(k, id.Value...)
-}
-
-// integral returns a number's value when it is an integer.
-func integral(v bson.RawValue) (int64, bool) {
-	switch v.Type {
-	case bson.TypeInt32:
-		if x, ok := v.Int32OK(); ok {
-			return int64(x), true
-		}
-	case bson.TypeInt64:
-		if x, ok := v.Int64OK(); ok {
-			return x, true
-		}
-	case bson.TypeDouble:
-		if x, ok := v.DoubleOK(); ok && x == math.Trunc(x) && math.Abs(x) < 1<<62 {
-			return int64(x), true
-		}
-	}
-	return 0, false
-}
-
-// valueJSON renders a value as relaxed Extended JSON; values over 1 KiB
-// are abbreviated to a JSON string saying so.
-func valueJSON(v bson.RawValue) json.RawMessage {
-	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
-	if err != nil || len(b) < 6 {
-		return json.RawMessage(strconv.Quote(v.String()))
-	}
-	b = b[5 : len(b)-1]
-	if len(b) > 1024 {
-		s := fmt.Sprintf("(%d bytes of JSON) %s...", len(b), b[:200])
-		q, _ := json.Marshal(s)
-		return q
-	}
-	return json.RawMessage(b)
-}
-
-func abbrevJSON(doc bson.Raw) string {
-	s := doc.String()
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
-}
-
-// typeName names a BSON type the way users know it.
-func typeName(t bson.Type) string {
-	switch t {
-	case bson.TypeInt32:
-		return "int32"
-	case bson.TypeInt64:
-		return "int64"
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeDecimal128:
-		return "decimal"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeObjectID:
-		return "objectId"
-	}
-	return t.String()
-}
-
-// differ collects field differences up to max.
-type differ struct {
-	max  int
-	out  []FieldDiff
-	more int
-}
-
-func (d *differ) add(f FieldDiff) {
-	if len(d.out) >= d.max {
-		d.more++
-		return
-	}
-	d.out = append(d.out, f)
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func (d *differ) value(path string, want, got bson.RawValue) {
-	if want.Type == got.Type && bytes.Equal(want.Value, got.Value) {
-		return
-	}
-	if want.Type == got.Type {
-		switch want.Type {
-		case bson.TypeEmbeddedDocument:
-			d.doc(path, want.Document(), got.Document())
-			return
-		case bson.TypeArray:
-			d.array(path, want.Array(), got.Array())
-			return
-		}
-	}
-	d.add(FieldDiff{Path: path, Expected: valueJSON(want), ExpectedType: typeName(want.Type), Found: valueJSON(got), FoundType: typeName(got.Type)})
-}
-
-func (d *differ) doc(path string, want, got bson.Raw) {
-	we, err1 := want.Elements()
-	ge, err2 := got.Elements()
-	if err1 != nil || err2 != nil {
-		d.add(FieldDiff{Path: path, Note: "document is not valid BSON"})
-		return
-	}
-	gotBy := make(map[string]bson.RawValue, len(ge))
-	var gotKeys []string
-	for _, e := range ge {
-		k := e.Key()
-		gotBy[k] = e.Value()
-		gotKeys = append(gotKeys, k)
-	}
-	wantBy := make(map[string]bool, len(we))
-	var wantKeys []string
-	for _, e := range we {
-		k := e.Key()
-		wantBy[k] = true
-		wantKeys = append(wantKeys, k)
-		g, ok := gotBy[k]
-		if !ok {
-			w := e.Value()
-			d.add(FieldDiff{Path: join(path, k), Expected: valueJSON(w), ExpectedType: typeName(w.Type), Note: "missing field"})
-			continue
-		}
-		d.value(join(path, k), e.Value(), g)
-	}
-	for _, e := range ge {
-		if !wantBy[e.Key()] {
-			g := e.Value()
-			d.add(FieldDiff{Path: join(path, e.Key()), Found: valueJSON(g), FoundType: typeName(g.Type), Note: "unexpected field"})
-		}
-	}
-	common := func(keys []string, in func(string) bool) []string {
-		var out []string
-		for _, k := range keys {
-			if in(k) {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	wc := common(wantKeys, func(k string) bool { _, ok := gotBy[k]; return ok })
-	gc := common(gotKeys, func(k string) bool { return wantBy[k] })
-	if !slices.Equal(wc, gc) {
-		d.add(FieldDiff{Path: path, Note: fmt.Sprintf("field order differs: expected %s, found %s", strings.Join(wc, ","), strings.Join(gc, ","))})
-	}
-}
-
-func (d *differ) array(path string, want, got bson.RawArray) {
-	wv, err1 := want.Values()
-	gv, err2 := got.Values()
-	if err1 != nil || err2 != nil {
-		d.add(FieldDiff{Path: path, Note: "array is not valid BSON"})
-		return
-	}
-	if len(wv) != len(gv) {
-		d.add(FieldDiff{Path: path, Note: fmt.Sprintf("array has %d items, expected %d", len(gv), len(wv))})
-	} else if sameItems(wv, gv) {
-		d.add(FieldDiff{Path: path, Note: "same items in a different order"})
-	}
-	for i := 0; i < len(wv) || i < len(gv); i++ {
-		p := join(path, strconv.Itoa(i))
-		switch {
-		case i >= len(gv):
-			d.add(FieldDiff{Path: p, Expected: valueJSON(wv[i]), ExpectedType: typeName(wv[i].Type), Note: "missing item"})
-		case i >= len(wv):
-			d.add(FieldDiff{Path: p, Found: valueJSON(gv[i]), FoundType: typeName(gv[i].Type), Note: "unexpected item"})
-		default:
-			d.value(p, wv[i], gv[i])
-		}
-	}
-}
-
-// sameItems reports whether two arrays hold the same values as multisets.
-func sameItems(a, b []bson.RawValue) bool {
-	enc := func(vs []bson.RawValue) []string {
-		out := make([]string, len(vs))
-		for i, v := range vs {
-			out[i] = string(byte(v.Type)) + string(v.Value)
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(enc(a), enc(b))
-}
-
-// refPath is where one collection entry stores references: the field path
-// (arrays on the way are walked into) and the collection referenced.
-type refPath struct {
-	steps []string
-	coll  string
-	// disc selects the entry's documents in a shared collection.
-	discKey string
-	discVal any
-}
-
-// refPaths lists the fields of cp declared with ref:.
-func refPaths(cp *mappings.CollectionPlan) []refPath {
-	var out []refPath
-	var walk func(n *mappings.Node, prefix []string)
-	walk = func(n *mappings.Node, prefix []string) {
-		for _, f := range n.Fields {
-			if f.Name == "" || f.Key != nil {
-				continue // pivoted names: no fixed path
-			}
-			steps := append(slices.Clip(prefix), f.Name)
-			switch f.Kind {
-			case mappings.FieldColumn, mappings.FieldIds:
-				if f.RefCollection != "" {
-					out = append(out, refPath{steps: steps, coll: f.RefCollection, discKey: cp.Discriminator, discVal: cp.DiscriminatorValue})
-				}
-			case mappings.FieldEmbed:
-				walk(f.Embed, steps)
-			}
-		}
-	}
-	if cp.Bucket != nil {
-		// Bucket pages hold the root rows under the items array.
-		walk(cp.Root, []string{cp.Bucket.Items})
-	} else {
-		walk(cp.Root, nil)
-	}
-	return out
-}
-
-// collectRefs records the references a found document stores.
-func (v *verifier) collectRefs(coll string, doc bson.Raw) error {
-	paths := v.refPath[coll]
-	if len(paths) == 0 {
-		return nil
-	}
-	idv, err := doc.LookupErr("_id")
-	if err != nil {
-		return nil
-	}
-	for _, p := range paths {
-		if !v.names[p.coll] {
-			continue // not a collection of this file: cannot be checked
-		}
-		if p.discKey != "" {
-			dv, err := doc.LookupErr(p.discKey)
-			got, isString := dv.StringValueOK()
-			if want, ok := p.discVal.(string); ok && (err != nil || !isString || got != want) {
-				continue // another document type of the shared collection
-			}
-		}
-		var werr error
-		walkPath(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: doc}, p.steps, nil, func(path []string, ref bson.RawValue) {
-			if werr != nil {
-				return
-			}
-			val, _ := json.Marshal(danglingVal{Collection: coll, ID: valueJSON(idv), Path: strings.Join(path, ".")})
-			werr = v.refs.Add(idKey(p.coll, ref), val)
-		})
-		if werr != nil {
-			return werr
-		}
-	}
-	return nil
-}
-
-type danglingVal struct {
-	Collection string          `json:"c"`
-	ID         json.RawMessage `json:"i"`
-	Path       string          `json:"p"`
-}
-
-// walkPath calls fn with every value at steps below v, walking into
-// arrays; a value that is itself an array of references gives each item.
-func walkPath(v bson.RawValue, steps []string, at []string, fn func([]string, bson.RawValue)) {
-	if v.Type == bson.TypeArray {
-		vals, err := v.Array().Values()
-		if err != nil {
-			return
-		}
-		for i, x := range vals {
-			walkPath(x, steps, append(slices.Clip(at), strconv.Itoa(i)), fn)
-		}
-		return
-	}
-	if len(steps) == 0 {
-		if v.Type != bson.TypeNull && v.Type != bson.TypeUndefined {
-			fn(at, v)
-		}
-		return
-	}
-	if v.Type != bson.TypeEmbeddedDocument {
-		return
-	}
-	x, err := v.Document().LookupErr(steps[0])
-	if err != nil {
-		return
-	}
-	walkPath(x, steps[1:], append(slices.Clip(at), steps[0]), fn)
-}
-
-// dangling merges the sorted references with the found documents' _ids.
-func (v *verifier) dangling(ctx context.Context) error {
-	ri, err := v.refs.Iter()
-	if err != nil {
-		return err
-	}
-	defer ri.Close()
-	fi, err := v.found.sorter.Iter()
-	if err != nil {
-		return err
-	}
-	defer fi.Close()
-	f := &cursor{it: fi}
-	if err := f.next(); err != nil {
-		return err
-	}
-	n := 0
-	for ri.Next() {
-		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		key := ri.Key()
-		for f.cur.ok && bytes.Compare(f.cur.key, key) < 0 {
-			if err := f.next(); err != nil {
-				return err
-			}
-		}
-		if f.cur.ok && bytes.Equal(f.cur.key, key) {
-			continue
-		}
-		var dv danglingVal
-		if err := json.Unmarshal(ri.Value(), &dv); err != nil {
-			return fmt.Errorf("verify: corrupt reference record: %w", err)
-		}
-		refColl := string(key[:bytes.IndexByte(key, 0)])
-		v.stats[dv.Collection].Dangling++
-		if err := v.opt.Dangling(DanglingRef{Collection: dv.Collection, ID: dv.ID, Path: dv.Path, RefCollection: refColl, Ref: refJSON(key[len(refColl)+1:])}); err != nil {
-			return err
-		}
-	}
-	return ri.Err()
-}
-
-// refJSON renders a reference from its canonical key form.
-func refJSON(k []byte) json.RawMessage {
-	if len(k) == 9 && k[0] == 'n' {
-		n := int64(binary.BigEndian.Uint64(k[1:]) ^ (1 << 63))
-		return json.RawMessage(strconv.FormatInt(n, 10))
-	}
-	if len(k) == 0 {
-		return json.RawMessage(`null`)
-	}
-	return valueJSON(bson.RawValue{Type: bson.Type(k[0]), Value: k[1:]})
+	return load.AppendKey(k, id)
 }

@@ -83,14 +83,15 @@ pg_conf() {
 	libdir="$("$BIN/pg_config" --pkglibdir 2>/dev/null || echo "$BIN/../lib")"
 	cat <<EOF
 # Written by scripts/pg.sh on every start: a throwaway test cluster.
+# wal_level and the slots and senders: logical replication tests (extract/logical_test.go).
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$DIR'
 fsync = off
 synchronous_commit = off
 full_page_writes = off
 wal_level = logical
-max_wal_senders = 10
-max_replication_slots = 10
+max_wal_senders = 32
+max_replication_slots = 32
 max_connections = 200
 logging_collector = off
 EOF

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/denorm/denorm/mappings"
@@ -27,6 +28,9 @@ type Pager struct {
 	held []heldItem
 	// slab holds the items' fields (never reset: pages span batches).
 	slab Slab
+	// done is where the pages emitted so far end (see Position).
+	done     []any
+	donePage PagerState
 }
 
 type heldItem struct {
@@ -56,17 +60,17 @@ func NewPager(cp *mappings.CollectionPlan, resume *PagerState) *Pager {
 
 // Add takes the next rows of the stream (related rows from rel) and
 // returns the pages they completed. Rows that cannot become an item are
-// returned as errors; the page goes on without them.
-func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
+// returned as rejects; the page goes on without them.
+func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []Reject) {
 	var docs []Document
-	var errs []*RowError
+	var errs []Reject
 	for _, row := range rows {
 		// Rows come grouped by parent: the same parent values need no
 		// new key text.
 		if !p.sameParent(row) {
 			key, err := p.parentText(row)
 			if err != nil {
-				errs = append(errs, &RowError{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
+				errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
 				continue
 			}
 			if p.parent == nil || key != p.parentKey {
@@ -80,7 +84,7 @@ func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
 		}
 		item, err := appendFieldsIn(p.slab.doc(len(p.cp.Root.Fields)), p.cp.Root, row, rel, &p.slab)
 		if err != nil {
-			errs = append(errs, &RowError{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
+			errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
 			continue
 		}
 		h := heldItem{item: item, row: row}
@@ -101,12 +105,24 @@ func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []*RowError) {
 	return docs, errs
 }
 
-// Flush ends the stream and returns the last, partial page, if any.
+// Flush ends the current parent's pages and returns its last, partial
+// page, if any: call it at the end of the stream. Rows added after it
+// start a new parent, at page 0.
 func (p *Pager) Flush() []Document {
-	if d, ok := p.endParent(); ok {
+	d, ok := p.endParent()
+	p.parent, p.parentKey = nil, ""
+	if ok {
 		return []Document{d}
 	}
 	return nil
+}
+
+// Position is where the pages emitted so far end: the source row of the
+// last item of the last page, and that page's state; ok is false before
+// the first page. A stream resumed after that row, with a Pager resumed
+// from that state, builds exactly the pages that follow.
+func (p *Pager) Position() (last []any, state PagerState, ok bool) {
+	return p.done, p.donePage, p.done != nil
 }
 
 // endParent drops the rows held back for the parent that ends and emits
@@ -120,15 +136,16 @@ func (p *Pager) endParent() (Document, bool) {
 }
 
 func (p *Pager) emit() Document {
-	id := fmt.Sprintf("%s-%d", p.parentKey, p.page)
+	id := PageID(p.parentKey, p.page)
 	body := make(Doc, 0, len(p.bp.By)+3)
 	body = append(body, Field{Key: "_id", Value: id})
 	for i := range p.bp.By {
 		body = append(body, Field{Key: p.bp.ByNames[i], Value: p.parent[i]})
 	}
 	body = append(body, Field{Key: p.bp.Page, Value: int32(p.page)}, Field{Key: p.bp.Items, Value: p.items})
-	d := Document{Collection: p.cp.Name, ID: id, Body: body, Source: p.source(), Last: p.last,
+	d := Document{Collection: p.cp.Name, ID: id, Body: body, Source: p.source(),
 		Page: &PagerState{ParentKey: p.parentKey, Page: p.page}}
+	p.done, p.donePage = p.last, *d.Page
 	p.page++
 	p.items = make(Array, 0, p.bp.Size)
 	return d
@@ -169,16 +186,88 @@ func (p *Pager) parentValues(row []any) []any {
 	return v
 }
 
-// parentText is the parent key as it appears in page ids: the values'
-// text joined by "-".
-func (p *Pager) parentText(row []any) (string, error) {
-	parts := make([]string, len(p.bp.By))
-	for i, c := range p.bp.By {
-		s, err := keyString(row[c])
-		if err != nil {
-			return "", fmt.Errorf("bucket parent key %s: %w", p.cp.Root.Columns[c].Name, err)
+// parentText is the parent key as it appears in page ids (see ParentKey).
+func (p *Pager) parentText(row []any) (string, error) { return ParentKey(p.cp, row) }
+
+// ParentKey is the text a bucket parent's page ids start with, for a root
+// row of bucket collection cp (see PageID). It is made of the parent's
+// key values as PostgreSQL compares them (Bucket.ByKeys: numeric without
+// trailing zeros, char(n) without padding, citext folded), so rows of one
+// parent have one key, and different parents different keys: a single
+// value's text as it is; several values each with "%" and "-" escaped
+// (%25, %2D), joined by "-".
+func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
+	for _, c := range cp.Bucket.By {
+		if iv, ok := row[c].(Invalid); ok {
+			// The page would hold it as a parent field.
+			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, iv.Err)
 		}
-		parts[i] = s
+	}
+	s, err := keysText(cp.Root, row, cp.Bucket.ByKeys)
+	if err != nil {
+		return "", fmt.Errorf("bucket parent key: %w", err)
+	}
+	return s, nil
+}
+
+// keysText is the text of the values of row (of root node n) at keys: a
+// single value's text as it is, several values each with "%" and "-"
+// escaped (%25, %2D) and joined by "-", so no two tuples give one text.
+func keysText(n *mappings.Node, row []any, keys []int) (string, error) {
+	if len(keys) == 1 {
+		s, err := parentText(row[keys[0]])
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", n.Columns[keys[0]].Name, err)
+		}
+		return s, nil
+	}
+	parts := make([]string, len(keys))
+	for i, c := range keys {
+		s, err := parentText(row[c])
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", n.Columns[c].Name, err)
+		}
+		parts[i] = pageIDEscaper.Replace(s)
 	}
 	return strings.Join(parts, "-"), nil
 }
+
+// prefixedID is the _id of a root row of a document entry with an
+// idPrefix: the prefix, then the text of its id values as PostgreSQL
+// compares them (IDKeys), as keysText gives it: "book-b1", "line-42-3".
+// A value that has no text stands in as Invalid (the row is rejected).
+func prefixedID(cp *mappings.CollectionPlan, row []any) any {
+	for _, c := range cp.IDCols {
+		if iv, ok := row[c].(Invalid); ok {
+			return iv
+		}
+	}
+	s, err := keysText(cp.Root, row, cp.IDKeys)
+	if err != nil {
+		return Invalid{Err: fmt.Errorf("_id: %w", err)}
+	}
+	return cp.IDPrefix + s
+}
+
+var pageIDEscaper = strings.NewReplacer("%", "%25", "-", "%2D")
+
+// parentText is one key value's text in a page id or a prefixed _id.
+func parentText(v any) (string, error) {
+	switch x := v.(type) {
+	case UUID:
+		return string(appendUUID(nil, x)), nil
+	case Binary:
+		return fmt.Sprintf("%x", []byte(x)), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case string:
+		return x, nil // also "": a parent key may be empty
+	}
+	return keyString(v)
+}
+
+// PageID is the _id of page number page of the parent whose ParentKey is
+// parent: "<parent>-<page>" ("42-0" for the first page of parent 42). The
+// page number follows the last "-", and the parent key of a composite key
+// has its own "-" escaped, so no two (parent, page) pairs share an id.
+func PageID(parent string, page int) string { return fmt.Sprintf("%s-%d", parent, page) }

@@ -1,7 +1,10 @@
 // Package transform turns source rows into documents following a compiled
-// mappings.Plan. It is pure: no I/O, no database drivers; the same code
-// serves migrate, plan and verify, so what one shows the others write and
-// check.
+// mappings.Plan: the document model (value.go), Build for one document per
+// root row, the Pager for a bucket collection's pages, and Reject, the one
+// record of a row that did not reach the target. It is pure: no I/O, no
+// database drivers; the same code serves migrate, plan and verify, so what
+// one shows the others write and check. transform/report, beside it and
+// as pure, turns built documents into plan's figures.
 package transform
 
 import (
@@ -19,36 +22,23 @@ type Related interface {
 	Related(n *mappings.Node, parent []any) [][]any
 }
 
-// RowError is a source row that could not become a document.
-type RowError struct {
-	Collection string
-	Source     string
-	Err        error
-}
-
-func (e *RowError) Error() string {
-	return fmt.Sprintf("%s: %s: %v", e.Collection, e.Source, e.Err)
-}
-
-func (e *RowError) Unwrap() error { return e.Err }
-
 // Build makes the documents of one batch of root rows. Rows that cannot be
-// made into a document are returned as errors, one per row; the others
+// made into a document are returned as rejects, one per row; the others
 // still produce documents.
-func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
+func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []Reject) {
 	return BuildIn(&Slab{}, cp, roots, rel)
 }
 
 // BuildIn is Build taking the documents' fields, arrays and embedded
 // documents from s: after s.Reset they are overwritten, so the caller must
 // be done with them (see Slab).
-func BuildIn(s *Slab, cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []*RowError) {
+func BuildIn(s *Slab, cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []Reject) {
 	docs := make([]Document, 0, len(roots))
-	var errs []*RowError
+	var errs []Reject
 	for _, row := range roots {
 		d, err := buildOne(cp, row, rel, s)
 		if err != nil {
-			errs = append(errs, &RowError{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
+			errs = append(errs, Reject{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
 			continue
 		}
 		docs = append(docs, d)
@@ -63,6 +53,9 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 
 func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *Slab) (Document, error) {
 	id := ID(cp, row)
+	if err := invalidIn(id); err != nil {
+		return Document{}, fmt.Errorf("_id: %w", err)
+	}
 	body := s.doc(len(cp.Root.Fields) + 1)
 	body = append(body, Field{Key: "_id", Value: id})
 	body, err := appendFieldsIn(body, cp.Root, row, rel, s)
@@ -77,14 +70,18 @@ func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *Slab) (Doc
 }
 
 // ID is the _id value of a root row: the key column's value, or a document
-// of the key columns for a composite key. (Bucket pages have their own
+// of the key columns for a composite key; with an idPrefix, the string the
+// prefix begins (see prefixedID). (Bucket pages have their own
 // ids, see Pager.)
 func ID(cp *mappings.CollectionPlan, row []any) any {
-	if len(cp.ID) == 1 {
-		return row[cp.ID[0]]
+	if cp.IDPrefix != "" {
+		return prefixedID(cp, row)
 	}
-	d := make(Doc, len(cp.ID))
-	for i, c := range cp.ID {
+	if len(cp.IDCols) == 1 {
+		return row[cp.IDCols[0]]
+	}
+	d := make(Doc, len(cp.IDCols))
+	for i, c := range cp.IDCols {
 		d[i] = Field{Key: cp.IDNames[i], Value: row[c]}
 	}
 	return d
@@ -96,14 +93,14 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 	var buf [96]byte
 	b := append(buf[:0], cp.Root.Table.Name...)
 	b = append(b, " ("...)
-	for i, c := range cp.ID {
+	for i, c := range cp.IDCols {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		b = append(b, cp.Root.Columns[c].Name...)
 	}
 	b = append(b, ")=("...)
-	for i, c := range cp.ID {
+	for i, c := range cp.IDCols {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
@@ -114,6 +111,8 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 			b = strconv.AppendInt(b, v, 10)
 		case string:
 			b = append(b, v...)
+		case UUID:
+			b = appendUUID(b, v)
 		default:
 			b = fmt.Append(b, v)
 		}
@@ -153,6 +152,10 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 		case mappings.FieldIds:
 			c := f.Embed
 			rows := rel.Related(c, row)
+			if len(c.Values) > 0 {
+				v = idDocs(c, rows)
+				break
+			}
 			arr := s.array(len(rows))
 			for _, r := range rows {
 				if r[c.Value] != nil {
@@ -187,12 +190,15 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 		if v == nil {
 			continue // NULL scalars are left out
 		}
+		if err := invalidIn(v); err != nil {
+			return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
+		}
 		name := f.Name
-		if f.Key != nil {
-			k := refValue(*f.Key, row, rel)
+		if f.Pivot != nil {
+			k := refValue(*f.Pivot, row, rel)
 			s, err := keyString(k)
 			if err != nil {
-				return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Key), err)
+				return nil, fmt.Errorf("%s: field name from %s: %w", n.Path, refName(n, *f.Pivot), err)
 			}
 			name = s
 		}
@@ -250,6 +256,8 @@ func keyString(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
 		return "", fmt.Errorf("the value is NULL")
+	case Invalid:
+		return "", x.Err
 	case string:
 		if x == "" {
 			return "", fmt.Errorf("the value is an empty string")

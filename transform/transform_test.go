@@ -62,10 +62,10 @@ func plan(t *testing.T, yaml string) *mappings.Plan {
 	return p
 }
 
-// row lays out named values in n's row order (Columns, then KeyCols).
+// row lays out named values in n's row order (Columns, then JoinKeyCols).
 func row(t *testing.T, n *mappings.Node, vals map[string]any) []any {
 	t.Helper()
-	r := make([]any, len(n.Columns)+len(n.KeyCols))
+	r := make([]any, len(n.Columns)+len(n.JoinKeyCols))
 	seen := 0
 	for i, c := range n.Columns {
 		if v, ok := vals[c.Name]; ok {
@@ -194,12 +194,37 @@ collections:
 				if want := fmt.Sprintf("%v-%v", postID, page); d.ID != want || d.Page == nil || d.Page.Page != int(page.(int32)) {
 					t.Errorf("page %v: postId %v page %v state %+v", d.ID, postID, page, d.Page)
 				}
-				if d.Body[0].Key != "_id" || d.Last == nil {
-					t.Errorf("page %v: body %v, last row %v", d.ID, d.Body, d.Last)
+				if d.Body[0].Key != "_id" {
+					t.Errorf("page %v: body %v", d.ID, d.Body)
+				}
+			}
+			// The position is after the last item of the last page.
+			last, state, ok := p.Position()
+			if ok != (len(docs) > 0) {
+				t.Fatalf("position set %v after %d pages", ok, len(docs))
+			}
+			if ok {
+				end := docs[len(docs)-1]
+				items, _ := end.Body.Get("comments")
+				lastItem := items.(Array)[len(items.(Array))-1].(Doc)[0].Value
+				if state != *end.Page || last[idCol(t, tc.cp.Root)] != lastItem {
+					t.Errorf("position: row %v state %+v, want the row of item %v on page %+v", last, state, lastItem, *end.Page)
 				}
 			}
 		})
 	}
+}
+
+// idCol is the index of column id in n's rows.
+func idCol(t *testing.T, n *mappings.Node) int {
+	t.Helper()
+	for i, c := range n.Columns {
+		if c.Name == "id" {
+			return i
+		}
+	}
+	t.Fatal("no column id")
+	return -1
 }
 
 func TestPagerResumeStateMatchesNextRun(t *testing.T) {
@@ -386,7 +411,7 @@ collections:
 			for i := range cp.Root.Fields {
 				f := &cp.Root.Fields[i]
 				if f.Kind == mappings.FieldAggregate {
-					rel[f.Embed] = [][]any{append([]any{int64(7)}, make([]any, len(f.Embed.KeyCols))...)}
+					rel[f.Embed] = [][]any{append([]any{int64(7)}, make([]any, len(f.Embed.JoinKeyCols))...)}
 				}
 			}
 			d, err = BuildOne(cp, root, rel)
@@ -447,7 +472,7 @@ collections:
 `).Collections[0]
 	cd := cp.Root.Fields[0].Embed
 	lookup := cd.Children[0]
-	if !lookup.Lookup() {
+	if !lookup.IsLookup() {
 		t.Fatalf("first child of %s is not the lookup", cd.Path)
 	}
 	person := row(t, cp.Root, map[string]any{"id": int32(1)})
@@ -489,5 +514,20 @@ collections:
 	rel := fixedRel{cd: {row(t, cd, map[string]any{"id": int32(1), "type_id": int32(9), "detail": "x"})}}
 	if _, err := BuildOne(cp, person, rel); err == nil {
 		t.Error("a pivot whose lookup found no row built a document")
+	}
+}
+
+// TestPagerFlushStartsOver: rows added after Flush start a new parent at
+// page 0, even the parent that was current (a key-set read flushes the
+// pager after each group of parents).
+func TestPagerFlushStartsOver(t *testing.T) {
+	cp := plan(t, blogPlan).Collections[0]
+	p := NewPager(cp, nil)
+	docs, _ := p.Add(commentRows(t, cp.Root, [2]int{1, 1}, [2]int{1, 2}, [2]int{1, 3}), fixedRel{})
+	docs = append(docs, p.Flush()...)
+	more, _ := p.Add(commentRows(t, cp.Root, [2]int{2, 4}, [2]int{1, 5}), fixedRel{})
+	docs = append(append(docs, more...), p.Flush()...)
+	if d := cmp.Diff([]string{"1-0:1,2", "1-1:3", "2-0:4", "1-0:5"}, pageIDs(docs)); d != "" {
+		t.Errorf("pages (-want +got):\n%s", d)
 	}
 }

@@ -17,8 +17,10 @@ package transform
 //	Doc                 embedded document
 //	Array               array
 //
-// Converters in extract produce only these types; sinks in load encode only
+// Converters in extract produce only these types; targets in load encode only
 // these types and report anything else as an error.
+
+import "fmt"
 
 // Field is one key/value pair of a document.
 type Field struct {
@@ -62,11 +64,29 @@ type Document struct {
 	Body Doc
 	// Source names the source row, for error messages: `person (id)=(42)`.
 	Source string
-	// Last is the last source row of a bucket page (the stream position
-	// after it), and Page the page's pager state; nil for other documents.
-	Last []any
+	// Page is a bucket page's parent and number; nil for other documents.
 	Page *PagerState
 	// Discriminator is set for the document types of a shared collection:
 	// writes replace only a document of the same type.
 	Discriminator *Field
 }
+
+// Reject is a source row (or bucket page) that did not reach the target:
+// its document could not be built (Build, Pager.Add), or the target
+// refused it (load.Target.Write: over the size limit, refused by the
+// server). It is the one record of a rejected row, from the builder to
+// the reject file.
+type Reject struct {
+	Collection string
+	// Source names the source row or bucket page: `person (id)=(42)`.
+	Source string
+	// ID is the document's _id; nil when building the document failed.
+	ID  any
+	Err error
+}
+
+func (r Reject) Error() string {
+	return fmt.Sprintf("%s: %s: %v", r.Collection, r.Source, r.Err)
+}
+
+func (r Reject) Unwrap() error { return r.Err }

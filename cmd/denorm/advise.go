@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ type adviseOptions struct {
 	source  string
 	schema  string
 	output  string
+	report  string
 	numeric string
 }
 
@@ -29,20 +31,28 @@ const exactCountBelow = 100_000
 func newAdviseCmd(g *globals) *cobra.Command {
 	o := &adviseOptions{}
 	cmd := &cobra.Command{
-		Use:   "advise --source URL [--schema S] [--output FILE]",
+		Use:   "advise --source URL [--schema S] [--output FILE] [--report FILE.md]",
 		Short: "Draft a mapping file from the database's schema and data statistics",
 		Long: `advise reads the schema's catalog (primary keys, foreign keys, unique
 constraints, join tables recognised by their shape) and statistics (row
 counts, children per parent avg/p99/max through each foreign key, updates
 and inserts from pg_stat_user_tables), applies the modeling rules, and writes
-a complete mapping file with a comment on each choice giving its reason and
-numbers:
+a complete, valid mapping file with a comment on each choice giving its
+reason and numbers:
 
-  embed     bounded one-to-few children that change rarely and nothing else references
-  reference unbounded or fast-changing relations (own collection, field with ref:)
-  bucket    unbounded children with a time column, read in pages; the parent embeds the latest
-  links     id arrays instead of join tables, on the sides where they stay bounded
+  embed     children owned by one parent, bounded (p99 <= 20, none over 100),
+            not growing with time, rarely changing; line items too, with the
+            name of the product they refer to copied beside the reference
+  bucket    children that grow with time (an event time the parent lacks) or
+            are too many to embed: pages of 100; the parent embeds the latest 3
+  copy      a row referenced one-to-one (a customer's address): an object
+  reference everything else: its own collection, each foreign key with ref:
+  ids       id arrays with ref: instead of join tables, where they stay bounded
   lookups   small key/label tables copied into documents as values
+
+Columns named like secrets (password, token, hash, secret, salt, api_key)
+and tsvector columns are left out, each with a comment. --report writes the
+choices as a Markdown table as well.
 
 It reads only (one read-only snapshot); tables over 2 million rows are
 sampled (TABLESAMPLE) for the children-per-parent figures.`,
@@ -56,11 +66,15 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
 	f.StringVar(&o.schema, "schema", "public", "the schema to draft a mapping for")
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
+	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")
 	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
 	return cmd
 }
 
 func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
+	if o.schema == "" {
+		return usageError{fmt.Errorf("--schema cannot be empty")}
+	}
 	switch mappings.NumericMode(o.numeric) {
 	case "", mappings.NumericDecimal, mappings.NumericDouble, mappings.NumericString:
 	default:
@@ -86,17 +100,17 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if err != nil {
 		return err
 	}
-	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]advise.Activity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
+	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
 	for k, a := range act {
 		if t := cat.Tables[k]; t != nil && a.Rows < exactCountBelow {
 			if a.Rows, err = extract.CountRows(ctx, snap, t); err != nil {
 				return err
 			}
 		}
-		in.Activity[k] = advise.Activity{Rows: a.Rows, Inserts: a.Inserts, Updates: a.Updates, Deletes: a.Deletes}
+		in.Activity[k] = a
 	}
 	for _, t := range cat.Tables {
-		for _, fk := range t.ForeignKeys {
+		for _, fk := range advise.ForeignKeys(cat, t) {
 			f, err := extract.ReadFanout(ctx, snap, t, fk.Columns, fanoutSampleAbove)
 			if err != nil {
 				return err
@@ -116,8 +130,13 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if _, err := io.WriteString(w, text); err != nil {
 		return fmt.Errorf("write mapping: %w", err)
 	}
+	if o.report != "" {
+		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, choices)), 0o644); err != nil {
+			return fmt.Errorf("advise report: %w", err)
+		}
+	}
 	for _, c := range choices {
-		g.log.Debug("advise", "table", c.Table, "action", c.Action, "reason", c.Reason)
+		g.log.Debug("advise", "table", c.Table, "action", c.Action, "target", c.Target, "reason", c.Reason)
 	}
 	if o.output != "" {
 		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))

@@ -29,17 +29,12 @@ ANALYZE;`, n))
 // not depend on a parent's number of children. Runs are interleaved and
 // medians compared, as in TestBoundedMemory.
 func TestBucketBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "mappings", "examples", "blog.yaml")
-	seed := filepath.Join(root, "testdata", "examples", "seed.sql")
+	bin := denormBinary(t)
+	mapping := example(t, "blog")
 	sizes := []int{100000, 1000000}
 	var dbs []string
 	for _, n := range sizes {
-		db := testenv.PostgresDB(t, seed)
+		db := seedDB(t)
 		addComments(t, db, n)
 		dbs = append(dbs, db)
 	}

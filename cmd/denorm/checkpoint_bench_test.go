@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -23,15 +22,10 @@ import (
 //
 //	scripts/testenv.sh go test -run '^$' -bench CheckpointCost -benchtime 1x ./cmd/denorm
 func BenchmarkCheckpointCost(b *testing.B) {
-	root := testenv.Root(b)
-	bin := filepath.Join(b.TempDir(), "denorm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
-	db := testenv.PostgresDB(b, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	bin := denormBinary(b)
+	mapping := example(b, "person")
 	const persons = 100000
-	addPersonsTB(b, db, persons)
+	db := personsDB(b, persons)
 	const reps = 5
 	run := func(target string, extra ...string) time.Duration {
 		args := append([]string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", db, "--target", target, "--batch-size", "1000"}, extra...)
@@ -101,19 +95,4 @@ func BenchmarkCheckpointCost(b *testing.B) {
 			first.Round(time.Millisecond), total.Round(time.Millisecond), full.Round(time.Millisecond))
 		b.ReportMetric(float64(first.Milliseconds()), "ms-resume-to-first-checkpoint")
 	}
-}
-
-// addPersonsTB is addPersons for benchmarks.
-func addPersonsTB(tb testing.TB, db string, n int) {
-	tb.Helper()
-	testenv.Exec(tb, db, `
-INSERT INTO person (id, first_name, last_name)
-SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, `+strconv.Itoa(n)+`) g;
-INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
-SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g % 3, 'detail-' || g, CASE WHEN g % 4 = 0 THEN g END
-FROM generate_series(1, 2 * `+strconv.Itoa(n)+`) g;
-INSERT INTO address (id, person_id, type_id, line1, city, state, zip)
-SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1, g || ' Main Street', 'Springfield', 'ZZ', 10000 + g % 90000
-FROM generate_series(1, (3 * `+strconv.Itoa(n)+`) / 2) g;
-ANALYZE;`)
 }

@@ -80,15 +80,9 @@ func (f *ownFerret) stop() {
 // reconnects, says the snapshot was re-taken, and finishes with exactly
 // the documents of an undisturbed run.
 func TestFaultRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "testdata", "resume", "crash.yaml")
 	// Enough persons that the people collection is still streaming from
 	// PostgreSQL (held back by the target's pace) when both faults hit.
-	src := crashSource(t, 20000, 60, 600)
+	bin, mapping, src := crashSetup(t, 20000, 60, 600)
 	ferret := startOwnFerret(t)
 	base := []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10", "--retry-for", "2m"}
 	runDenorm(t, bin, append(base, "--target", ferret.uri("reference"))...)
@@ -191,11 +185,11 @@ func TestFaultRecovery(t *testing.T) {
 func peekCheckpoint(target, id string) *load.Checkpoint {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	store, closeStore, err := load.OpenCheckpoints(ctx, target)
+	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		return nil
 	}
-	defer closeStore(ctx)
-	c, _ := store.Load(ctx, id)
+	defer tg.Close(ctx)
+	c, _ := tg.Checkpoints().Load(ctx, id)
 	return c
 }

@@ -47,10 +47,10 @@ func examples(t *testing.T) []string {
 // documents with testdata/examples/expected/<example>/<collection>.jsonl.
 func TestExamplesGolden(t *testing.T) {
 	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	for _, name := range examples(t) {
 		t.Run(name, func(t *testing.T) {
-			mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
+			mapping := example(t, name)
 			expDir := filepath.Join(root, "testdata", "examples", "expected", name)
 			want, _ := filepath.Glob(filepath.Join(expDir, "*.jsonl"))
 

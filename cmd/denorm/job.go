@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -24,6 +20,7 @@ import (
 type jobOptions struct {
 	job             string
 	resume, restart bool
+	resumeOrStart   bool
 	workers         int
 	partition       string
 	checkpointEvery time.Duration
@@ -42,7 +39,9 @@ stops (kill, crash, lost machine, Ctrl-C), 'denorm migrate ... --job NAME
 written after it are written again (upserts by _id; a directory target's
 files are truncated back to the checkpoint), so nothing is lost or
 duplicated. Without --resume, an unfinished job is reported with the
-commands to resume or restart it. --restart deletes the job's checkpoint
+commands to resume or restart it; --resume-or-start resumes a job that has
+a checkpoint and starts one that has none (a Kubernetes pod or a scheduler
+that cannot tell a first start from a restart). --restart deletes the job's checkpoint
 and starts over; on a server target without --partition it also deletes
 every document of the job's collections (so documents of rows deleted
 since do not linger), on a directory target the files are rewritten.
@@ -68,6 +67,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
 	f.BoolVar(&o.resume, "resume", false, "continue job --job from its last checkpoint")
+	f.BoolVar(&o.resumeOrStart, "resume-or-start", false, "resume job --job when it has a checkpoint, start it otherwise (for restarted pods and schedulers)")
 	f.BoolVar(&o.restart, "restart", false, "start job --job over: delete its checkpoint (and, on a server target without --partition, its collections' documents)")
 	f.IntVar(&o.workers, "workers", 1, "read each table as this many parts in parallel, from one snapshot (server targets)")
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
@@ -75,12 +75,15 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient target and source failures this long")
 }
 
-func (o *jobOptions) check(target string) error {
+func (o *jobOptions) check() error {
 	if o.resume && o.restart {
 		return usageError{errors.New("--resume and --restart exclude each other: resume continues the job, restart starts it over")}
 	}
-	if (o.resume || o.restart) && o.job == "" {
-		return usageError{errors.New("--resume and --restart need --job NAME")}
+	if o.resumeOrStart && (o.resume || o.restart) {
+		return usageError{errors.New("--resume-or-start excludes --resume and --restart")}
+	}
+	if (o.resume || o.restart || o.resumeOrStart) && o.job == "" {
+		return usageError{errors.New("--resume, --resume-or-start and --restart need --job NAME")}
 	}
 	if o.job != "" && (strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, ".")) {
 		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
@@ -98,8 +101,8 @@ func (o *jobOptions) check(target string) error {
 		}
 		o.part, o.parts = pi, pn
 	}
-	if (o.workers > 1 || o.parts > 1) && !load.IsServerURI(target) {
-		return usageError{errors.New("--workers and --partition need a server target (mongodb://...): parts of one collection cannot share a file in order")}
+	if o.checkpointEvery < 0 {
+		return usageError{errors.New("--checkpoint-every cannot be negative (0: a checkpoint after every batch)")}
 	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
@@ -107,13 +110,22 @@ func (o *jobOptions) check(target string) error {
 	return nil
 }
 
-// commandLine is the migrate command that reruns o with extra flags.
-func commandLine(o *migrateOptions, extra ...string) string {
-	args := []string{"denorm", "migrate", "--mapping", o.mapping}
-	if o.sourceFlag {
-		args = append(args, "--source", load.RedactURI(o.source))
+// checkTarget checks the flags against what the opened target can do.
+func (o *jobOptions) checkTarget(t load.Target) error {
+	if (o.workers > 1 || o.parts > 1) && !t.Caps().Parallel {
+		return usageError{errors.New("--workers and --partition need a server target (mongodb://...): parts of one collection cannot share a file in order")}
 	}
-	args = append(args, "--target", load.RedactURI(o.target), "--job", o.jobs.job)
+	return nil
+}
+
+// commandLine is the migrate command that reruns o with extra flags. A
+// source or target taken from the environment, or holding a password, is
+// written "$DENORM_SOURCE" / "$DENORM_TARGET" (hint.go); a line after the
+// command then says what to set.
+func commandLine(o *migrateOptions, extra ...string) string {
+	src, srcNote := connArg(o.source, !o.sourceFlag, "DENORM_SOURCE", "--source URL")
+	dst, dstNote := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping), "--source", src, "--target", dst, "--job", shellQuote(o.jobs.job)}
 	if o.jobs.workers > 1 {
 		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
 	}
@@ -123,125 +135,75 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
-	args = append(args, extra...)
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " '\"$&;|<>()*?`\\") {
-			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	for _, a := range extra {
+		args = append(args, shellQuote(a))
+	}
+	line := strings.Join(args, " ")
+	for _, n := range []string{srcNote, dstNote} {
+		if n != "" {
+			line += "\n  (" + n + ")"
 		}
 	}
-	return strings.Join(args, " ")
+	return line
 }
 
-func mappingHash(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("mapping file: %w", err)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:]), nil
-}
-
-// checkpointsOf is sink's checkpoint store.
-func checkpointsOf(sink load.Sink) load.Checkpoints {
-	switch s := sink.(type) {
-	case *load.ServerSink:
-		return s.Checkpoints()
-	case *load.DirSink:
-		return s.Checkpoints()
-	}
-	return nil
-}
-
-// unfinishedError is an unfinished job found by a run without --resume.
-type unfinishedError struct{ msg string }
-
-func (e unfinishedError) Error() string { return e.msg }
-
-// prepareJob loads or starts the job's checkpoint. done is true when a
-// --resume finds the job finished.
-func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, sink load.Sink) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
+// prepareJob loads or starts the job's checkpoint (pipeline.PrepareJob)
+// and says what it decided. done is true when a --resume finds the job
+// finished, which it reports on stdout.
+func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
 	j := &o.jobs
-	store = checkpointsOf(sink)
-	if store == nil {
-		return nil, nil, false, fmt.Errorf("target %s cannot hold checkpoints", load.RedactURI(o.target))
+	job, err := pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version})
+	var finished *pipeline.JobFinishedError
+	if errors.As(err, &finished) {
+		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
+		return nil, nil, true, nil
 	}
-	hash, err := mappingHash(o.mapping)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, jobError(err, o)
 	}
-	id := load.CheckpointID(j.job, j.part, j.parts)
-	old, err := store.Load(ctx, id)
-	var corrupt *load.CorruptCheckpointError
 	switch {
-	case errors.As(err, &corrupt) && j.restart:
-		old = nil
-	case err != nil:
-		return nil, nil, false, err
+	case job.Restarted:
+		g.log.Info("job restarted", "job", job.ID)
+	case job.Resumed:
+		cp := job.Checkpoint
+		if job.ResumedVersion != version {
+			g.log.Warn("resuming a job started by another denorm version", "job", job.ID, "then", job.ResumedVersion, "now", version)
+		}
+		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
-	where := store.Where()
-	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: j.job, Partition: j.part, Partitions: j.parts,
-		Workers: j.workers, MappingHash: hash, Mapping: o.mapping, Version: version, Phase: load.PhaseRunning,
-		Started: time.Now().UTC()}
-	switch {
-	case j.restart:
-		if err := store.Delete(ctx, id); err != nil {
-			return nil, nil, false, err
-		}
-		if s, ok := sink.(*load.ServerSink); ok && j.parts <= 1 {
-			for _, name := range collectionNames(plan) {
-				if _, err := s.Database().Collection(name).DeleteMany(ctx, bson.D{}); err != nil {
-					return nil, nil, false, fmt.Errorf("restart: empty collection %q: %w", name, err)
-				}
-			}
-		}
-		g.log.Info("job restarted", "job", id)
-		return store, fresh, false, nil
-	case j.resume && old == nil:
-		return nil, nil, false, usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", id, where, commandLine(o))}
-	case j.resume:
-		if old.MappingHash != hash {
-			return nil, nil, false, fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s", id, old.MappingHash, hash, commandLine(o, "--restart"))
-		}
-		if old.Workers != j.workers {
-			return nil, nil, false, usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", id, old.Workers)}
-		}
-		if old.Phase == load.PhaseDone {
-			fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", id, old.Updated.Format(time.RFC3339))
-			return store, old, true, nil
-		}
-		if old.Version != version {
-			g.log.Warn("resuming a job started by another denorm version", "job", id, "then", old.Version, "now", version)
-		}
-		old.Resumes++
-		old.Version = version
-		if ds, ok := sink.(*load.DirSink); ok {
-			ds.Resume(old.Files)
-		}
-		g.log.Info("resuming job", "job", id, "collection", old.Collection, "checkpoint", old.Updated.Format(time.RFC3339))
-		return store, old, false, nil
-	case old != nil && old.Phase != load.PhaseDone:
-		return nil, nil, false, usageError{unfinishedError{fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
-			id, where, old.Collection, old.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}}
-	}
-	return store, fresh, false, nil
+	return job.Store, job.Checkpoint, false, nil
 }
 
-func collectionNames(plan *mappings.Plan) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, c := range plan.Collections {
-		if !seen[c.Name] {
-			seen[c.Name] = true
-			names = append(names, c.Name)
-		}
+// jobError words pipeline.PrepareJob's refusals for the command line,
+// with the command to run next, and gives each its exit code. Other
+// errors (a corrupt checkpoint's already names --restart) pass unchanged.
+func jobError(err error, o *migrateOptions) error {
+	var (
+		none       *pipeline.NoCheckpointError
+		changed    *pipeline.MappingChangedError
+		workers    *pipeline.WorkersChangedError
+		unfinished *pipeline.JobUnfinishedError
+	)
+	switch {
+	case errors.As(err, &none):
+		return usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", none.ID, none.Where, commandLine(o))}
+	case errors.As(err, &changed):
+		return fmt.Errorf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start over with:\n  %s",
+			changed.ID, changed.Then, changed.Now, commandLine(o, "--restart"))
+	case errors.As(err, &workers):
+		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
+	case errors.As(err, &unfinished):
+		return usageError{fmt.Errorf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			unfinished.ID, unfinished.Where, unfinished.Collection, unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
 	}
-	return names
+	return err
 }
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
 // checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, sink load.Sink) pipeline.JobOptions {
-	jo := pipeline.JobOptions{
+func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint) pipeline.JobOptions {
+	return pipeline.JobOptions{
 		Options:         base,
 		Workers:         o.jobs.workers,
 		Partition:       o.jobs.part,
@@ -249,17 +211,8 @@ func jobRunOptions(g *globals, o *migrateOptions, base pipeline.Options, store l
 		Checkpoints:     store,
 		Checkpoint:      cp,
 		CheckpointEvery: o.jobs.checkpointEvery,
-		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return connectSource(ctx, o.source)
-		},
-		OpenSink: func(ctx context.Context) (load.Sink, error) {
-			return load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
-		},
-		Retry:  load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
-		Notice: func(msg string) { g.log.Warn(msg) },
+		Source:          source,
+		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Notice:          func(msg string) { g.log.Warn(msg) },
 	}
-	if ds, ok := sink.(*load.DirSink); ok && store != nil {
-		jo.Sync = ds.Sync
-	}
-	return jo
 }

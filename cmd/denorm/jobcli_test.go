@@ -5,18 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/denorm/denorm/internal/testenv"
 )
 
 // TestJobCommandLine covers the job decisions the crash test does not:
 // usage errors, a changed mapping, a corrupt checkpoint, a finished job,
 // status output, and a resumed directory job equal to a plain run.
 func TestJobCommandLine(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	mapping := filepath.Join(t.TempDir(), "blog.yaml")
-	orig, err := os.ReadFile(filepath.Join(root, "mappings", "examples", "blog.yaml"))
+	orig, err := os.ReadFile(example(t, "blog"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,16 +24,7 @@ func TestJobCommandLine(t *testing.T) {
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--target", dir, "--batch-size", "2"}
 	expect := func(wantCode int, wantText []string, args ...string) string {
 		t.Helper()
-		code, out, errs := runCLI(t, args...)
-		if code != wantCode {
-			t.Fatalf("denorm %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out, errs)
-		}
-		for _, w := range wantText {
-			if !strings.Contains(out+errs, w) {
-				t.Errorf("denorm %s: output lacks %q:\n%s%s", strings.Join(args, " "), w, out, errs)
-			}
-		}
-		return out + errs
+		return expectCLI(t, wantCode, wantText, args...)
 	}
 	expect(2, []string{"--workers and --partition need a server target"}, append(base, "--workers", "2")...)
 	expect(2, []string{"--partition \"3/3\""}, append(base, "--partition", "3/3", "--target", "mongodb://127.0.0.1:1/x")...)
@@ -84,7 +72,7 @@ func TestJobCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(1, []string{"is corrupt", "--restart"}, append(base, "--job", "j", "--resume")...)
-	expect(0, []string{"is corrupt"}, "status", "--target", dir)
+	expect(1, []string{"is corrupt", "1 corrupt checkpoint(s)"}, "status", "--target", dir)
 	expect(0, nil, append(base, "--job", "j", "--restart")...)
 	expect(0, []string{"job j: done"}, "status", "--target", dir, "--job", "j")
 	expect(1, []string{`no job "nope"`}, "status", "--target", dir, "--job", "nope")

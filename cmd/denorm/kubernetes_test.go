@@ -13,15 +13,25 @@ import (
 	"github.com/denorm/denorm/internal/testenv"
 )
 
-// TestKubernetesIndexedJob checks the structure of the Kubernetes manifest
-// (no cluster runs here): an Indexed Job whose completions, parallelism and
-// partition count agree, and whose command runs denorm migrate with
-// --partition $(JOB_COMPLETION_INDEX)/N, --job, and a resume on restart.
+// TestKubernetesIndexedJob checks the Kubernetes manifest (no cluster runs
+// here): an Indexed Job whose completions, parallelism and partition count
+// agree; the image that make image builds (the repository scripts/release.sh
+// names, with the tag it pins); no shell, since the image has none: the
+// container gives only args to the image's entrypoint, and those args, with
+// $(VAR) expanded as Kubernetes does, parse as a denorm migrate command line
+// with --job, --partition <index>/N and --resume-or-start; and a non-root,
+// read-only container with a writable /tmp.
 func TestKubernetesIndexedJob(t *testing.T) {
-	path := filepath.Join(testenv.Root(t), "deploy", "kubernetes", "denorm-job.yaml")
+	root := testenv.Root(t)
+	path := filepath.Join(root, "deploy", "kubernetes", "denorm-job.yaml")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	type envVar struct {
+		Name      string `yaml:"name"`
+		Value     string `yaml:"value"`
+		ValueFrom any    `yaml:"valueFrom"`
 	}
 	var job struct {
 		APIVersion string `yaml:"apiVersion"`
@@ -34,12 +44,18 @@ func TestKubernetesIndexedJob(t *testing.T) {
 				Spec struct {
 					RestartPolicy string `yaml:"restartPolicy"`
 					Containers    []struct {
-						Command []string `yaml:"command"`
-						Args    []string `yaml:"args"`
-						Env     []struct {
-							Name  string `yaml:"name"`
-							Value string `yaml:"value"`
-						} `yaml:"env"`
+						Image           string   `yaml:"image"`
+						Command         []string `yaml:"command"`
+						Args            []string `yaml:"args"`
+						Env             []envVar `yaml:"env"`
+						SecurityContext struct {
+							RunAsNonRoot           bool `yaml:"runAsNonRoot"`
+							ReadOnlyRootFilesystem bool `yaml:"readOnlyRootFilesystem"`
+						} `yaml:"securityContext"`
+						VolumeMounts []struct {
+							Name      string `yaml:"name"`
+							MountPath string `yaml:"mountPath"`
+						} `yaml:"volumeMounts"`
 					} `yaml:"containers"`
 				} `yaml:"spec"`
 			} `yaml:"template"`
@@ -64,31 +80,76 @@ func TestKubernetesIndexedJob(t *testing.T) {
 		t.Fatalf("%d containers, want 1", len(s.Template.Spec.Containers))
 	}
 	c := s.Template.Spec.Containers[0]
-	env := map[string]string{}
+
+	// The image: the repository make image names, with the tag that
+	// make release replaces by the release's version in dist/denorm-job.yaml.
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "release.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^IMAGE=\$\{IMAGE:-([^}]+)\}$`).FindSubmatch(script)
+	if m == nil || !strings.Contains(string(script), `want="image: $IMAGE:latest"`) {
+		t.Fatal("scripts/release.sh: no IMAGE default, or it no longer pins image: $IMAGE:latest")
+	}
+	if want := string(m[1]) + ":latest"; c.Image != want {
+		t.Errorf("image %q, want %q (the image make image builds)", c.Image, want)
+	}
+
+	// No shell in the image: the entrypoint (denorm) gets the args.
+	if len(c.Command) != 0 {
+		t.Errorf("command %q: the image has no shell and its entrypoint is denorm; give args only", c.Command)
+	}
+	env := map[string]string{"JOB_COMPLETION_INDEX": "0"} // set by the Job controller
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
 	if n, err := strconv.Atoi(env["PARTITIONS"]); err != nil || n != s.Completions {
 		t.Errorf("PARTITIONS=%q, want the completions count %d", env["PARTITIONS"], s.Completions)
 	}
-	line := strings.Join(append(c.Command, c.Args...), " ")
-	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`denorm migrate .*--partition "?\$\{JOB_COMPLETION_INDEX\}/\$\{PARTITIONS\}"?`),
-		regexp.MustCompile(`--job \S+`),
-		regexp.MustCompile(`--resume`),
-		regexp.MustCompile(`--mapping \S+`),
-	} {
-		if !want.MatchString(line) {
-			t.Errorf("the container's command does not match %s:\n%s", want, line)
+	for _, need := range []string{"DENORM_SOURCE", "DENORM_TARGET"} {
+		if _, ok := env[need]; !ok {
+			t.Errorf("no %s in the container's environment", need)
 		}
 	}
-	// The command line parses as denorm flags.
-	for _, flag := range regexp.MustCompile(`\s(--[a-z-]+)`).FindAllStringSubmatch(line, -1) {
-		name := strings.TrimPrefix(flag[1], "--")
-		cmd := newMigrateCmd(&globals{})
-		st := newStatusCmd(&globals{})
-		if cmd.Flags().Lookup(name) == nil && st.Flags().Lookup(name) == nil && name != "prefix" {
-			t.Errorf("the manifest uses %s, which denorm does not have", flag[1])
-		}
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`).ReplaceAllStringFunc(a, func(ref string) string {
+			name := ref[2 : len(ref)-1]
+			v, ok := env[name]
+			if !ok {
+				t.Errorf("args use %s, which the container's environment lacks (Kubernetes would leave it as is)", ref)
+			}
+			return v
+		}))
+	}
+	cmd, rest, err := newRootCmd(&globals{}).Find(args)
+	if err != nil || cmd.Name() != "migrate" {
+		t.Fatalf("args %q: want a denorm migrate command line (%v)", c.Args, err)
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatalf("args %q: %v", c.Args, err)
+	}
+	if extra := cmd.Flags().Args(); len(extra) != 0 {
+		t.Errorf("args %q: migrate takes no arguments, got %q", c.Args, extra)
+	}
+	flag := func(name string) string { return cmd.Flags().Lookup(name).Value.String() }
+	if flag("job") == "" || flag("resume-or-start") != "true" {
+		t.Errorf("want --job NAME and --resume-or-start, got --job %q, --resume-or-start %s", flag("job"), flag("resume-or-start"))
+	}
+	if want := "0/" + strconv.Itoa(s.Completions); flag("partition") != want {
+		t.Errorf("--partition expands to %q for index 0, want %q", flag("partition"), want)
+	}
+	mounted := map[string]bool{}
+	for _, v := range c.VolumeMounts {
+		mounted[v.MountPath] = true
+	}
+	if !mounted[filepath.Dir(flag("mapping"))] {
+		t.Errorf("--mapping %q is not in a mounted volume", flag("mapping"))
+	}
+	if !c.SecurityContext.RunAsNonRoot {
+		t.Error("securityContext.runAsNonRoot is not set (the image's user is numeric, so it can be)")
+	}
+	if c.SecurityContext.ReadOnlyRootFilesystem && !mounted["/tmp"] {
+		t.Error("a read-only root filesystem without a volume at /tmp")
 	}
 }

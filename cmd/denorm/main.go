@@ -1,6 +1,11 @@
 // Command denorm migrates a normalized PostgreSQL database into a
 // MongoDB-wire document store under a declarative mapping file.
 //
+// The command is thin: one file per subcommand holds its flags, its help
+// and the wording of its messages and hints; run maps its errors to the
+// exit codes below (one constant block). The work is done by pipeline's
+// engines (for validate and advise, by mappings and extract directly).
+//
 // Exit codes:
 //
 //	0  success
@@ -25,16 +30,18 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Exit codes.
+// Exit codes: the only ones denorm returns (README.md, "Commands").
 const (
-	exitOK       = 0
-	exitRuntime  = 1
-	exitUsage    = 2
+	exitOK = 0
+	// exitRuntime: a runtime error; for verify, the verdict "different".
+	exitRuntime = 1
+	// exitUsage: bad usage or an invalid mapping file.
+	exitUsage = 2
+	// exitRejected: the run finished, but some rows were rejected.
 	exitRejected = 3
+	// exitIncomplete: verify could not finish: a failure, not a verdict.
+	exitIncomplete = 4
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 // usageError marks errors the user must fix in the command line.
 type usageError struct{ error }
@@ -67,30 +74,8 @@ func main() {
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
-	root := &cobra.Command{
-		Use:           "denorm",
-		Short:         "Migrate a normalized PostgreSQL database into self-contained MongoDB documents",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
-			level := slog.LevelInfo
-			if g.verbose {
-				level = slog.LevelDebug
-			}
-			if g.quiet {
-				level = slog.LevelWarn
-			}
-			g.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-		},
-	}
+	root := newRootCmd(g)
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
-	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g))
-	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g))
 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -123,6 +108,55 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+const rootHelp = `denorm migrates a normalized PostgreSQL database into a MongoDB-wire
+document store (MongoDB, FerretDB, Azure Cosmos DB for MongoDB, Amazon
+DocumentDB), reshaping rows into self-contained documents as a declarative
+mapping file says. 'denorm COMMAND --help' describes each command.
+
+DENORM_SOURCE and DENORM_TARGET stand in for --source and --target (flags win).
+
+Exit codes:
+  0  success
+  1  runtime error (for verify: the target differs)
+  2  bad usage or an invalid mapping file
+  3  finished, but some rows were rejected (see the summary)
+  4  verify could not complete`
+
+// newRootCmd is the command tree; `denorm man` and the tests walk it.
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:               "denorm",
+		Short:             "Migrate a normalized PostgreSQL database into self-contained MongoDB documents",
+		Long:              rootHelp,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		DisableAutoGenTag: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if g.verbose && g.quiet {
+				return usageError{errors.New("--verbose and --quiet exclude each other")}
+			}
+			level := slog.LevelInfo
+			if g.verbose {
+				level = slog.LevelDebug
+			}
+			if g.quiet {
+				level = slog.LevelWarn
+			}
+			g.log = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
+		},
+	}
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	setVersion(root)
+	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g), newManCmd())
+	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g))
+	return root
+}
+
 func isUnknownCommand(err error) bool {
 	s := err.Error()
 	return len(s) > 16 && (s[:16] == "unknown command " || s[:15] == "unknown flag: -")
@@ -139,16 +173,4 @@ func fromEnv(cmd *cobra.Command, flag, env string) string {
 		return e
 	}
 	return v
-}
-
-func newVersionCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print denorm's version",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(g.stdout, "denorm %s (mapping format v%d)\n", version, mappings.CurrentVersion)
-			return nil
-		},
-	}
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform"
 )
 
 type migrateOptions struct {
@@ -23,6 +25,7 @@ type migrateOptions struct {
 	rejects    string
 	progress   string
 	sourceFlag bool
+	targetEnv  bool // the target came from DENORM_TARGET
 	jobs       jobOptions
 }
 
@@ -36,10 +39,16 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 
-TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db)
-or, for anything else, a directory: each collection is written there to
-<collection>.jsonl as relaxed Extended JSON, one document a line, which
-mongoimport reads. Default: ./` + defaultTarget + `.
+TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db
+or mongodb+srv://host/db) or a directory path: each collection is written there
+to <collection>.jsonl as relaxed Extended JSON, one document a line, which
+mongoimport reads. Default: ./` + defaultTarget + `. Other URIs (postgres://,
+file://, http://, ...) and host:port are refused.
+
+Timeouts: the source URL's connect_timeout (default 10 s) and read_timeout
+(default 600 s of silence while an answer is due); the target URI's
+connectTimeoutMS and serverSelectionTimeoutMS (default 10 s) and timeoutMS
+(default 10 min per operation). Passwords are never printed.
 
 Writes replace documents by _id, so running migrate again gives the same
 result. Memory is bounded by --batch-size, never by table size.
@@ -49,6 +58,7 @@ result. Memory is bounded by --batch-size, never by table size.
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.sourceFlag = cmd.Flags().Changed("source")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			return runMigrate(cmd, g, o)
 		},
 	}
@@ -69,30 +79,35 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
+	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
+		return err
+	}
 	switch o.progress {
 	case "auto", "bar", "lines", "none":
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	if err := o.jobs.check(o.target); err != nil {
+	if err := o.jobs.check(); err != nil {
 		return err
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	if err := checkTarget(o.target); err != nil {
+		return err
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	sink, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 	if err != nil {
 		return err
 	}
-	defer sink.Close(ctx)
+	defer target.Close(ctx)
+	if err := o.jobs.checkTarget(target); err != nil {
+		return err
+	}
 
 	var (
 		store load.Checkpoints
@@ -100,7 +115,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	)
 	if o.jobs.job != "" {
 		var done bool
-		store, cp, done, err = prepareJob(ctx, g, o, plan, sink)
+		store, cp, done, err = prepareJob(ctx, g, o, plan, target)
 		if err != nil || done {
 			return err
 		}
@@ -114,7 +129,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	)
 	if o.rejects != "" {
 		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		if o.jobs.resume {
+		if o.jobs.resume || o.jobs.resumeOrStart {
 			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 		}
 		rejFile, err = os.OpenFile(o.rejects, flags, 0o644)
@@ -126,10 +141,10 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, sink, jobRunOptions(g, o, pipeline.Options{
+	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
-		Reject: func(r pipeline.Rejected) {
+		Reject: func(r transform.Reject) {
 			mu.Lock()
 			defer mu.Unlock()
 			rejected++
@@ -140,9 +155,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
 			}
 		},
-	}, store, cp, sink))
+	}, store, cp))
 	prog.finish()
-	if cerr := sink.Close(ctx); err == nil && cerr != nil {
+	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)
@@ -182,5 +197,5 @@ func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, tar
 		read, written, failed = read+s.Rows, written+s.Written, failed+s.Failed
 	}
 	fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s\n", "TOTAL", "", read, written, failed, elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "target: %s\n", load.RedactURI(target))
+	fmt.Fprintf(w, "target: %s\n", connstr.Parse(target))
 }

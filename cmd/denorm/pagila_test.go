@@ -138,7 +138,7 @@ func pagilaDate(col string) string {
 func TestPagila(t *testing.T) {
 	root := testenv.Root(t)
 	db := pagilaDB(t)
-	mapping := filepath.Join(root, "mappings", "examples", "pagila.yaml")
+	mapping := example(t, "pagila")
 	dir := t.TempDir()
 	start := time.Now()
 	code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)

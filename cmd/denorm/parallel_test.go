@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // worker writes, and that SIGTERM stops a run with a checkpoint and the
 // command that resumes it.
 func TestWorkersAndPartitions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "testdata", "resume", "crash.yaml")
-	src := crashSource(t, 150, 40, 400)
+	bin, mapping, src := crashSetup(t, 150, 40, 400)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10"}
 
 	refURI, refDB := testenv.MongoDB(t)

@@ -26,7 +26,7 @@ func chromium(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("chromium not installed: HTML rendering test skipped in the short suite")
 	}
-	t.Fatal("chromium is not installed: apt-get install chromium (as .ci/run does)")
+	t.Fatal("chromium is not installed: run `make deps` (scripts/deps.sh installs it)")
 	return ""
 }
 
@@ -54,8 +54,7 @@ func headless(t *testing.T, bin, file string, args ...string) string {
 // boxes, the histogram bars and the warning badge are on screen).
 func TestPlanHTMLRenders(t *testing.T) {
 	bin := chromium(t)
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	testenv.Exec(t, src, `INSERT INTO comment SELECT 1000 + n, 1, 'x', 'hello', now() FROM generate_series(1, 300) n`)
 	dir := t.TempDir()
 	mapping := filepath.Join(dir, "blog.yaml")
@@ -114,7 +113,7 @@ collections:
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3000 {
 		t.Errorf("screenshot is %v, want 1280x3000", b)
 	}
-	// Each section draws in its own colour (pipeline/report/html.go's CSS).
+	// Each section draws in its own colour (transform/report/html.go's CSS).
 	colours := map[string][3]uint8{
 		"root table box (diagram)": {0x1e, 0x3a, 0x5f},
 		"embed box (diagram)":      {0x2e, 0x7d, 0x32},

@@ -15,7 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/pipeline/report"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // planJSON runs plan with --format json and decodes the report.
@@ -100,10 +100,9 @@ func targetFigures(t *testing.T, db *mongo.Database) (counts map[string]int64, l
 // plan's document counts equal what migrate writes, and the largest
 // document's size equals that document's size in the target.
 func TestPlanMatchesMigrate(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	for _, name := range examples(t) { // the examples that run on seed.sql
-		mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
+		mapping := example(t, name)
 		t.Run(name, func(t *testing.T) { planMatchesServer(t, mapping, src) })
 	}
 }
@@ -154,13 +153,12 @@ func planMatchesServer(t *testing.T, mapping, src string) {
 // proves it wrote nothing there: the server database stays empty and no
 // output directory appears; --target itself is refused.
 func TestPlanWritesNothing(t *testing.T) {
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	uri, db := testenv.MongoDB(t)
 	t.Setenv("DENORM_TARGET", uri)
 	dir := t.TempDir()
 	t.Chdir(dir) // migrate's default directory target would appear here
-	mapping := filepath.Join(root, "mappings", "examples", "blog.yaml")
+	mapping := example(t, "blog")
 	code, out, errs := runCLI(t, "plan", "--mapping", mapping, "--source", src)
 	if code != 0 {
 		t.Fatalf("plan exit %d\n%s%s", code, out, errs)

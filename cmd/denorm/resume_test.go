@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,13 +22,19 @@ import (
 // crashCollections are the collections of testdata/resume/crash.yaml.
 var crashCollections = []string{"people", "posts", "comments"}
 
+// crashSetup is the opening of the crash, fault and workers tests: the
+// built binary, the mapping testdata/resume/crash.yaml and a crashSource.
+func crashSetup(t *testing.T, persons, posts, comments int) (bin, mapping, src string) {
+	t.Helper()
+	bin = denormBinary(t)
+	return bin, repoPath(t, "testdata", "resume", "crash.yaml"), crashSource(t, persons, posts, comments)
+}
+
 // crashSource is the seed schema plus generated persons, posts and
 // comments: enough batches for a few seconds against FerretDB.
 func crashSource(t *testing.T, persons, posts, comments int) string {
 	t.Helper()
-	root := testenv.Root(t)
-	db := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
-	addPersons(t, db, persons)
+	db := personsDB(t, persons)
 	testenv.Exec(t, db, fmt.Sprintf(`
 INSERT INTO post (id, name, summary)
 SELECT 1000 + g, 'Post ' || g, CASE WHEN g %% 5 <> 0 THEN 'summary ' || md5(g::text) END FROM generate_series(1, %[1]d) g;
@@ -42,53 +46,15 @@ ANALYZE;`, posts, comments))
 	return db
 }
 
-// denormProc is a running denorm process.
-type denormProc struct {
-	cmd *exec.Cmd
-	out *bytes.Buffer
-}
-
-func startDenorm(t *testing.T, bin string, args ...string) *denormProc {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return &denormProc{cmd: cmd, out: &out}
-}
-
-// wait returns the exit code (-1 when killed by a signal).
-func (p *denormProc) wait() int {
-	err := p.cmd.Wait()
-	if err == nil {
-		return 0
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	return -2
-}
-
-func runDenorm(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	p := startDenorm(t, bin, args...)
-	if code := p.wait(); code != 0 {
-		t.Fatalf("denorm %s: exit %d\n%s", strings.Join(args, " "), code, p.out)
-	}
-	return p.out.String()
-}
-
 func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 	t.Helper()
 	ctx := context.Background()
-	store, closeStore, err := load.OpenCheckpoints(ctx, target)
+	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeStore(ctx)
-	c, err := store.Load(ctx, id)
+	defer tg.Close(ctx)
+	c, err := tg.Checkpoints().Load(ctx, id)
 	if err != nil {
 		t.Fatalf("checkpoint: %v", err)
 	}
@@ -174,14 +140,8 @@ func compareTargets(t *testing.T, what string, want, got map[string][]string, ex
 // array items or bucket pages. Where each kill landed is logged from the
 // checkpoint it left.
 func TestCrashResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "testdata", "resume", "crash.yaml")
 	// Small data and tiny batches: many checkpoints, a second or two a run.
-	src := crashSource(t, 1500, 1500, 6000)
+	bin, mapping, src := crashSetup(t, 1500, 1500, 6000)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10"}
 
 	refURI, refDB := testenv.MongoDB(t)

@@ -172,7 +172,6 @@ func rulesDB(t *testing.T) string {
 // documents with the SQL oracle above, at the default batch size and at a
 // small odd one so that batch boundaries fall inside pages and relations.
 func TestExampleRulesOnOtherData(t *testing.T) {
-	root := testenv.Root(t)
 	src := rulesDB(t)
 	names := examples(t)
 	if len(names) != len(ruleOracle) {
@@ -185,7 +184,7 @@ func TestExampleRulesOnOtherData(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
+			mapping := example(t, name)
 			for _, batch := range []string{"1000", "37"} {
 				dir := t.TempDir()
 				code, out, errs := runCLI(t, "migrate", "-q", "--batch-size", batch, "--mapping", mapping, "--source", src, "--target", dir)
@@ -212,12 +211,11 @@ func TestExampleRulesOnOtherData(t *testing.T) {
 // TestExampleRulesOnOtherDataServer runs two examples (buckets + subset, and
 // the hybrid with lookups and aggregates) through the MongoDB-wire target.
 func TestExampleRulesOnOtherDataServer(t *testing.T) {
-	root := testenv.Root(t)
 	src := rulesDB(t)
 	for _, name := range []string{"blog", "hybrid"} {
 		t.Run(name, func(t *testing.T) {
 			uri, db := testenv.MongoDB(t)
-			mapping := filepath.Join(root, "mappings", "examples", name+".yaml")
+			mapping := example(t, name)
 			code, out, errs := runCLI(t, "migrate", "-q", "--batch-size", "37", "--mapping", mapping, "--source", src, "--target", uri)
 			if code != 0 {
 				t.Fatalf("migrate exit %d\n%s%s", code, out, errs)

@@ -3,100 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/denorm/denorm/internal/procmem"
-	"github.com/denorm/denorm/internal/testenv"
 )
-
-// addPersons adds n generated persons (ids from 1000) with 2 contact
-// details each and an address for 3 persons out of 2 to the seed schema.
-func addPersons(t testing.TB, db string, n int) {
-	t.Helper()
-	testenv.Exec(t, db, fmt.Sprintf(`
-INSERT INTO person (id, first_name, last_name)
-SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, %[1]d) g;
-INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
-SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g %% 3, 'detail-' || g, CASE WHEN g %% 4 = 0 THEN g END
-FROM generate_series(1, 2 * %[1]d) g;
-INSERT INTO address (id, person_id, type_id, line1, city, state, zip)
-SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1, g || ' Main Street', 'Springfield', 'ZZ', 10000 + g %% 90000
-FROM generate_series(1, (3 * %[1]d) / 2) g;
-ANALYZE;`, n))
-}
-
-// buildBinary compiles denorm once for subprocess tests.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "denorm")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return bin
-}
-
-// peakRSS runs denorm and returns its peak resident set size in KiB.
-func peakRSS(t *testing.T, bin string, args ...string) int64 {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	kib, err := procmem.Run(cmd, 5*time.Millisecond)
-	if err != nil {
-		t.Fatalf("denorm %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return kib
-}
-
-// medianPeaks measures the peak RSS of run(i) for every size i, five
-// rounds interleaved (so machine load and GC timing hit every size alike),
-// logs every figure and returns each size's median in KiB. Peak RSS moves
-// by a few MiB from run to run: medians of interleaved runs are what can
-// be compared.
-func medianPeaks(t *testing.T, sizes int, run func(i int) int64, name func(i int) string) []int64 {
-	t.Helper()
-	const runs = 5
-	rss := make([][]int64, sizes)
-	for r := 0; r < runs; r++ {
-		for i := range rss {
-			rss[i] = append(rss[i], run(i))
-		}
-	}
-	med := make([]int64, sizes)
-	for i := range rss {
-		s := slices.Clone(rss[i])
-		slices.Sort(s)
-		med[i] = s[len(s)/2]
-		t.Logf("%s: peak RSS of %d runs %v KiB, median %.1f MiB", name(i), runs, rss[i], float64(med[i])/1024)
-	}
-	return med
-}
-
-// migratePeak migrates db with mapping into a fresh directory, has check
-// look at the output, and returns the run's peak RSS in KiB.
-func migratePeak(t *testing.T, bin, mapping, db string, check func(dir string)) int64 {
-	t.Helper()
-	dir := t.TempDir()
-	kib := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
-	check(dir)
-	_ = os.RemoveAll(dir)
-	return kib
-}
-
-func countLines(t *testing.T, path string) int {
-	t.Helper()
-	return len(testenv.ReadLines(t, path))
-}
 
 // TestBoundedMemory migrates 10x more persons and checks that peak memory
 // does not grow by more than 20%: memory depends on the batch size, not on
@@ -104,19 +16,12 @@ func countLines(t *testing.T, path string) int {
 // other tests load the CPU), so runs of both sizes are interleaved and
 // their medians compared.
 func TestBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
-	seed := filepath.Join(root, "testdata", "examples", "seed.sql")
+	bin := denormBinary(t)
+	mapping := example(t, "person")
 	sizes := []int{50000, 500000}
 	var dbs []string
 	for _, n := range sizes {
-		db := testenv.PostgresDB(t, seed)
-		addPersons(t, db, n)
-		dbs = append(dbs, db)
+		dbs = append(dbs, personsDB(t, n))
 	}
 	med := medianPeaks(t, len(sizes), func(i int) int64 {
 		return migratePeak(t, bin, mapping, dbs[i], func(dir string) {
@@ -135,11 +40,9 @@ func TestBoundedMemory(t *testing.T) {
 // the source received during a migration: their number depends on the
 // number of batches, not on the number of persons.
 func TestNoPerParentQueries(t *testing.T) {
-	root := testenv.Root(t)
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
-	db := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	mapping := example(t, "person")
 	const n, batch = 5000, 500
-	addPersons(t, db, n)
+	db := personsDB(t, n)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {

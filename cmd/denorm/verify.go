@@ -12,14 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 )
-
-// exitIncomplete is verify's exit code when it could not finish: a
-// failure, not a verdict (1 means "different" for verify).
-const exitIncomplete = 4
 
 type verifyOptions struct {
 	mapping    string
@@ -106,7 +103,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for the sort files (needs about the size of both sides; default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "MiB of memory for each of the three sorts")
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
-	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(pipeline.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
+	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
 	return cmd
 }
@@ -116,11 +113,20 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
-	if o.sample <= 0 || o.sample > 100 {
+	if !(o.sample > 0 && o.sample <= 100) { // NaN too
 		return usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
 	}
-	if o.sortMemMiB <= 0 {
-		return usageError{fmt.Errorf("--sort-memory must be positive")}
+	if err := checkRange("--sort-memory", o.sortMemMiB, 1, 1<<16); err != nil {
+		return err
+	}
+	if o.show < 0 {
+		return usageError{fmt.Errorf("--show cannot be negative")}
+	}
+	if err := checkDir("--temp-dir", o.tempDir); err != nil {
+		return err
+	}
+	if err := checkTarget(o.target); err != nil {
+		return err
 	}
 	var since time.Time
 	if o.since != "" {
@@ -129,26 +135,22 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return usageError{fmt.Errorf("--since: want an RFC 3339 time such as 2026-11-23T10:30:00Z: %w", err)}
 		}
 		since = t
+		for _, c := range strings.Split(o.watermarks, ",") {
+			if strings.TrimSpace(c) == "" {
+				return usageError{fmt.Errorf("--watermark-columns %q: an empty column name", o.watermarks)}
+			}
+		}
 	}
-	conn, err := connectSource(ctx, o.source)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := extract.Begin(ctx, conn)
+	defer closeSnap()
+	snapTime, err := snap.Time(ctx)
 	if err != nil {
 		return err
 	}
-	defer snap.Close(ctx)
-	plan, err := loadPlan(ctx, snap, o.mapping)
-	if err != nil {
-		return err
-	}
-	snapTime, err := pipeline.SnapshotTime(ctx, snap)
-	if err != nil {
-		return err
-	}
-	target, err := load.OpenReader(ctx, o.target)
+	target, err := load.Open(ctx, o.target, load.Options{MustExist: true})
 	if err != nil {
 		return err
 	}
@@ -159,7 +161,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer rep.abort()
-	rep.header(snap.ID, snapTime, load.RedactURI(o.target), o.sample)
+	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample)
 
 	shown := 0
 	show := func(line string) {
@@ -195,9 +197,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	var writes []pipeline.TableWrites
+	var writes []extract.TableWrites
 	if !since.IsZero() {
-		writes, err = pipeline.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
+		writes, err = extract.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
 		if err != nil {
 			return err
 		}
@@ -253,7 +255,7 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []pipeline.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -377,7 +379,7 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []pipeline.TableWrites, since time.Time) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time) error {
 	if r.w == nil {
 		return nil
 	}
@@ -391,7 +393,7 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []pipeline.Tabl
 		r.value(since.UTC())
 		r.raw(`,"writesSince":`)
 		if writes == nil {
-			writes = []pipeline.TableWrites{}
+			writes = []extract.TableWrites{}
 		}
 		r.value(writes)
 	}

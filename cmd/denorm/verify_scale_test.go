@@ -3,24 +3,10 @@ package main
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/denorm/denorm/internal/procmem"
-	"github.com/denorm/denorm/internal/testenv"
 )
-
-// personsDB returns a database with the seed data plus n generated persons
-// (the person example's tables: 2 contact details each, 3 addresses per 2
-// persons), so the person mapping gives n+2 documents.
-func personsDB(tb testing.TB, n int) string {
-	tb.Helper()
-	db := testenv.PostgresDB(tb, filepath.Join(testenv.Root(tb), "testdata", "examples", "seed.sql"))
-	addPersons(tb, db, n)
-	return db
-}
 
 // summaryRow returns the counts of a collection's row in verify's
 // summary, space-separated: expected, found, identical, missing,
@@ -38,14 +24,11 @@ func summaryRow(out, coll string) string {
 // the verdict must be "identical".
 func verifyRSS(tb testing.TB, bin string, args ...string) (int64, string) {
 	tb.Helper()
-	cmd := exec.Command(bin, append([]string{"verify"}, args...)...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	kib, err := procmem.Run(cmd, 5*time.Millisecond)
-	if err != nil || !strings.Contains(out.String(), "result: identical") {
-		tb.Fatalf("denorm verify %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	kib, out := peakRSS(tb, bin, append([]string{"verify"}, args...)...)
+	if !strings.Contains(out, "result: identical") {
+		tb.Fatalf("denorm verify %s: not identical\n%s", strings.Join(args, " "), out)
 	}
-	return kib, out.String()
+	return kib, out
 }
 
 // TestVerifyBoundedMemory verifies 10x more documents and checks that
@@ -54,12 +37,8 @@ func verifyRSS(tb testing.TB, bin string, args ...string) (int64, string) {
 // documents. Runs of both sizes are interleaved and medians compared (GC
 // timing moves peaks by a few MiB).
 func TestVerifyBoundedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped in the short suite")
-	}
-	root := testenv.Root(t)
-	bin := buildBinary(t)
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	bin := denormBinary(t)
+	mapping := example(t, "person")
 	sizes := []int{20000, 200000}
 	var dbs, dirs []string
 	for _, n := range sizes {
@@ -88,14 +67,10 @@ func TestVerifyBoundedMemory(t *testing.T) {
 // make bench BENCH=Verify1M
 func BenchmarkVerify1M(b *testing.B) {
 	const n = 1_000_000
-	root := testenv.Root(b)
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	mapping := example(b, "person")
 	db := personsDB(b, n-2)
 	dir := b.TempDir()
-	bin := filepath.Join(b.TempDir(), "denorm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := denormBinary(b)
 	if out, err := exec.Command(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir).CombinedOutput(); err != nil {
 		b.Fatalf("migrate: %v\n%s", err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -47,14 +46,9 @@ func (l loadedDBs) get(t *testing.T, files []string) string {
 	if db, ok := l[key]; ok {
 		return db
 	}
-	root := testenv.Root(t)
 	db := testenv.PostgresDB(t)
-	psql := filepath.Join(os.Getenv("DENORM_TEST_PG_BIN"), "psql")
 	for _, f := range files {
-		cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", filepath.Join(root, f))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("psql -f %s: %v\n%s", f, err, out)
-		}
+		testenv.PsqlFile(t, db, repoPath(t, f))
 	}
 	l[key] = db
 	return db
@@ -67,7 +61,6 @@ func TestVerifyExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	root := testenv.Root(t)
 	// Every example with expected documents must be in the table.
 	for _, name := range examples(t) {
 		if !slices.ContainsFunc(verifyDatasets, func(d struct {
@@ -87,7 +80,7 @@ func TestVerifyExamples(t *testing.T) {
 	for i, ds := range verifyDatasets {
 		t.Run(ds.mapping, func(t *testing.T) {
 			src := srcs[i]
-			mapping := filepath.Join(root, "mappings", "examples", ds.mapping+".yaml")
+			mapping := example(t, ds.mapping)
 			uri, _ := testenv.MongoDB(t)
 			for _, target := range []string{t.TempDir(), uri} {
 				code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", target)
@@ -250,11 +243,10 @@ func TestVerifyFindsTampering(t *testing.T) {
 				{kind: "dangling", coll: "books", id: `"b4"`, path: "pubId"},
 				{kind: "dangling", coll: "books", id: `"b5"`, path: "pubId"}}},
 	}
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
+	src := seedDB(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			mapping := filepath.Join(root, "mappings", "examples", tc.example+".yaml")
+			mapping := example(t, tc.example)
 			for _, kind := range []string{"directory", "server"} {
 				t.Run(kind, func(t *testing.T) {
 					var target string
@@ -531,9 +523,8 @@ func TestVerifyLiveSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	src := seedDB(t)
+	mapping := example(t, "person")
 	dir := t.TempDir()
 	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
 		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
@@ -593,9 +584,8 @@ func TestVerifySample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	root := testenv.Root(t)
 	src := personsDB(t, 2000)
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	mapping := example(t, "person")
 	dir := t.TempDir()
 	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
 		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
@@ -629,9 +619,8 @@ func TestVerifyExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	root := testenv.Root(t)
-	src := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
-	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	src := seedDB(t)
+	mapping := example(t, "person")
 	corrupt := t.TempDir()
 	if err := os.WriteFile(filepath.Join(corrupt, "people.jsonl"), []byte(`{"_id": 1, "firstName": "Thomas"}`+"\n{not json\n"), 0o644); err != nil {
 		t.Fatal(err)

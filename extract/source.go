@@ -1,0 +1,129 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/denorm/denorm/internal/connstr"
+)
+
+// Source is the PostgreSQL database a job reads: how to connect to it. It
+// holds no connection and may be used from any goroutine; each snapshot it
+// opens has a connection of its own, closed with the snapshot.
+type Source struct {
+	cfg *pgx.ConnConfig
+	// conn is the connection string, to keep its secrets out of errors.
+	conn connstr.String
+	// read is the read timeout (0: none); see timeout.go.
+	read time.Duration
+	// unguarded dials without the read timeout: for replication
+	// connections, silent for as long as no change comes.
+	unguarded pgconn.DialFunc
+}
+
+// ParseSource reads a source URL (postgres://...) or key=value connection
+// string. It does not connect. The connection timeouts are set (see
+// timeout.go): connect_timeout defaults to DefaultConnectTimeout, and
+// read_timeout, denorm's own parameter, to DefaultReadTimeout. Its errors
+// never hold the password.
+func ParseSource(url string) (*Source, error) {
+	cs := connstr.Parse(url)
+	if err := cs.Problem(); err != nil {
+		return nil, err
+	}
+	if cs.Form() == connstr.URL && cs.Scheme() != "postgres" && cs.Scheme() != "postgresql" {
+		return nil, fmt.Errorf("%s is not a PostgreSQL URL: give postgres://user@host:port/db or a key=value string (host=... dbname=...)", cs.Redacted())
+	}
+	cfg, err := pgx.ParseConfig(cs.WithLowerScheme())
+	if err != nil {
+		return nil, cs.ParseError(err)
+	}
+	unguarded := cfg.DialFunc
+	read, err := setTimeouts(cfg, cs)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RuntimeParams["application_name"] = "denorm"
+	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
+}
+
+// ErrNotAdopted marks Adopt's failures past connecting: the connection was
+// made but the exported snapshot could not be adopted (typically because
+// the transaction that exported it has ended).
+var ErrNotAdopted = errors.New("snapshot not adopted")
+
+// Snapshot connects and opens a new snapshot on that connection (see
+// Snapshot): the snapshot's Close closes the connection too.
+func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.open(ctx, conn, "")
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, s.redact(err)
+	}
+	return snap, nil
+}
+
+// Adopt connects and opens a snapshot that sees exactly what the exported
+// snapshot id sees (SET TRANSACTION SNAPSHOT, as pg_dump's parallel
+// workers do), so parallel readers read one consistent state. Its Close
+// closes the connection too. Failures after connecting wrap ErrNotAdopted.
+func (s *Source) Adopt(ctx context.Context, id string) (*Snapshot, error) {
+	if id == "" {
+		return nil, fmt.Errorf("%w: no snapshot id", ErrNotAdopted)
+	}
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.open(ctx, conn, id)
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: %w", ErrNotAdopted, s.redact(err))
+	}
+	return snap, nil
+}
+
+func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		if pgconn.Timeout(err) && ctx.Err() == nil && s.cfg.ConnectTimeout > 0 {
+			return nil, fmt.Errorf("connect to source: no answer within %s (connect_timeout; set it in the URL, 0 waits forever): %w", s.cfg.ConnectTimeout, s.redact(err))
+		}
+		return nil, fmt.Errorf("connect to source: %w", s.redact(err))
+	}
+	return conn, nil
+}
+
+// redact keeps the password out of an error's text (the driver does not
+// print it today; this makes sure of it).
+func (s *Source) redact(err error) error { return s.conn.RedactError(err) }
+
+// Lost reports whether err, returned while reading s, means that s's
+// connection is lost or was killed (closed, network failure, server
+// shutting down or terminating the backend), so reading again needs a new
+// connection; other errors (a bad query, a bad value) would fail again.
+func (s *Snapshot) Lost(err error) bool {
+	if s.tx.Conn().IsClosed() {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// admin_shutdown, crash_shutdown, cannot_connect_now, and the
+		// connection exception class.
+		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
+}

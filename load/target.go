@@ -1,0 +1,222 @@
+// Package load is denorm's side of the document store: the targets, and
+// everything that depends on which kind of store a target is. A target is
+// a database of a MongoDB-wire server (MongoDB, FerretDB, Cosmos DB,
+// DocumentDB), named by a mongodb:// URI, or a directory of JSON Lines
+// files that mongoimport reads. Open, the one URI dispatch, returns either
+// behind one contract, Target: writing batches (rejects, byte caps, the
+// size limit), deleting, the checkpoint store, resume truncation, and
+// reading back for verify. Only this package imports the MongoDB driver.
+//
+// Every write is idempotent: a server replaces documents by _id, a
+// directory's files are rewritten by every run (or truncated back to the
+// checkpoint being resumed), so replaying a batch changes nothing.
+//
+// Limits: a directory target has one writer (no --workers, --partition)
+// and cannot delete chosen documents (no sync); FerretDB's quirks (see
+// TESTING.md) are handled here and nowhere else.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/denorm/denorm/transform"
+)
+
+// DefaultMaxDocSize is MongoDB's document size limit (16 MiB).
+const DefaultMaxDocSize = 16 << 20
+
+// Target is one document store. Open returns it.
+//
+// Who calls what, and how often:
+//   - migrate (and sync) call Prepare once per run with every collection
+//     the run writes, then Write batches; before each checkpoint it saves,
+//     the runner calls Sync. A restart Deletes before Prepare. Each extra
+//     worker gets its own handle from Reopen (Caps.Parallel targets only).
+//   - verify calls Scan once per collection, and Normalize on every
+//     expected document.
+//   - migrate's job handling and status use Checkpoints.
+//   - Close is called once per handle, also after errors; a second call
+//     (a deferred one) releases nothing and its error can be ignored.
+//
+// Goroutines: one goroutine at a time uses a handle. Handles from Reopen
+// are independent and may be used at the same time as the others, each by
+// its own goroutine. On a Parallel target, Sync and the store Checkpoints
+// returns may also be called (by one goroutine at a time) while another
+// goroutine writes through the handle: a server's Sync does nothing, and
+// its store shares the driver's client, which is safe for concurrent use.
+// On other targets they are called by the goroutine that writes.
+//
+// Ownership: Write does not keep docs; Scan's doc is only valid during fn;
+// Normalize's result may share doc's memory; the maps Sync returns belong
+// to the caller.
+type Target interface {
+	// Caps says what the target can do; the same for every handle.
+	Caps() Caps
+
+	// Prepare readies collections for Writes. acked is what Sync returned
+	// at the checkpoint being resumed, nil for a fresh run: a directory
+	// target truncates each collection's file to its acknowledged length
+	// (empties it on a fresh run) and fails, pointing to --restart, when a
+	// file is shorter than that; a server keeps what it holds.
+	Prepare(ctx context.Context, collections []string, acked map[string]int64) error
+
+	// Write stores one batch of one collection and returns only after the
+	// target acknowledged it. A server replaces a stored document with the
+	// same _id (for a document with a Discriminator, only one of the same
+	// type: an _id taken by another type is rejected); a directory appends
+	// to the collection's file, which Prepare started afresh. Documents
+	// the target refuses individually — over Options.MaxDocSize (checked
+	// before sending), refused by the server — are returned as rejects and
+	// the rest of the batch is written; err is a failure of the whole
+	// batch. Bulk writes are capped by Options.BatchBytes.
+	Write(ctx context.Context, collection string, docs []transform.Document) (rejects []transform.Reject, err error)
+
+	// Sync makes every write acknowledged so far durable and returns what
+	// a checkpoint records for Prepare to resume from: a directory's file
+	// lengths by file name; nil for a server, whose writes are durable
+	// when acknowledged.
+	Sync(ctx context.Context) (acked map[string]int64, err error)
+
+	// Delete removes the documents of collection that sel picks and
+	// returns how many it removed (-1: not counted, a directory emptying
+	// a file). Every target takes the zero Selection
+	// (every document of the collection: --restart); other selections need
+	// Caps.Delete, else an *UnsupportedError.
+	Delete(ctx context.Context, collection string, sel Selection) (int64, error)
+
+	// Checkpoints is the target's checkpoint store: the _denorm collection
+	// of a server database, <dir>/_denorm/<id>.json of a directory.
+	Checkpoints() Checkpoints
+
+	// Scan calls fn with every document of collection (BSON), in the
+	// target's own order (not _id order), one at a time. A collection that
+	// does not exist is empty: exists is false.
+	Scan(ctx context.Context, collection string, fn func(doc []byte) error) (exists bool, err error)
+
+	// Normalize returns a document (BSON) as the target would give it back
+	// from Scan: a directory's relaxed Extended JSON turns an int64 that
+	// fits an int32 into an int32 (as mongoimport also reads it); a server
+	// keeps the document as it is.
+	Normalize(doc []byte) ([]byte, error)
+
+	// Reopen opens another handle on the same target with the same
+	// options, for another writer (Caps.Parallel targets, else an
+	// *UnsupportedError).
+	Reopen(ctx context.Context) (Target, error)
+
+	// Close flushes and releases the handle.
+	Close(ctx context.Context) error
+}
+
+// Caps are what a target can do beyond what every target does.
+type Caps struct {
+	// Parallel: several handles (Reopen, other processes) may write the
+	// same collections at once, in any order: --workers and --partition.
+	// A directory's files are written in order by one writer.
+	Parallel bool
+	// Delete: Delete takes any Selection (sync). Without it, only the
+	// zero Selection: a whole collection.
+	Delete bool
+}
+
+// Selection picks documents of one collection for Delete. Its parts all
+// hold for a picked document; the zero Selection picks every document.
+type Selection struct {
+	// IDs, when not nil, picks the documents whose _id is one of these
+	// values (as transform builds them: int32, int64, string,
+	// transform.Doc...). An empty, non-nil IDs picks nothing.
+	IDs []any
+	// Match picks the documents whose top-level fields equal these values:
+	// a document type of a shared collection ({type: "book"}), the parent
+	// fields of a bucket collection's pages.
+	Match []transform.Field
+	// Min, when set, picks the documents whose Min.Key field is at least
+	// Min.Value (numbers compare by value): a bucket parent's pages from
+	// page n on. Min.Key must not also be in Match.
+	Min *transform.Field
+}
+
+func (s Selection) all() bool {
+	return s.IDs == nil && len(s.Match) == 0 && s.Min == nil
+}
+
+// UnsupportedError is an operation a kind of target cannot do. It matches
+// errors.ErrUnsupported.
+type UnsupportedError struct {
+	// Target is the kind of target ("directory"), Op the operation.
+	Target, Op string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("a %s target cannot %s; use a server target (mongodb://...)", e.Target, e.Op)
+}
+
+func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+
+// Options tune a target.
+type Options struct {
+	// MaxDocSize rejects documents whose BSON encoding is larger (bytes).
+	MaxDocSize int
+	// BatchBytes caps the bytes of one bulk write.
+	BatchBytes int
+	// MustExist makes Open fail when a directory target does not exist
+	// (verify: a directory that is not there is a mistake, not an empty
+	// target). Otherwise the directory is created by the first write or
+	// checkpoint.
+	MustExist bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxDocSize <= 0 {
+		o.MaxDocSize = DefaultMaxDocSize
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = 8 << 20
+	}
+	return o
+}
+
+// Open returns the target named by uri (see ParseTarget): a mongodb:// (or
+// mongodb+srv://) URI naming the database in its path, connected and
+// pinged; any other path is a directory.
+func Open(ctx context.Context, uri string, opt Options) (Target, error) {
+	cs, server, err := ParseTarget(uri)
+	if err != nil {
+		return nil, err
+	}
+	if server {
+		return openServer(ctx, cs, opt)
+	}
+	st, err := os.Stat(uri)
+	switch {
+	case err == nil && !st.IsDir():
+		return nil, fmt.Errorf("target %s is not a directory nor a mongodb:// URI", uri)
+	case err != nil && (opt.MustExist || !errors.Is(err, os.ErrNotExist)):
+		return nil, fmt.Errorf("target directory: %w", err)
+	}
+	return openDir(uri, opt), nil
+}
+
+// encode encodes a document and rejects it when over the limit.
+func encode(d transform.Document, maxSize int) ([]byte, error) {
+	raw, err := AppendDocument(nil, d.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxSize {
+		return nil, &TooLargeError{Size: len(raw), Limit: maxSize}
+	}
+	return raw, nil
+}
+
+// TooLargeError is a document over the target's size limit.
+type TooLargeError struct {
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("document is %d bytes, over the target's limit of %d bytes; embed fewer rows (limit, buckets) or reference them", e.Size, e.Limit)
+}

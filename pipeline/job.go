@@ -1,0 +1,204 @@
+package pipeline
+
+// Jobs: what a named, resumable run starts from - a fresh checkpoint, the
+// one it resumes, or a refusal - decided from the checkpoint the target
+// holds. The refusals are typed errors whose fields the command turns
+// into its messages and hints.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+)
+
+// JobSpec is a resumable run as asked for.
+type JobSpec struct {
+	// Name is the job's name; Partition of Partitions is the share of
+	// every root table this run handles (Partitions <= 1: all of it), and
+	// Workers the number of parts each is read as.
+	Name                  string
+	Partition, Partitions int
+	Workers               int
+	// Resume continues the job from its checkpoint; ResumeOrStart does
+	// too, but starts the job fresh when it has no checkpoint (a restarted
+	// pod, a scheduler). Restart deletes the checkpoint - and, unless the
+	// run is one partition of several, every document of the plan's
+	// collections - and starts over. With none of them, the job starts
+	// fresh, unless an unfinished checkpoint exists.
+	Resume, ResumeOrStart, Restart bool
+	// Mapping is the mapping file's path: the checkpoint records it and
+	// the hash of its contents, which a resume must find unchanged.
+	Mapping string
+	// Version is denorm's version, recorded in the checkpoint.
+	Version string
+}
+
+// Job is a prepared job: its checkpoint store and the checkpoint Run
+// starts from (JobOptions.Checkpoints and Checkpoint).
+type Job struct {
+	ID         string
+	Store      load.Checkpoints
+	Checkpoint *load.Checkpoint
+	// Restarted: the job's checkpoint was deleted (and its documents, see
+	// JobSpec.Restart). Resumed: Checkpoint is the one the target held,
+	// written by denorm ResumedVersion.
+	Restarted      bool
+	Resumed        bool
+	ResumedVersion string
+}
+
+// NoCheckpointError is a resume of a job the target holds no checkpoint
+// of: there is nothing to resume.
+type NoCheckpointError struct {
+	// ID is the checkpoint's id (load.CheckpointID), Where the store.
+	ID, Where string
+}
+
+func (e *NoCheckpointError) Error() string {
+	return fmt.Sprintf("job %q has no checkpoint in %s: nothing to resume", e.ID, e.Where)
+}
+
+// MappingChangedError is a resume refused because the mapping file is not
+// the one the job started with: documents of two mappings would mix.
+type MappingChangedError struct {
+	ID string
+	// Then and Now are the sha256 of the file's contents (hex).
+	Then, Now string
+}
+
+func (e *MappingChangedError) Error() string {
+	return fmt.Sprintf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix", e.ID, e.Then, e.Now)
+}
+
+// WorkersChangedError is a resume with another number of workers than
+// the job started with: stream positions are per worker.
+type WorkersChangedError struct {
+	ID        string
+	Then, Now int
+}
+
+func (e *WorkersChangedError) Error() string {
+	return fmt.Sprintf("job %q was started with %d workers, resumed with %d: positions are per worker", e.ID, e.Then, e.Now)
+}
+
+// JobFinishedError is a resume of a job that is complete: nothing to do.
+type JobFinishedError struct {
+	ID       string
+	Finished time.Time
+}
+
+func (e *JobFinishedError) Error() string {
+	return fmt.Sprintf("job %s finished at %s: nothing to resume", e.ID, e.Finished.Format(time.RFC3339))
+}
+
+// JobUnfinishedError is a fresh start of a job whose checkpoint says it is
+// unfinished: it must be resumed or restarted.
+type JobUnfinishedError struct {
+	ID, Where string
+	// Collection is the collection it was at; Updated the time of its
+	// last checkpoint.
+	Collection string
+	Updated    time.Time
+}
+
+func (e *JobUnfinishedError) Error() string {
+	return fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s)", e.ID, e.Where, e.Collection, e.Updated.Format(time.RFC3339))
+}
+
+// PrepareJob loads the job's checkpoint from target's store and decides
+// what the run starts from; on Restart it deletes what the job wrote
+// (clearForRestart). It returns *NoCheckpointError, *MappingChangedError,
+// *WorkersChangedError, *JobFinishedError or *JobUnfinishedError for a
+// run that must not go on, and a checkpoint that cannot be read as
+// load.Load's *load.CorruptCheckpointError (Restart ignores it).
+func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, spec JobSpec) (*Job, error) {
+	hash, err := mappingHash(spec.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	store := target.Checkpoints()
+	id := load.CheckpointID(spec.Name, spec.Partition, spec.Partitions)
+	old, err := store.Load(ctx, id)
+	var corrupt *load.CorruptCheckpointError
+	switch {
+	case errors.As(err, &corrupt) && spec.Restart:
+		old = nil
+	case err != nil:
+		return nil, err
+	}
+	job := &Job{ID: id, Store: store}
+	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: spec.Name, Partition: spec.Partition, Partitions: spec.Partitions,
+		Workers: spec.Workers, MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: load.PhaseRunning,
+		Started: time.Now().UTC()}
+	switch {
+	case spec.Restart:
+		if err := store.Delete(ctx, id); err != nil {
+			return nil, err
+		}
+		if spec.Partitions <= 1 {
+			// Partitions share the collections: a partition restarting
+			// alone must not delete the others' documents.
+			if err := clearForRestart(ctx, target, plan); err != nil {
+				return nil, err
+			}
+		}
+		job.Checkpoint, job.Restarted = fresh, true
+		return job, nil
+	case spec.ResumeOrStart && old == nil:
+		job.Checkpoint = fresh
+		return job, nil
+	case spec.Resume && old == nil:
+		return nil, &NoCheckpointError{ID: id, Where: store.Where()}
+	case spec.Resume || spec.ResumeOrStart:
+		if old.MappingHash != hash {
+			return nil, &MappingChangedError{ID: id, Then: old.MappingHash, Now: hash}
+		}
+		if old.Workers != spec.Workers {
+			return nil, &WorkersChangedError{ID: id, Then: old.Workers, Now: spec.Workers}
+		}
+		if old.Phase == load.PhaseDone {
+			return nil, &JobFinishedError{ID: id, Finished: old.Updated}
+		}
+		job.Resumed, job.ResumedVersion = true, old.Version
+		old.Resumes++
+		old.Version = spec.Version
+		job.Checkpoint = old
+		return job, nil
+	case old != nil && old.Phase != load.PhaseDone:
+		return nil, &JobUnfinishedError{ID: id, Where: store.Where(), Collection: old.Collection, Updated: old.Updated}
+	}
+	job.Checkpoint = fresh
+	return job, nil
+}
+
+// mappingHash is the sha256 of the mapping file's contents, in hex.
+func mappingHash(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("mapping file: %w", err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// clearForRestart deletes what the job wrote before it starts over, so
+// that documents of rows deleted since do not linger: every document of
+// each of its collections (the zero Selection; a directory's files are
+// emptied, which the run's fresh start does anyway). Narrowing what a
+// restart deletes (only the job's document types of a shared collection)
+// is a matter of the Selection given here.
+func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
+	for _, name := range plan.CollectionNames() {
+		if _, err := t.Delete(ctx, name, load.Selection{}); err != nil {
+			return fmt.Errorf("restart: %w", err)
+		}
+	}
+	return nil
+}
