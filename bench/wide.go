@@ -86,9 +86,11 @@ ORDER BY o, l;
 }
 
 // wideLineJSON builds one line as denorm writes it (relaxed Extended
-// JSON: numeric as $numberDecimal, dates as $date, NULLs left out).
+// JSON: numeric as $numberDecimal, dates as $date, char(n) without its
+// blank padding - the cast to text trims it, as denorm does - NULLs left
+// out).
 const wideLineJSON = `json_strip_nulls(json_build_object(
-  'lineNo', l.line_no, 'sku', l.sku, 'description', l.description,
+  'lineNo', l.line_no, 'sku', l.sku::text, 'description', l.description,
   'quantity', json_build_object('$numberDecimal', l.quantity::text),
   'unitPrice', json_build_object('$numberDecimal', l.unit_price::text),
   'discount', CASE WHEN l.discount IS NOT NULL THEN json_build_object('$numberDecimal', l.discount::text) END,
@@ -96,9 +98,9 @@ const wideLineJSON = `json_strip_nulls(json_build_object(
   'shipDate', json_build_object('$date', to_char(l.ship_date, 'YYYY-MM-DD"T00:00:00Z"')),
   'dueDate', json_build_object('$date', to_char(l.due_date, 'YYYY-MM-DD"T00:00:00Z"')),
   'invoiceDate', CASE WHEN l.invoice_date IS NOT NULL THEN json_build_object('$date', to_char(l.invoice_date, 'YYYY-MM-DD"T00:00:00Z"')) END,
-  'warehouse', l.warehouse, 'currency', l.currency, 'uom', l.uom, 'carrier', l.carrier, 'note', l.note))`
+  'warehouse', l.warehouse::text, 'currency', l.currency::text, 'uom', l.uom::text, 'carrier', l.carrier, 'note', l.note))`
 
-const wideOrderJSON = `json_build_object('_id', o.id, 'customer', o.customer, 'status', o.status,
+const wideOrderJSON = `json_build_object('_id', o.id, 'customer', o.customer, 'status', o.status::text,
   'orderedOn', json_build_object('$date', to_char(o.ordered_on, 'YYYY-MM-DD"T00:00:00Z"')),
   'total', json_build_object('$numberDecimal', o.total::text), 'lines', coalesce(x.arr, '[]'::json))`
 
