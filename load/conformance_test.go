@@ -78,7 +78,8 @@ var conformTargets = []conformTarget{
 				}
 			}
 		},
-		caps:      Caps{Parallel: true, Delete: true},
+		// The test server is FerretDB (buildInfo's ferretdbVersion).
+		caps:      Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
 		shardNote: "FerretDB has no sharding",
 	},
 }
@@ -103,6 +104,8 @@ func TestTargetConformance(t *testing.T) {
 		{"indexes are created and listed back", testIndexes},
 		{"drop removes a collection and its indexes", testDrop},
 		{"shard key", testShard},
+		{"one lease holder per job", testLeases},
+		{"lease expiry and takeover", testLeaseExpiry},
 	}
 	for _, k := range conformTargets {
 		t.Run(k.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -27,7 +27,7 @@ type dirTarget struct {
 
 type dirFile struct {
 	f *os.File
-	w *bufio.Writer
+	w *bgWriter
 }
 
 // openDir opens the directory target dir; the directory itself is created
@@ -38,9 +38,14 @@ func openDir(dir string, opt Options) *dirTarget {
 
 func (s *dirTarget) Caps() Caps { return Caps{} }
 
-// path is the file a collection is written to.
-func (s *dirTarget) path(collection string) string {
-	return filepath.Join(s.dir, collection+".jsonl")
+// path is the file a collection is written to, or an error when the
+// collection's name is not a safe file name inside the directory (a name
+// like "../x" would write outside it).
+func (s *dirTarget) path(collection string) (string, error) {
+	if why := mappings.CollectionNameProblem(collection); why != "" {
+		return "", fmt.Errorf("a directory target cannot hold collection %q: %s", collection, why)
+	}
+	return filepath.Join(s.dir, collection+".jsonl"), nil
 }
 
 // Prepare opens the file of every collection, truncated to its acked
@@ -66,7 +71,7 @@ func (s *dirTarget) openFile(collection string) error {
 	if err != nil {
 		return fmt.Errorf("target directory: %w", err)
 	}
-	s.files[collection] = &dirFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	s.files[collection] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	return nil
 }
 
@@ -104,7 +109,7 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 		return 0, &UnsupportedError{Target: "directory", Op: fmt.Sprintf("delete chosen documents (collection %q)", collection)}
 	}
 	if df := s.files[collection]; df != nil {
-		df.w.Reset(df.f)
+		df.w.Discard()
 		if err := df.f.Truncate(0); err != nil {
 			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
 		}
@@ -113,9 +118,13 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 		}
 		return -1, nil
 	}
-	err := os.Truncate(s.path(collection), 0)
+	path, err := s.path(collection)
+	if err != nil {
+		return 0, err
+	}
+	err = os.Truncate(path, 0)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("empty %s: %w", s.path(collection), err)
+		return 0, fmt.Errorf("empty %s: %w", path, err)
 	}
 	return -1, nil
 }
@@ -129,7 +138,7 @@ func (s *dirTarget) Reopen(context.Context) (Target, error) {
 func (s *dirTarget) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
-		if err := df.w.Flush(); err != nil && first == nil {
+		if err := df.w.Close(); err != nil && first == nil {
 			first = fmt.Errorf("write %s: %w", df.f.Name(), err)
 		}
 		if err := df.f.Close(); err != nil && first == nil {
@@ -140,19 +149,19 @@ func (s *dirTarget) Close(context.Context) error {
 	return first
 }
 
-// appendJSONLine appends d as one line of relaxed Extended JSON, after
-// checking its BSON size against the limit.
+// appendJSONLine appends d as one line of relaxed Extended JSON, unless
+// its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
-	size, err := DocumentSize(d.Body)
-	if err != nil {
+	if err := transform.CheckKeys(d.Body); err != nil {
 		return dst, err
+	}
+	start := len(dst)
+	dst, size, err := AppendExtJSONSized(dst, d.Body)
+	if err != nil {
+		return dst[:start], err
 	}
 	if size > maxSize {
-		return dst, &TooLargeError{Size: size, Limit: maxSize}
-	}
-	dst, err = AppendExtJSON(dst, d.Body)
-	if err != nil {
-		return dst, err
+		return dst[:start], &TooLargeError{Size: size, Limit: maxSize}
 	}
 	return append(dst, '\n'), nil
 }

@@ -220,7 +220,7 @@ func (s *serverTarget) CreateIndexes(ctx context.Context, collection string, idx
 		var ce mongo.CommandError
 		if errors.As(err, &ce) {
 			switch {
-			case ce.Code == 238 || ce.Code == 115 || (ce.Code == 27 && s.ferret(ctx)):
+			case ce.Code == 238 || ce.Code == 115 || (ce.Code == 27 && s.server.ferretDB()):
 				// NotImplemented, CommandNotSupported; FerretDB answers a
 				// hashed key with IndexNotFound.
 				ie.Unsupported = true
@@ -273,16 +273,6 @@ func (s *serverTarget) Indexes(ctx context.Context, collection string) ([]mappin
 		return nil, true, fmt.Errorf("list the indexes of %q: %w", collection, err)
 	}
 	return out, true, nil
-}
-
-// ferret reports whether the server is FerretDB (its buildInfo says so).
-func (s *serverTarget) ferret(ctx context.Context) bool {
-	var info bson.M
-	if err := s.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
-		return false
-	}
-	_, ok := info["ferretdbVersion"]
-	return ok
 }
 
 // ShardOutcome is what became of a shard key.
@@ -342,7 +332,7 @@ func (s *serverTarget) Shard(ctx context.Context, collection string, key []mappi
 		return ShardOutcome{}, fmt.Errorf("shard %q: %w", collection, err)
 	}
 	none := "the server is not a sharded cluster (neither shardCollection nor Cosmos DB's CreateCollection exists)"
-	if s.ferret(ctx) {
+	if s.server.ferretDB() {
 		none = "FerretDB has no sharding (shardCollection and Cosmos DB's CreateCollection: command not found)"
 	}
 	cmd, cerr := cosmosCommand(collection, key)
@@ -386,6 +376,9 @@ func (s *dirTarget) indexesPath(collection string) string {
 // CreateIndexes writes <collection>.indexes.json: the createIndexes
 // command for all of idx, as relaxed Extended JSON.
 func (s *dirTarget) CreateIndexes(_ context.Context, collection string, idx []mappings.Index) error {
+	if _, err := s.path(collection); err != nil {
+		return err
+	}
 	list := bson.A{}
 	for _, ix := range idx {
 		list = append(list, indexDoc(ix))
@@ -406,7 +399,11 @@ func (s *dirTarget) CreateIndexes(_ context.Context, collection string, idx []ma
 // Indexes reads <collection>.indexes.json back; exists is false when the
 // collection has no file.
 func (s *dirTarget) Indexes(_ context.Context, collection string) ([]mappings.Index, bool, error) {
-	if _, err := os.Stat(s.path(collection)); err != nil {
+	data, err := s.path(collection)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := os.Stat(data); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, false, nil
 		}
@@ -448,10 +445,14 @@ func (s *dirTarget) Drop(_ context.Context, collection string) (bool, error) {
 		_ = df.f.Close()
 		delete(s.files, collection)
 	}
+	data, err := s.path(collection)
+	if err != nil {
+		return false, err
+	}
 	existed := true
-	if err := os.Remove(s.path(collection)); err != nil {
+	if err := os.Remove(data); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			return false, fmt.Errorf("drop %s: %w", s.path(collection), err)
+			return false, fmt.Errorf("drop %s: %w", data, err)
 		}
 		existed = false
 	}

@@ -110,6 +110,10 @@ type JobOptions struct {
 	// too (default 5 s): an interrupt stops within seconds even when the
 	// target hangs.
 	Grace time.Duration
+	// Lease, when set, is the job's lease (PrepareJob): every batch is
+	// written only after Lease.Check, so a run that lost its job stops
+	// before its next write. Run the job under Lease.Context().
+	Lease *HeldLease
 }
 
 // InterruptedError is a run stopped by its context (a signal) after the
@@ -162,9 +166,29 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
+	if len(r.cp.Streams) == 0 && opt.Partitions == 1 && target.Caps().EmptyFirst {
+		// A fresh run (not a resume, not one partition of several) on a
+		// server that cannot replace documents in place cheaply: its
+		// documents are deleted first, so the run only inserts.
+		n, err := clearDocuments(ctx, target, plan)
+		if err != nil {
+			return nil, fmt.Errorf("empty the collections before a fresh run: %w", err)
+		}
+		if n != 0 && opt.Notice != nil {
+			what := "the documents"
+			if n > 0 {
+				what = fmt.Sprintf("the %d documents", n)
+			}
+			opt.Notice(fmt.Sprintf("%s: deleted %s an earlier run wrote before writing them again: on this server a fresh run empties the mapping's collections (its document types, in a shared one) first, as --restart does, because replacing documents in place is quadratic there (see README)", target.Caps().Server, what))
+		}
+	}
 	r.cp.Phase = load.PhaseRunning
 	r.cp.Snapshot = snap.ID
 	r.initStreams()
+	r.cp.RunStarted, r.cp.RunRows = time.Now().UTC(), 0
+	for _, s := range r.cp.Streams {
+		r.cp.RunRows += s.Rows
+	}
 	r.notice = opt.Notice
 	if r.notice == nil {
 		r.notice = func(string) {}
@@ -332,13 +356,21 @@ func (r *runner) retryPolicy() load.RetryPolicy {
 }
 
 // initStreams gives every entry x worker a stream state, before any
-// worker holds a pointer into the slice.
+// worker holds a pointer into the slice, with its share of the root
+// table's estimated rows.
 func (r *runner) initStreams() {
 	for e, cp := range r.plan.Collections {
+		var estimate int64
+		if est := cp.Root.Table.Estimate; est > 0 {
+			estimate = max(1, est/int64(r.opt.Workers*r.opt.Partitions))
+		}
 		for w := 0; w < r.opt.Workers; w++ {
-			if r.state(e, w) == nil {
+			s := r.state(e, w)
+			if s == nil {
 				r.cp.Streams = append(r.cp.Streams, load.StreamState{Entry: e, Collection: cp.Name, Worker: w})
+				s = &r.cp.Streams[len(r.cp.Streams)-1]
 			}
+			s.Estimate = estimate
 		}
 	}
 }
@@ -450,7 +482,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		var pendingRows int64
 		progressed := false
 		r.begin(w, cp.Name, "source")
-		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part}, func(b Built) error {
+		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part, Reuse: true}, func(b Built) error {
 			defer r.begin(w, cp.Name, "source")
 			r.end(w)
 			if sig.Err() != nil {
@@ -470,8 +502,14 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 				// counts as acknowledged (the checkpoint stays before it).
 				wctx, cancel := graceContext(sig, r.opt.Grace)
 				// Waiting for the target until the callback returns: the
-				// write, then the checkpoint after it.
+				// lease check, the write, then the checkpoint after it.
 				r.begin(w, cp.Name, "target")
+				if l := r.opt.Lease; l != nil {
+					if err := load.Retry(wctx, r.retryPolicy(), func() error { return l.Check(wctx) }); err != nil {
+						cancel()
+						return sinkError{err}
+					}
+				}
 				rejects, err := sink.Write(wctx, cp.Name, b.Docs)
 				cancel()
 				if err != nil && sig.Err() != nil {

@@ -84,7 +84,7 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		if st.Estimate > 0 && opt.Sample < 100 {
 			st.Estimate = int64(float64(st.Estimate) * opt.Sample / 100)
 		}
-		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
+		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize, Reuse: true}, func(b Built) error {
 			if opt.Progress != nil {
 				defer func() {
 					st.Rows += int64(b.Rows)
