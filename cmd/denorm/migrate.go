@@ -166,7 +166,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize}, o.jobs.retryFor)
+	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }}, o.jobs.retryFor)
 	if err != nil {
 		return err
 	}
