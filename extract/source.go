@@ -101,7 +101,7 @@ func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
 		if pgconn.Timeout(err) && ctx.Err() == nil && s.cfg.ConnectTimeout > 0 {
 			return nil, fmt.Errorf("connect to source: no answer within %s (connect_timeout; set it in the URL, 0 waits forever): %w", s.cfg.ConnectTimeout, s.redact(err))
 		}
-		return nil, fmt.Errorf("connect to source: %w", s.redact(err))
+		return nil, fmt.Errorf("connect to source: %w", s.redact(tidyConnectError(err)))
 	}
 	return conn, nil
 }

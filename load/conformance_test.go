@@ -20,6 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -35,6 +36,11 @@ type conformTarget struct {
 	server bool
 	// syncLengths: Sync returns the files' lengths (else nil).
 	syncLengths bool
+	// partialIndexes: the target takes partial filters and hashed keys
+	// (FerretDB 1.24 has neither); shardNote is in the note of a shard
+	// key it cannot apply.
+	partialIndexes bool
+	shardNote      string
 }
 
 var conformTargets = []conformTarget{
@@ -52,7 +58,9 @@ var conformTargets = []conformTarget{
 				}
 			}
 		},
-		syncLengths: true,
+		syncLengths:    true,
+		partialIndexes: true,
+		shardNote:      "directory target has no shard key",
 	},
 	{
 		name:   "ferretdb",
@@ -71,7 +79,8 @@ var conformTargets = []conformTarget{
 			}
 		},
 		// The test server is FerretDB (buildInfo's ferretdbVersion).
-		caps: Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
+		caps:      Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
+		shardNote: "FerretDB has no sharding",
 	},
 }
 
@@ -92,6 +101,9 @@ func TestTargetConformance(t *testing.T) {
 		{"empty collections for a restart", testEmpty},
 		{"checkpoint store", testCheckpoints},
 		{"scan gives what normalize predicts", testScanNormalize},
+		{"indexes are created and listed back", testIndexes},
+		{"drop removes a collection and its indexes", testDrop},
+		{"shard key", testShard},
 		{"one lease holder per job", testLeases},
 		{"lease expiry and takeover", testLeaseExpiry},
 	}
@@ -507,5 +519,99 @@ func testScanNormalize(t *testing.T, k conformTarget) {
 	exists, err = tg.Scan(ctx, "never", func([]byte) error { t.Error("a document in a missing collection"); return nil })
 	if err != nil || exists {
 		t.Fatalf("Scan of a missing collection: exists %v, %v", exists, err)
+	}
+}
+
+func testIndexes(t *testing.T, k conformTarget) {
+	uri, _ := k.fresh(t)
+	ctx := context.Background()
+	tg := openTarget(t, uri, Options{})
+	if _, exists, err := tg.Indexes(ctx, "c"); err != nil || exists {
+		t.Fatalf("Indexes of a missing collection = exists %v, %v; want false, nil", exists, err)
+	}
+	prepare(t, tg, nil, "c")
+	write(t, tg, "c", docs(1, 3, "x")...)
+	want := []mappings.Index{
+		{Name: "v_1__id_-1", Keys: []mappings.IndexKey{{Field: "v", Order: "asc"}, {Field: "_id", Order: "desc"}}, Unique: true},
+		{Name: "byV", Keys: []mappings.IndexKey{{Field: "v.w", Order: "asc"}}},
+	}
+	for range 2 { // creating them again changes nothing
+		if err := tg.CreateIndexes(ctx, "c", want); err != nil {
+			t.Fatalf("CreateIndexes: %v", err)
+		}
+	}
+	got, exists, err := tg.Indexes(ctx, "c")
+	if err != nil || !exists {
+		t.Fatalf("Indexes = exists %v, %v", exists, err)
+	}
+	// Servers list indexes in their own order.
+	byName := func(a, b mappings.Index) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(got, byName)
+	if diff := cmp.Diff(slices.SortedFunc(slices.Values(want), byName), got); diff != "" {
+		t.Errorf("indexes (-want +got):\n%s", diff)
+	}
+
+	partial := mappings.Index{Name: "p", Keys: []mappings.IndexKey{{Field: "v", Order: "hashed"}},
+		Partial: mappings.Partial{{Key: "v", Value: mappings.Partial{{Key: "$in", Value: []any{"x", int32(2)}}}}}}
+	err = tg.CreateIndexes(ctx, "c", append(want, partial))
+	if !k.partialIndexes {
+		var ie *IndexError
+		if !errors.As(err, &ie) || !ie.Unsupported || ie.Index.Name != "p" {
+			t.Fatalf("a partial hashed index on %s: err = %v, want an unsupported *IndexError", k.name, err)
+		}
+		t.Logf("refused as it should be: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatalf("CreateIndexes: %v", err)
+	}
+	got, _, _ = tg.Indexes(ctx, "c")
+	slices.SortFunc(got, byName)
+	if len(got) != 3 || !SamePartial(got[1].Partial, partial.Partial) || got[1].Keys[0].Order != "hashed" {
+		t.Errorf("partial index read back as %+v, want %+v", got, partial)
+	}
+}
+
+func testDrop(t *testing.T, k conformTarget) {
+	uri, _ := k.fresh(t)
+	ctx := context.Background()
+	tg := openTarget(t, uri, Options{})
+	prepare(t, tg, nil, "c", "d")
+	write(t, tg, "c", docs(1, 3, "x")...)
+	write(t, tg, "d", docs(1, 1, "x")...)
+	if err := tg.CreateIndexes(ctx, "c", []mappings.Index{{Name: "v_1", Keys: []mappings.IndexKey{{Field: "v", Order: "asc"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	closeTarget(t, tg)
+
+	tg = openTarget(t, uri, Options{})
+	if existed, err := tg.Drop(ctx, "c"); err != nil || !existed {
+		t.Fatalf("Drop = %v, %v; want true, nil", existed, err)
+	}
+	if existed, err := tg.Drop(ctx, "c"); err != nil || existed {
+		t.Fatalf("Drop again = %v, %v; want false, nil", existed, err)
+	}
+	if exists, err := tg.Scan(ctx, "c", func([]byte) error { return nil }); err != nil || exists {
+		t.Errorf("Scan after Drop = exists %v, %v", exists, err)
+	}
+	if idx, exists, err := tg.Indexes(ctx, "c"); err != nil || exists || len(idx) > 0 {
+		t.Errorf("Indexes after Drop = %v, exists %v, %v", idx, exists, err)
+	}
+	wantContents(t, tg, "d", lines(1, 1, "x")...)
+	// A dropped collection is written afresh, without the old indexes.
+	prepare(t, tg, nil, "c")
+	write(t, tg, "c", docs(4, 4, "y")...)
+	wantContents(t, tg, "c", lines(4, 4, "y")...)
+	if idx, _, err := tg.Indexes(ctx, "c"); err != nil || len(idx) > 0 {
+		t.Errorf("Indexes of the new collection = %v, %v; want none", idx, err)
+	}
+}
+
+func testShard(t *testing.T, k conformTarget) {
+	uri, _ := k.fresh(t)
+	tg := openTarget(t, uri, Options{})
+	out, err := tg.Shard(context.Background(), "c", []mappings.IndexKey{{Field: "v", Order: "hashed"}})
+	if err != nil || out.Applied || !strings.Contains(out.Note, k.shardNote) {
+		t.Fatalf("Shard = %+v, %v; want not applied, with a note saying %q", out, err, k.shardNote)
 	}
 }

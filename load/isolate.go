@@ -18,11 +18,14 @@ import (
 // double NaN anywhere in a document. Retrying the batch cannot help (the
 // same document closes the connection again), and taking the closed
 // connection for an outage would retry it for the whole retry period and
-// then fail the run. So when a write's connection is closed while the
-// server still answers a ping, the batch is split in halves and each
-// written again, down to the document the server will not take, which is
-// rejected like any refused document; an unreachable server is an outage
-// (the error goes back to the retrying caller).
+// then fail the run. But a connection also closes when the network cuts
+// it, the server answering pings all along. So when a write's connection
+// is closed while the server still answers a ping, the error first goes
+// back to the retrying caller, which tells of it and sends the batch
+// again; if the connection closes on the same batch again, the batch is
+// split in halves and each written again, down to the document the
+// server will not take, which is rejected like any refused document. An
+// unreachable server is an outage (the error goes back to the caller).
 
 // pingTimeout bounds the ping that tells a refused batch from an outage.
 const pingTimeout = 5 * time.Second
@@ -44,6 +47,43 @@ func connectionClosed(err error) bool {
 		strings.Contains(err.Error(), "connection closed unexpectedly")
 }
 
+// closedAgain records that a connection closed on the batch docs of
+// collection, and reports whether one had closed on it before.
+func (s *serverTarget) closedAgain(collection string, docs []transform.Document) bool {
+	key := batchKey(collection, docs)
+	again := s.setClosed(key, true)
+	if again {
+		s.setClosed(key, false)
+	}
+	return again
+}
+
+// setClosed marks the batch key as closed on (or forgets it) and says
+// whether it was marked.
+func (s *serverTarget) setClosed(key string, closed bool) (was bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was = s.closed[key]
+	switch {
+	case !closed:
+		delete(s.closed, key)
+	case s.closed == nil:
+		s.closed = map[string]bool{key: true}
+	default:
+		s.closed[key] = true
+	}
+	return was
+}
+
+// batchKey names a batch by its collection, length and first and last
+// _id: a batch sent again is made of the same documents.
+func batchKey(collection string, docs []transform.Document) string {
+	if len(docs) == 0 {
+		return collection
+	}
+	return fmt.Sprintf("%s\x00%d\x00%v\x00%v", collection, len(docs), docs[0].ID, docs[len(docs)-1].ID)
+}
+
 // isolate writes docs, whose batch made the server close the connection,
 // in halves: a single document it still will not take is rejected.
 func (s *serverTarget) isolate(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
@@ -58,7 +98,12 @@ func (s *serverTarget) isolate(ctx context.Context, collection string, docs []tr
 	mid := len(docs) / 2
 	var out []transform.Reject
 	for _, half := range [][]transform.Document{docs[:mid], docs[mid:]} {
+		// Either half may be the one the server closes on: it is split
+		// at once, not sent again first.
+		key := batchKey(collection, half)
+		s.setClosed(key, true)
 		rejects, err := s.Write(ctx, collection, half)
+		s.setClosed(key, false)
 		out = append(out, rejects...)
 		if err != nil {
 			return out, fmt.Errorf("write %d documents to %q: %w", len(half), collection, err)

@@ -84,7 +84,11 @@ func Retry(ctx context.Context, p RetryPolicy, fn func() error) error {
 			w = p.Cap
 		}
 		if time.Since(start)+w > p.For {
-			return fmt.Errorf("gave up after %d attempts in %s: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+			tries := fmt.Sprintf("%d attempts", attempt)
+			if attempt == 1 {
+				tries = "1 attempt"
+			}
+			return fmt.Errorf("gave up after %s in %s: %w", tries, time.Since(start).Round(time.Millisecond), err)
 		}
 		if p.Log != nil {
 			p.Log(attempt, w, err)
@@ -116,9 +120,17 @@ func (s *RetryWriter) Write(ctx context.Context, collection string, docs []trans
 		stop = context.Background()
 	}
 	var rejects []transform.Reject
+	// The policy's time bounds every kind of wait, a write that hangs
+	// included: no attempt outlives it.
+	deadline := time.Now().Add(s.Policy.For)
 	err := Retry(stop, s.Policy, func() error {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if s.Policy.For > 0 {
+			actx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		defer cancel()
 		var err error
-		rejects, err = s.Writer.Write(ctx, collection, docs)
+		rejects, err = s.Writer.Write(actx, collection, docs)
 		if err == nil {
 			for _, r := range rejects {
 				if throttled(r.Err) {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,6 +30,9 @@ type serverTarget struct {
 	op     time.Duration // bound of one operation (opTimeout); 0: none
 	// server is what buildInfo says the server is (serverInfo).
 	server serverInfo
+
+	mu     sync.Mutex
+	closed map[string]bool // batches a connection closed on once (isolate.go)
 }
 
 // openServer connects to the server at uri (checked by ParseTarget); the
@@ -37,21 +43,76 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		return nil, fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", uri)
 	}
 	copts := clientOptions(uri)
+	if _, set := uri.Param("serverSelectionTimeoutMS"); opt.Connect.For > 0 && !set {
+		// Short attempts, retried for Connect.For, each failure told:
+		// an unreachable server is reported within seconds.
+		copts.SetServerSelectionTimeout(connectAttempt)
+	}
 	client, err := mongo.Connect(copts)
 	if err != nil {
 		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
-	if err := client.Ping(ctx, nil); err != nil {
-		_ = client.Disconnect(context.Background())
+	ping := func() error { return client.Ping(ctx, nil) }
+	if opt.Connect.For > 0 {
+		err = Retry(ctx, opt.Connect, ping)
+	} else {
+		err = ping()
+	}
+	if err != nil {
+		// Disconnect waits for a monitor's connection attempt in progress
+		// (up to connectTimeoutMS, whatever its context): the failure is
+		// told without waiting for it.
+		go func() { _ = client.Disconnect(context.Background()) }()
+		ce := &ConnectError{Target: uri.Redacted(), Err: uri.RedactError(err)}
 		var sse topology.ServerSelectionError
 		if errors.As(err, &sse) {
-			return nil, fmt.Errorf("connect to %s: no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS): %w",
-				uri, *copts.ServerSelectionTimeout, *copts.ConnectTimeout, uri.RedactError(err))
+			ce.Within = fmt.Sprintf("no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS)",
+				*copts.ServerSelectionTimeout, *copts.ConnectTimeout)
 		}
-		return nil, fmt.Errorf("connect to %s: %w", uri, uri.RedactError(err))
+		return nil, ce
 	}
 	db := client.Database(dbName)
 	return &serverTarget{client: client, db: db, uri: uri, opt: opt.withDefaults(), op: opTimeout(uri), server: readServerInfo(ctx, db)}, nil
+}
+
+// connectAttempt is how long one attempt to reach a server lasts when
+// Options.Connect retries them.
+const connectAttempt = 5 * time.Second
+
+// ConnectError is a server target that could not be reached.
+type ConnectError struct {
+	Target string // redacted
+	Within string // which timeout ended each attempt, when one did
+	Err    error  // redacted
+}
+
+// Error gives the timeout that ended the attempts and the cause the
+// driver found (the last error of its server description: "connection
+// refused", a TLS or authentication failure), not its topology dump.
+func (e *ConnectError) Error() string {
+	if e.Within != "" {
+		return fmt.Sprintf("cannot reach the target %s: %s: %s", e.Target, e.Within, ConnectCause(e.Err))
+	}
+	return fmt.Sprintf("cannot reach the target %s: %s", e.Target, ConnectCause(e.Err))
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+var lastErrorRe = regexp.MustCompile(`Last error: (.*?)(?: }|$)`)
+
+// ConnectCause is the reason in a driver's server selection error.
+func ConnectCause(err error) string {
+	msg := err.Error()
+	if m := lastErrorRe.FindStringSubmatch(msg); m != nil {
+		cause := m[1]
+		if strings.Contains(msg, "gave up after") {
+			if i := strings.Index(msg, ": server selection"); i > 0 {
+				cause += " (" + msg[:i] + ")"
+			}
+		}
+		return cause
+	}
+	return msg
 }
 
 func (s *serverTarget) Caps() Caps {
@@ -99,6 +160,10 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
 		if s.refusedBatch(ctx, err) {
+			if !s.closedAgain(collection, batch) {
+				// Perhaps the network: the caller retries (isolate.go).
+				return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
+			}
 			// A document the server closes the connection on (isolate.go).
 			rj, err := s.isolate(ctx, collection, batch)
 			rejects = append(rejects, rj...)

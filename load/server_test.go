@@ -2,11 +2,16 @@ package load
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -114,5 +119,158 @@ func TestServerTargetRefused(t *testing.T) {
 	}
 	if got := testenv.DumpCollection(t, db, "c"); !slices.Equal(got, []string{`{"_id":1}`, `{"_id":3}`}) {
 		t.Fatalf("collection: %v", got)
+	}
+}
+
+// TestShardCommands checks the commands that set a shard key, which no
+// test server here can run (FerretDB has no sharding): MongoDB's
+// shardCollection, and Cosmos DB's CreateCollection with one field.
+func TestShardCommands(t *testing.T) {
+	key := []mappings.IndexKey{{Field: "bookId", Order: "hashed"}, {Field: "type", Order: "asc"}}
+	got, err := bson.MarshalExtJSON(shardCommand("shop", "catalog", key), false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"shardCollection":"shop.catalog","key":{"bookId":"hashed","type":1}}`; string(got) != want {
+		t.Errorf("shardCollection = %s, want %s", got, want)
+	}
+	cmd, err := cosmosCommand("catalog", key[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = bson.MarshalExtJSON(cmd, false, false)
+	if want := `{"customAction":"CreateCollection","collection":"catalog","shardKey":"bookId"}`; string(got) != want {
+		t.Errorf("CreateCollection = %s, want %s", got, want)
+	}
+	if _, err := cosmosCommand("catalog", key); err == nil || !strings.Contains(err.Error(), "one field") {
+		t.Errorf("a two-field shard key for Cosmos DB: err = %v, want a refusal", err)
+	}
+}
+
+// TestFerretDBSharding records what FerretDB does with the two commands
+// that set a shard key: it has neither (CommandNotFound, code 59), and
+// neither creates the collection; Shard then applies nothing, says why,
+// and a two-field key (which Cosmos DB would refuse) is told the same
+// way, not as an error.
+func TestFerretDBSharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	uri, db := testenv.MongoDB(t)
+	ctx := context.Background()
+	key := []mappings.IndexKey{{Field: "bookId", Order: "asc"}}
+	for name, run := range map[string]func() error{
+		"shardCollection": func() error {
+			return db.Client().Database("admin").RunCommand(ctx, shardCommand(db.Name(), "catalog", key)).Err()
+		},
+		"customAction CreateCollection": func() error {
+			cmd, err := cosmosCommand("catalog", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db.RunCommand(ctx, cmd).Err()
+		},
+	} {
+		err := run()
+		var ce mongo.CommandError
+		if !errors.As(err, &ce) || ce.Code != 59 || !notFound(err) {
+			t.Errorf("%s on FerretDB: %v; want CommandNotFound (59)", name, err)
+		}
+		t.Logf("%s on FerretDB: %v", name, err)
+	}
+	if names, err := db.ListCollectionNames(ctx, bson.D{}); err != nil || slices.Contains(names, "catalog") {
+		t.Errorf("collections after the refused commands: %v, %v", names, err)
+	}
+	s, err := Open(ctx, uri, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	for _, k := range [][]mappings.IndexKey{key, {{Field: "bookId", Order: "asc"}, {Field: "type", Order: "asc"}}} {
+		out, err := s.Shard(ctx, "catalog", k)
+		if err != nil || out.Applied || !strings.Contains(out.Note, "FerretDB has no sharding") {
+			t.Errorf("Shard(%v) = %+v, %v; want not applied, with FerretDB named", k, out, err)
+		}
+	}
+}
+
+// TestFerretDBIndexKinds records which kinds of index FerretDB 1.24
+// builds: unique, descending and dotted keys (as the conformance suite
+// shows), but no hashed key and no partial filter, each refused on its
+// own as unsupported, naming the index; the indexes beside them are
+// built.
+func TestFerretDBIndexKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	uri, _ := testenv.MongoDB(t)
+	ctx := context.Background()
+	s, err := Open(ctx, uri, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if _, err := s.Write(ctx, "c", []transform.Document{doc(1, transform.Field{Key: "v", Value: "x"})}); err != nil {
+		t.Fatal(err)
+	}
+	plain := mappings.Index{Name: "v_-1", Keys: []mappings.IndexKey{{Field: "v", Order: "desc"}}, Unique: true}
+	hashed := mappings.Index{Name: "h", Keys: []mappings.IndexKey{{Field: "v", Order: "hashed"}}}
+	partial := mappings.Index{Name: "p", Keys: []mappings.IndexKey{{Field: "w", Order: "asc"}},
+		Partial: mappings.Partial{{Key: "v", Value: mappings.Partial{{Key: "$exists", Value: true}}}}}
+	err = s.CreateIndexes(ctx, "c", []mappings.Index{plain, hashed, partial})
+	refused := map[string]bool{}
+	for _, e := range unjoin(err) {
+		var ie *IndexError
+		if !errors.As(e, &ie) || !ie.Unsupported {
+			t.Errorf("error %v, want an unsupported *IndexError", e)
+			continue
+		}
+		refused[ie.Index.Name] = true
+		t.Logf("refused: %v", e)
+	}
+	if !refused["h"] || !refused["p"] || len(refused) != 2 {
+		t.Errorf("refused %v, want the hashed and the partial index", refused)
+	}
+	got, _, err := s.Indexes(ctx, "c")
+	if err != nil || len(got) != 1 || got[0].Name != "v_-1" || !got[0].Unique {
+		t.Errorf("indexes built: %+v, %v; want v_-1 alone", got, err)
+	}
+}
+
+// unjoin lists the errors errors.Join put together (err itself when it
+// is not joined; none for nil).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// TestIndexDocRoundTrip: an index as createIndexes takes it reads back
+// as the same index, partial filter included (numbers by value).
+func TestIndexDocRoundTrip(t *testing.T) {
+	ix := mappings.Index{Name: "x", Keys: []mappings.IndexKey{{Field: "a", Order: "asc"}, {Field: "b.c", Order: "desc"}}, Unique: true,
+		Partial: mappings.Partial{{Key: "a", Value: mappings.Partial{{Key: "$gt", Value: int32(5)}}}, {Key: "s", Value: []any{"x", true, nil}}}}
+	raw, err := bson.Marshal(indexDoc(ix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d bson.D
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	back := indexFromDoc(d)
+	if back.Name != ix.Name || !mappings.SameKeys(back.Keys, ix.Keys) || !back.Unique || !SamePartial(back.Partial, ix.Partial) {
+		t.Errorf("round trip gave %+v, want %+v", back, ix)
+	}
+	other := mappings.Partial{{Key: "a", Value: mappings.Partial{{Key: "$gt", Value: 5.0}}}, {Key: "s", Value: []any{"x", true, nil}}}
+	if !SamePartial(ix.Partial, other) {
+		t.Error("SamePartial: int32 5 and double 5 must compare equal")
+	}
+	if SamePartial(ix.Partial, other[:1]) || SamePartial(ix.Partial, nil) {
+		t.Error("SamePartial: different filters compare equal")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -35,6 +36,9 @@ const DefaultMaxDocSize = 16 << 20
 //     the run writes, then Write batches; before each checkpoint it saves,
 //     the runner calls Sync. A restart Deletes before Prepare. Each extra
 //     worker gets its own handle from Reopen (Caps.Parallel targets only).
+//   - migrate calls Drop (--drop) and Shard before Prepare, and
+//     CreateIndexes before its first Write or after its last one
+//     (--indexes); verify calls Indexes.
 //   - verify calls Scan once per collection, and Normalize on every
 //     expected document.
 //   - migrate's job handling and status use Checkpoints.
@@ -101,6 +105,24 @@ type Target interface {
 	// fits an int32 into an int32 (as mongoimport also reads it); a server
 	// keeps the document as it is.
 	Normalize(doc []byte) ([]byte, error)
+
+	// Drop removes a collection with its indexes (a directory: its file
+	// and its indexes file) and says whether it existed: migrate --drop,
+	// before Prepare.
+	Drop(ctx context.Context, collection string) (existed bool, err error)
+
+	// Shard sets a collection's shard key before its first write, where
+	// the target has sharding; the outcome says what was done or why
+	// nothing was (index.go).
+	Shard(ctx context.Context, collection string, key []mappings.IndexKey) (ShardOutcome, error)
+
+	// CreateIndexes creates a collection's indexes (a directory writes
+	// the createIndexes command beside the collection's file), leaving
+	// alone those that exist as declared; the indexes it could not create
+	// are returned as *IndexError, joined. Indexes lists them back, the
+	// _id index left out: exists is false when there is no collection.
+	CreateIndexes(ctx context.Context, collection string, idx []mappings.Index) error
+	Indexes(ctx context.Context, collection string) (idx []mappings.Index, exists bool, err error)
 
 	// Reopen opens another handle on the same target with the same
 	// options, for another writer (Caps.Parallel targets, else an
@@ -175,6 +197,10 @@ type Options struct {
 	MaxDocSize int
 	// BatchBytes caps the bytes of one bulk write.
 	BatchBytes int
+	// Connect, when its For is set, retries reaching a server target for
+	// that long in short attempts, telling Connect.Log of each failure;
+	// otherwise one attempt of the driver's length is made.
+	Connect RetryPolicy
 	// MustExist makes Open fail when a directory target does not exist
 	// (verify: a directory that is not there is a mistake, not an empty
 	// target). Otherwise the directory is created by the first write or

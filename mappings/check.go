@@ -27,6 +27,7 @@ func (f *File) check() Problems {
 			c.add(byName[name][0].pos.at("name"), "collection name %q cannot be used: %s", name, why)
 		}
 		c.shared(byName[name])
+		c.checkShardKeys(byName[name])
 	}
 	for _, l := range f.Links {
 		c.link(l, byName)
@@ -82,6 +83,7 @@ func (c *checker) collection(col *Collection) {
 		}
 	}
 	c.entity(&col.Entity, col.pos, col.Name, col.Bucket == nil)
+	c.checkIndexes(col)
 }
 
 // shared checks the entries that write to one collection: several

@@ -24,6 +24,28 @@ func dumpPlan(p *Plan) string {
 			return true
 		})
 	}
+	for _, set := range p.Indexes {
+		if len(set.Indexes) == 0 && set.ShardKey == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\nindexes of %s\n", set.Collection)
+		for _, ix := range set.Indexes {
+			fmt.Fprintf(&b, "  %s (%s)", ix.Name, ix.KeyText())
+			if ix.Unique {
+				b.WriteString(" unique")
+			}
+			if ix.Partial != nil {
+				fmt.Fprintf(&b, " partial %s", ix.Partial)
+			}
+			if ix.Default {
+				fmt.Fprintf(&b, " default: %s", ix.Reason)
+			}
+			fmt.Fprintf(&b, " (%s)\n", posText(ix.Pos))
+		}
+		if set.ShardKey != nil {
+			fmt.Fprintf(&b, "  shard key (%s)\n", set.ShardKeyText())
+		}
+	}
 	return b.String()
 }
 

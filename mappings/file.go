@@ -116,7 +116,11 @@ type Collection struct {
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`
-	pos    positions
+	// Indexes are the target collection's indexes besides the defaults
+	// (index.go); ShardKey its shard key, set before the first write.
+	Indexes  []*IndexSpec `yaml:"indexes"`
+	ShardKey StringList   `yaml:"shardKey"`
+	pos      positions
 }
 
 // Bucket describes a bucket collection: one document per page of Size
@@ -384,6 +388,18 @@ func (b *Bucket) PageField() string {
 		return "page"
 	}
 	return b.Page
+}
+
+// CollectionNames lists the target collections the file declares, each
+// once (a shared collection has several entries), in file order.
+func (f *File) CollectionNames() []string {
+	var names []string
+	for _, c := range f.Collections {
+		if c != nil && !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // Tables lists the qualified names of every table the file mentions, for

@@ -348,11 +348,13 @@ func keysAt(loc []string) string {
 	case len(loc) == 0:
 		return "version, numeric, collections, links"
 	case len(loc) == 2 && loc[0] == "collections":
-		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude"
+		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude, indexes, shardKey"
 	case len(loc) == 2 && loc[0] == "links":
 		return "table, sides"
 	case len(loc) == 4 && loc[0] == "links" && loc[2] == "sides":
 		return "collection, column, field"
+	case len(loc) == 4 && loc[0] == "collections" && loc[2] == "indexes":
+		return "keys, unique, partial, name"
 	case last(1) == "bucket":
 		return "by, size, orderBy, items, page, skipLast"
 	case last(1) == "through":

@@ -47,6 +47,9 @@ type Plan struct {
 	// Several entries may write to one target collection (document types
 	// told apart by a discriminator); see CollectionNames.
 	Collections []*CollectionPlan
+	// Indexes holds the indexes and shard key of each target collection,
+	// in CollectionNames order: declared and default ones (index.go).
+	Indexes []IndexSet
 }
 
 // CollectionPlan builds the documents of one collection entry. Several

@@ -49,6 +49,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	if linkProblems > 0 {
 		plan.Collections = nil
 	}
+	r.resolveIndexes(plan)
 	return plan, r.ps.sorted()
 }
 

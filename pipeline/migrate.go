@@ -26,6 +26,28 @@ type Options struct {
 	// Reject, when set, is called for every row or document that failed,
 	// whether building it or writing it failed.
 	Reject func(transform.Reject)
+	// Waiting, when set, is called about once a second while a worker
+	// has waited for the target or the source longer than StallAfter
+	// (a slow or stuck server, retries), from another goroutine than
+	// Progress's.
+	Waiting func(Wait)
+}
+
+// StallAfter is how long a read or write may take before Waiting hears of
+// it.
+const StallAfter = 3 * time.Second
+
+// Wait is a read or write taking long.
+type Wait struct {
+	Collection string
+	// For is "target" (a write, its retries) or "source" (reading the
+	// next batch).
+	For string
+	// Since is how long it has waited; Attempt the attempt being made
+	// (1: the first), LastErr the error of the one before, if any.
+	Since   time.Duration
+	Attempt int
+	LastErr error
 }
 
 // Stats counts one collection entry's progress.
@@ -35,16 +57,28 @@ type Stats struct {
 	Table string
 	// Estimate is the catalog's row estimate for the root table (-1 unknown).
 	Estimate int64
+	// Bucket: the entry writes bucket pages, so Rows (items) and Written
+	// (pages) count different things.
+	Bucket bool
 	// Rows is the number of root rows read; Written the number of
 	// documents the target acknowledged; Failed the rows and documents
-	// rejected.
-	Rows    int64
-	Written int64
-	Failed  int64
-	Queries int
+	// rejected. They include what earlier runs of the job did before the
+	// checkpoint this run resumed, which the Prior fields hold: this
+	// run's work is the difference (RunRows, RunWritten, RunFailed).
+	Rows                                 int64
+	Written                              int64
+	Failed                               int64
+	PriorRows, PriorWritten, PriorFailed int64
+	Queries                              int
+	// Elapsed is this run's time on the entry.
 	Elapsed time.Duration
 	Done    bool
 }
+
+// RunRows, RunWritten and RunFailed count this run's work alone.
+func (s Stats) RunRows() int64    { return s.Rows - s.PriorRows }
+func (s Stats) RunWritten() int64 { return s.Written - s.PriorWritten }
+func (s Stats) RunFailed() int64  { return s.Failed - s.PriorFailed }
 
 // JobOptions configure Run: a migration that can be checkpointed,
 // resumed, split among workers and partitions, and that rides out
@@ -71,6 +105,11 @@ type JobOptions struct {
 	// Notice, when set, is told of events the user must know about: a
 	// retry, a reconnection, a re-taken snapshot.
 	Notice func(msg string)
+	// Grace is how long the write in flight (and the checkpoint after
+	// it) may still take once ctx is cancelled, before it is cancelled
+	// too (default 5 s): an interrupt stops within seconds even when the
+	// target hangs.
+	Grace time.Duration
 	// Lease, when set, is the job's lease (PrepareJob): every batch is
 	// written only after Lease.Check, so a run that lost its job stops
 	// before its next write. Run the job under Lease.Context().
@@ -82,6 +121,9 @@ type JobOptions struct {
 type InterruptedError struct {
 	Checkpoint *load.Checkpoint
 	Cause      error
+	// SaveErr is why the checkpoint could not be saved at the interrupt
+	// (a target that stopped answering); the one saved before stands.
+	SaveErr error
 }
 
 func (e *InterruptedError) Error() string {
@@ -113,6 +155,9 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	}
 	if opt.Retry.For == 0 {
 		opt.Retry = load.DefaultRetry
+	}
+	if opt.Grace <= 0 {
+		opt.Grace = 5 * time.Second
 	}
 	if opt.Workers > 1 && opt.Source == nil {
 		return nil, fmt.Errorf("workers need Source")
@@ -172,16 +217,30 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 		targets = append(targets, t)
 	}
 	r.writers = make([]load.Writer, len(targets))
+	r.ops = make([]op, len(targets))
 	for i, t := range targets {
-		r.writers[i] = &load.RetryWriter{Writer: t, Policy: r.retryPolicy(), Stop: ctx}
+		p := r.retryPolicy()
+		log := p.Log
+		p.Log = func(attempt int, wait time.Duration, err error) {
+			r.retried(i, attempt, err)
+			log(attempt, wait, err)
+		}
+		r.writers[i] = &load.RetryWriter{Writer: t, Policy: p, Stop: ctx}
 	}
+	stopWatch := r.watch()
+	defer stopWatch()
 	var all []Stats
 	for e, cp := range plan.Collections {
 		st, err := r.entry(ctx, snap, e, cp)
 		all = append(all, st)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
-				return all, &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx)}
+				// Save what was acknowledged (workers save after each
+				// batch unless CheckpointEvery makes them rarer).
+				r.mu.Lock()
+				serr := r.save(ctx, true)
+				r.mu.Unlock()
+				return all, &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx), SaveErr: serr}
 			}
 			return all, err
 		}
@@ -206,6 +265,86 @@ type runner struct {
 	mu        sync.Mutex // guards cp, the stats and saving
 	cp        *load.Checkpoint
 	lastSaved time.Time
+
+	opMu sync.Mutex // guards ops
+	// ops is what each worker waits for (the watchdog reports long ones).
+	ops []op
+}
+
+// op is a worker's current wait: a write (for "target") or the next
+// batch (for "source"); zero when it waits for nothing.
+type op struct {
+	coll, what string
+	since      time.Time
+	attempt    int
+	lastErr    error
+}
+
+// begin records that worker w starts waiting for what.
+func (r *runner) begin(w int, coll, what string) {
+	r.opMu.Lock()
+	r.ops[w] = op{coll: coll, what: what, since: time.Now(), attempt: 1}
+	r.opMu.Unlock()
+}
+
+// end records that worker w waits for nothing.
+func (r *runner) end(w int) {
+	r.opMu.Lock()
+	r.ops[w] = op{}
+	r.opMu.Unlock()
+}
+
+// retried records a failed attempt of worker w's write.
+func (r *runner) retried(w, attempt int, err error) {
+	r.opMu.Lock()
+	r.ops[w].attempt, r.ops[w].lastErr = attempt+1, err
+	r.opMu.Unlock()
+}
+
+// watch reports, once a second, every wait longer than StallAfter to
+// opt.Waiting, until the returned function is called.
+func (r *runner) watch() func() {
+	if r.opt.Waiting == nil {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			r.opMu.Lock()
+			var waits []Wait
+			for _, o := range r.ops {
+				if o.what != "" && time.Since(o.since) >= StallAfter {
+					waits = append(waits, Wait{Collection: o.coll, For: o.what, Since: time.Since(o.since), Attempt: o.attempt, LastErr: o.lastErr})
+				}
+			}
+			r.opMu.Unlock()
+			for _, w := range waits {
+				r.opt.Waiting(w)
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// graceContext is a context that outlives ctx by grace: cancelled grace
+// after ctx is, or when the returned function is called. A write started
+// before an interrupt gets grace to be acknowledged.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return gctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func (r *runner) retryPolicy() load.RetryPolicy {
@@ -259,10 +398,15 @@ func (r *runner) save(ctx context.Context, force bool) error {
 		return err
 	}
 	r.cp.Files = files
+	prev := r.cp.Updated
 	r.cp.Updated = time.Now().UTC()
-	wctx := context.WithoutCancel(ctx)
+	// A checkpoint being saved is not torn by an interrupt, but a target
+	// that does not answer does not hold the run past the grace period.
+	wctx, cancel := graceContext(ctx, r.opt.Grace)
+	defer cancel()
 	err = load.Retry(ctx, r.retryPolicy(), func() error { return r.opt.Checkpoints.Save(wctx, r.cp) })
 	if err != nil {
+		r.cp.Updated = prev // the time of the checkpoint that stands
 		return sinkError{err}
 	}
 	r.lastSaved = time.Now()
@@ -271,7 +415,7 @@ func (r *runner) save(ctx context.Context, force bool) error {
 
 func (r *runner) entry(ctx context.Context, snap *extract.Snapshot, e int, cp *mappings.CollectionPlan) (Stats, error) {
 	start := time.Now()
-	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate}
+	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil}
 	r.mu.Lock()
 	done := true
 	for w := 0; w < r.opt.Workers; w++ {
@@ -279,6 +423,7 @@ func (r *runner) entry(ctx context.Context, snap *extract.Snapshot, e int, cp *m
 		st.Rows, st.Written, st.Failed = st.Rows+s.Rows, st.Written+s.Written, st.Failed+s.Failed
 		done = done && s.Done
 	}
+	st.PriorRows, st.PriorWritten, st.PriorFailed = st.Rows, st.Written, st.Failed
 	if done {
 		r.mu.Unlock()
 		st.Done = true
@@ -331,10 +476,15 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 	}()
 	sink := r.writers[w]
 	lost := 0
+	var lostSince time.Time // the first loss since the last progress
+	defer r.end(w)
 	for {
 		var pendingRows int64
 		progressed := false
+		r.begin(w, cp.Name, "source")
 		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part, Reuse: true}, func(b Built) error {
+			defer r.begin(w, cp.Name, "source")
+			r.end(w)
 			if sig.Err() != nil {
 				return errInterrupted
 			}
@@ -347,8 +497,13 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			}
 			var written int64
 			if len(b.Docs) > 0 {
-				// The in-flight write completes even when a signal arrives.
-				wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opt.Retry.For+time.Minute)
+				// The write in flight gets Grace to complete when a signal
+				// arrives; if it is cancelled then, nothing of the batch
+				// counts as acknowledged (the checkpoint stays before it).
+				wctx, cancel := graceContext(sig, r.opt.Grace)
+				// Waiting for the target until the callback returns: the
+				// lease check, the write, then the checkpoint after it.
+				r.begin(w, cp.Name, "target")
 				if l := r.opt.Lease; l != nil {
 					if err := load.Retry(wctx, r.retryPolicy(), func() error { return l.Check(wctx) }); err != nil {
 						cancel()
@@ -357,6 +512,9 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 				}
 				rejects, err := sink.Write(wctx, cp.Name, b.Docs)
 				cancel()
+				if err != nil && sig.Err() != nil {
+					return errInterrupted
+				}
 				if err != nil {
 					return sinkError{err}
 				}
@@ -393,6 +551,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return nil
 		})
 		if err == nil {
+			r.begin(w, cp.Name, "target") // the checkpoint
 			r.mu.Lock()
 			s.Rows += pendingRows
 			st.Rows += pendingRows
@@ -409,12 +568,12 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			// ctx ends when another worker failed: its error is the run's.
 			return err
 		}
-		if progressed {
-			lost = 0
+		if progressed || lost == 0 {
+			lost, lostSince = 0, time.Now()
 		}
 		lost++
-		if lost > 8 {
-			return fmt.Errorf("source connection lost %d times without progress: %w", lost-1, err)
+		if r.sourceGivesUp(lost, lostSince) {
+			return fmt.Errorf("source connection lost %d times without progress in %s: %w", lost-1, time.Since(lostSince).Round(time.Second), err)
 		}
 		from := "the start of the table"
 		if s.After != nil {
@@ -428,7 +587,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			return err
 		}
 		ns, aerr := r.adopt(ctx, true)
-		for aerr != nil && lost <= 8 {
+		for aerr != nil && !r.sourceGivesUp(lost, lostSince) {
 			lost++
 			r.notice(fmt.Sprintf("reconnect to source failed (%v); retrying", aerr))
 			if err := r.reconnectWait(ctx, sig, lost); err != nil {
@@ -441,6 +600,13 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		}
 		ws = ns
 	}
+}
+
+// sourceGivesUp reports whether a lost source connection is not
+// reopened again: after eight attempts without progress, and not before
+// --retry-for (Options.Retry.For) has passed since the first of them.
+func (r *runner) sourceGivesUp(lost int, since time.Time) bool {
+	return lost > 8 && time.Since(since) >= r.opt.Retry.For
 }
 
 // reconnectBackoff spaces the attempts to reopen a lost source

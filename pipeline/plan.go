@@ -30,6 +30,9 @@ type PlanOptions struct {
 	// Analysed, when set, is told of each collection entry once its
 	// figures are final.
 	Analysed func(c *report.Collection, elapsed time.Duration)
+	// Progress, when set, is called after each batch is analysed and
+	// once an entry is done: Written counts the documents built.
+	Progress func(Stats)
 }
 
 // Plan builds the documents of every collection entry of plan from snap
@@ -77,7 +80,19 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		if opt.Sample < 100 {
 			run = sampled(cp, opt.Sample)
 		}
+		st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil}
+		if st.Estimate > 0 && opt.Sample < 100 {
+			st.Estimate = int64(float64(st.Estimate) * opt.Sample / 100)
+		}
 		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize, Reuse: true}, func(b Built) error {
+			if opt.Progress != nil {
+				defer func() {
+					st.Rows += int64(b.Rows)
+					st.Written += int64(len(b.Docs))
+					st.Elapsed = time.Since(start)
+					opt.Progress(st)
+				}()
+			}
 			rejected := len(b.Rejects)
 			sized = sized[:0]
 			for i := range b.Docs {
@@ -93,6 +108,10 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		})
 		if err != nil {
 			return nil, err
+		}
+		if opt.Progress != nil {
+			st.Done, st.Elapsed = true, time.Since(start)
+			opt.Progress(st)
 		}
 		c := col.Finish(100 / opt.Sample)
 		rep.Collections = append(rep.Collections, c)
@@ -121,24 +140,31 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		}
 		rep.Warnings = append(rep.Warnings, report.Warning{Severity: severity, Rule: "id-collision", Collection: c.A.Name, Message: c.Message(), Suggestion: extract.IDCollisionSuggestion})
 	}
+	rep.Totals = report.TotalsOf(rep.Collections)
+	rep.Indexes, rep.ShardKeys = report.Indexes(plan)
 	return rep, nil
+}
+
+// streamKeyColumns are the root columns a collection's documents are
+// counted by: a bucket collection's parent key (whole parents), else the
+// _id columns.
+func streamKeyColumns(cp *mappings.CollectionPlan) []string {
+	idx := cp.IDCols
+	if cp.Bucket != nil {
+		idx = cp.Bucket.By
+	}
+	cols := make([]string, len(idx))
+	for i, c := range idx {
+		cols[i] = cp.Root.Columns[c].Name
+	}
+	return cols
 }
 
 // sampled returns a copy of cp whose root reads about percent % of the
 // rows: a bucket collection keeps whole parents.
 func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionPlan {
-	var cols []string
-	if cp.Bucket != nil {
-		for _, i := range cp.Bucket.By {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	} else {
-		for _, i := range cp.IDCols {
-			cols = append(cols, cp.Root.Columns[i].Name)
-		}
-	}
 	root := *cp.Root
-	cond := extract.SampleFilter(cols, percent)
+	cond := extract.SampleFilter(streamKeyColumns(cp), percent)
 	if root.Filter != "" {
 		cond = "(" + root.Filter + ") AND " + cond
 	}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -500,6 +502,38 @@ func TestAdvisePagila(t *testing.T) {
 			t.Errorf("no comment %q", s)
 		}
 	}
+	// Indexes: the bucket pages by customer and page, and every
+	// reference a document keeps at its top level, each with its reason;
+	// migrate wrote them beside the files.
+	advisedIndexes := map[string][]string{}
+	for _, c := range f.Collections {
+		for _, ix := range c.Indexes {
+			k := strings.Join(ix.Keys, ",")
+			if ix.Unique {
+				k += " unique"
+			}
+			advisedIndexes[c.Name] = append(advisedIndexes[c.Name], k)
+		}
+	}
+	t.Logf("advised indexes: %v", advisedIndexes)
+	for coll, want := range map[string][]string{
+		"rentals": {"customerId,page unique"}, "payments": {"customerId,page unique"},
+		"customers": {"storeId", "addressId"}, "inventories": {"filmId", "storeId"}, "staff": {"addressId", "storeId"},
+		"stores": {"managerStaffId", "addressId"}, "addresses": {"cityId"},
+	} {
+		if got := advisedIndexes[coll]; !slices.Equal(got, want) {
+			t.Errorf("%s: advised indexes %v, want %v", coll, got, want)
+		}
+	}
+	for _, s := range []string{"# pages are read by their customer (customerId) and page number, one page each",
+		"# storeId: a reference to stores; finding the customer rows of one of them (the other side of the relation) reads this index"} {
+		if !said(text, s) {
+			t.Errorf("no comment %q", s)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "rentals.indexes.json")); err != nil || !strings.Contains(string(b), `"name": "customerId_1_page_1"`) {
+		t.Errorf("migrate did not write the rentals' indexes (%v):\n%s", err, b)
+	}
 	languages := map[string]bool{}
 	for _, d := range readDocs(t, filepath.Join(dir, "films.jsonl")) {
 		languages[d["language"].(string)] = true
@@ -530,6 +564,17 @@ func TestAdvisePagila(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d documents, p50 %d, max %d bytes (%s)", c.Name, c.Documents, c.Size.P50, c.Size.Max, c.Largest.Source)
+	}
+	var listed int
+	for _, ix := range rep.Indexes {
+		for _, k := range advisedIndexes[ix.Collection] {
+			if strings.ReplaceAll(ix.Keys, " ", "") == strings.TrimSuffix(k, " unique") {
+				listed++
+			}
+		}
+	}
+	if n := len(slices.Concat(slices.Collect(maps.Values(advisedIndexes))...)); listed != n || len(rep.Indexes) != n {
+		t.Errorf("plan lists %d indexes (%d of the %d advised): %+v", len(rep.Indexes), listed, n, rep.Indexes)
 	}
 	for _, w := range rep.Warnings {
 		if w.Severity != "info" {

@@ -128,7 +128,7 @@ UPDATE acct SET doc = '{"big": 1234567890123456789012.5}' WHERE id = 7;`)
 	expectCLI(t, 0, nil, "validate", "--mapping", onlyJSON, "--source", src, "--target", target)
 	rejects := filepath.Join(dir, "rejects.jsonl")
 	start = time.Now()
-	expectCLI(t, exitRejected, []string{"1 rows were rejected"}, "migrate", "--progress", "none", "--mapping", onlyJSON, "--source", src, "--target", target, "--rejects", rejects)
+	expectCLI(t, exitRejected, []string{"1 row was rejected"}, "migrate", "--progress", "none", "--mapping", onlyJSON, "--source", src, "--target", target, "--rejects", rejects)
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("migrate took %s", took)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/denorm/denorm/load"
 )
@@ -31,6 +33,39 @@ func checkDir(flag, path string) error {
 	}
 	if !st.IsDir() {
 		return usageError{fmt.Errorf("%s %s: not a directory", flag, path)}
+	}
+	return nil
+}
+
+// checkCollections is a usage error when --collections holds an empty
+// name ("a,,b"); unknown names are told once the mapping is read
+// (openPlan).
+func checkCollections(names []string) error {
+	for _, c := range names {
+		if strings.TrimSpace(c) == "" {
+			return usageError{fmt.Errorf("--collections %q: an empty collection name", strings.Join(names, ","))}
+		}
+	}
+	return nil
+}
+
+// checkLimit is a usage error for a negative --limit (0: no limit).
+func checkLimit(n int) error {
+	if n < 0 {
+		return usageError{fmt.Errorf("--limit %d: cannot be negative (0: no limit)", n)}
+	}
+	return nil
+}
+
+// checkOutFile is a usage error when the directory of an output file
+// (--summary-file) does not exist: told before the run, not after it.
+func checkOutFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageError{fmt.Errorf("%s %s: no directory %s to write it in", flag, path, dir)}
 	}
 	return nil
 }

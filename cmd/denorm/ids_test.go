@@ -65,6 +65,18 @@ INSERT INTO r VALUES (2, 'z');`)
 	if code != 0 || !strings.Contains(errs, "warning:") || !strings.Contains(errs, "in overlapping ranges ((1)..(3) and (2)..(2)); none is equal today, but a new row could") {
 		t.Errorf("validate with disjoint ids: exit %d\n%s%s", code, out, errs)
 	}
+	code, out, errs = runCLI(t, "--log-format", "json", "validate", "--mapping", plain, "--source", disjoint)
+	found := false
+	for _, l := range strings.Split(strings.TrimSpace(errs), "\n") {
+		var rec struct{ Level, Msg, File string }
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Errorf("validate --log-format json: a line that is not JSON (%v): %s", err, l)
+		}
+		found = found || rec.Level == "WARN" && rec.File == plain && strings.Contains(rec.Msg, "overlapping ranges")
+	}
+	if code != 0 || !found {
+		t.Errorf("validate --log-format json with disjoint ids: exit %d, want the warning as a JSON record\n%s%s", code, out, errs)
+	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	if code, out, errs := runCLI(t, "plan", "--mapping", plain, "--source", src, "--format", "json", "--output", planFile); code != 0 {
 		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)
@@ -109,7 +121,7 @@ INSERT INTO r VALUES (2, 'z');`)
 	}
 
 	// idPrefix: valid, distinct _ids, verify identical.
-	if code, out, errs := runCLI(t, "validate", "--mapping", prefixed, "--source", src); code != 0 || strings.Contains(errs, "warning") {
+	if code, out, errs := runCLI(t, "validate", "--mapping", prefixed, "--source", src); code != 0 || strings.Contains(errs, "_ids") {
 		t.Fatalf("validate with idPrefix: exit %d\n%s%s", code, out, errs)
 	}
 	dir2 := filepath.Join(t.TempDir(), "out2")

@@ -48,14 +48,20 @@ every document of the job's collections (so documents of rows deleted
 since do not linger), on a directory target the files are rewritten.
 'denorm status --target T' lists the jobs of a target.
 
-SIGINT and SIGTERM finish the batch being written, save the checkpoint,
-print the command that resumes, and exit with code 1.
+SIGINT and SIGTERM are acknowledged at once: the write in flight gets 5 s
+to be acknowledged (then it is cancelled), the checkpoint of what was
+acknowledged is saved, the command that resumes is printed, and denorm
+exits with code 1. A second signal quits at once; the last checkpoint saved
+stands.
 
-Transient faults are retried with capped backoff for --retry-for: target
-network errors and timeouts, server restarts, throttling (Cosmos DB error
-16500, honouring its RetryAfterMs); a lost source connection is reopened and
-reading resumes from the last acknowledged position; if the snapshot it
-read is gone, a new one is taken and the output says so.
+Transient faults are retried with capped backoff for --retry-for: reaching
+the target at all (5 s attempts, each failure told), target network errors
+and timeouts, server restarts, throttling (Cosmos DB error 16500, honouring
+its RetryAfterMs). A read or write waiting longer than 3 s shows in the
+progress ("waiting for target: 12s, attempt 3"). A lost source connection is
+reopened (for --retry-for, at least eight attempts) and reading resumes
+from the last acknowledged position; if the snapshot it read is gone, a new
+one is taken and the output says so.
 
 Parallel runs: --workers N reads each root table as N parts (a hash of the
 _id columns, or of a bucket collection's parent columns) in parallel, all
@@ -130,12 +136,19 @@ func (o *jobOptions) checkTarget(t load.Target) error {
 func commandLine(o *migrateOptions, extra ...string) string {
 	src, srcNote := connArg(o.source, !o.sourceFlag, "DENORM_SOURCE", "--source URL")
 	dst, dstNote := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
-	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping), "--source", src, "--target", dst, "--job", shellQuote(o.jobs.job)}
+	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping)}
+	if o.source != "" {
+		args = append(args, "--source", src)
+	} // else the PG* variables and .pgpass name the source, as they will again
+	args = append(args, "--target", dst, "--job", shellQuote(o.jobs.job))
 	if o.jobs.workers > 1 {
 		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
 	}
 	if o.jobs.parts > 1 {
 		args = append(args, "--partition", o.jobs.partition)
+	}
+	if len(o.collections) > 0 {
+		args = append(args, "--collections", strings.Join(o.collections, ","))
 	}
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
@@ -230,6 +243,7 @@ func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base p
 		Source:          source,
 		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		Notice:          func(msg string) { g.log.Warn(msg) },
+		Grace:           interruptGrace,
 		Lease:           lease,
 	}
 }

@@ -23,11 +23,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // Exit codes: the only ones denorm returns (README.md, "Commands").
@@ -50,62 +53,96 @@ type usageError struct{ error }
 type rejectedError struct{ n int64 }
 
 func (e rejectedError) Error() string {
-	return fmt.Sprintf("%d rows were rejected", e.n)
+	return report.Plural(e.n, "row was", "rows were") + " rejected"
 }
 
-// globals are flags every command takes.
+// globals are flags every command takes, and where output goes.
 type globals struct {
-	verbose bool
-	quiet   bool
-	stdout  io.Writer
-	stderr  io.Writer
-	log     *slog.Logger
+	verbose   bool
+	quiet     bool
+	logFormat string
+	stdout    io.Writer
+	stderr    io.Writer
+
+	mu  sync.Mutex // guards log
+	log *slog.Logger
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runSignals(context.Background(), os.Args[1:], os.Stdout, os.Stderr, sigs, func(code int) {
+		stopProfile()
+		os.Exit(code)
+	})
 	stopProfile()
-	stop()
 	os.Exit(code)
 }
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return execute(ctx, &globals{stdout: stdout, stderr: stderr, logFormat: logText}, args)
+}
+
+// execute runs the command line with g and maps its error to an exit
+// code, writing the error (g.fail) with the command's usage hint.
+func execute(ctx context.Context, g *globals, args []string) int {
 	root := newRootCmd(g)
 	root.SetArgs(args)
+	// A command line cobra cannot read (an unknown command) leaves the
+	// flags unparsed: the error must still come in the asked format.
+	g.logFormat = logFormatArg(args, g.logFormat)
 
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
+	help := ""
+	var ue usageError
+	if errors.As(err, &ue) || isUnknownCommand(err) {
+		help = "Run 'denorm --help' for usage."
+		if cmd != nil && cmd != root {
+			help = fmt.Sprintf("Run '%s --help' for usage.", cmd.CommandPath())
+		}
+	}
+	g.fail(err, help)
+	return exitCode(err)
+}
+
+// logFormatArg is the value of --log-format in args, or def.
+func logFormatArg(args []string, def string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--log-format="); ok {
+			def = v
+		} else if a == "--log-format" && i+1 < len(args) {
+			def = args[i+1]
+		}
+	}
+	return def
+}
+
+// exitCode is the exit code of a command's error (nil: exitOK).
+func exitCode(err error) int {
 	var (
 		ue usageError
 		re rejectedError
 		ec interface{ ExitCode() int }
 	)
 	switch {
+	case err == nil:
+		return exitOK
 	case errors.As(err, &ec):
-		fmt.Fprintf(stderr, "denorm: %v\n", err)
 		return ec.ExitCode()
 	case errors.As(err, &re):
-		fmt.Fprintf(stderr, "denorm: %v\n", err)
 		return exitRejected
-	case mappings.IsProblems(err):
-		fmt.Fprintln(stderr, err)
+	case mappings.IsProblems(err), errors.As(err, &ue), isUnknownCommand(err):
 		return exitUsage
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "denorm: %v\nRun 'denorm --help' for usage.\n", err)
-		return exitUsage
-	case isUnknownCommand(err):
-		fmt.Fprintf(stderr, "denorm: %v\nRun 'denorm --help' for usage.\n", err)
-		return exitUsage
-	default:
-		fmt.Fprintf(stderr, "denorm: %v\n", err)
-		return exitRuntime
 	}
+	return exitRuntime
 }
 
 const rootHelp = `denorm migrates a normalized PostgreSQL database into a MongoDB-wire
@@ -131,25 +168,13 @@ func newRootCmd(g *globals) *cobra.Command {
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		DisableAutoGenTag: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			if g.verbose && g.quiet {
-				return usageError{errors.New("--verbose and --quiet exclude each other")}
-			}
-			level := slog.LevelInfo
-			if g.verbose {
-				level = slog.LevelDebug
-			}
-			if g.quiet {
-				level = slog.LevelWarn
-			}
-			g.log = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
-			return nil
-		},
+		PersistentPreRunE: func(*cobra.Command, []string) error { return g.setLogger() },
 	}
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", logText, "style of every message on stderr: text, or json (one JSON object a line)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	setVersion(root)
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g), newManCmd())

@@ -13,21 +13,27 @@ import (
 
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform"
 )
 
 type migrateOptions struct {
-	mapping    string
-	source     string
-	target     string
-	batchSize  int
-	maxDocSize int
-	rejects    string
-	progress   string
-	sourceFlag bool
-	targetEnv  bool // the target came from DENORM_TARGET
-	jobs       jobOptions
+	mapping     string
+	source      string
+	target      string
+	batchSize   int
+	maxDocSize  int
+	rejects     string
+	progress    string
+	sourceFlag  bool
+	targetEnv   bool // the target came from DENORM_TARGET
+	drop        bool
+	collections []string
+	limit       int
+	indexes     string
+	summaryFile string
+	jobs        jobOptions
 }
 
 const defaultTarget = "denorm-out"
@@ -51,8 +57,27 @@ Timeouts: the source URL's connect_timeout (default 10 s) and read_timeout
 connectTimeoutMS and serverSelectionTimeoutMS (default 10 s) and timeoutMS
 (default 10 min per operation). Passwords are never printed.
 
+Without --source and DENORM_SOURCE, the source is read as psql reads it,
+from PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD, PGSERVICE and ~/.pgpass.
+
 Writes replace documents by _id, so running migrate again gives the same
 result. Memory is bounded by --batch-size, never by table size.
+
+Indexes: the mapping's indexes (and the defaults of its patterns: a bucket
+collection's parent key and page, the fields a shared collection's types
+have in common) are created after loading (--indexes after), before it
+(before: slower loads, but the target is usable at once), or not at all
+(none). A directory target gets <collection>.indexes.json, the
+createIndexes command to run once the file is imported. Shard keys are set
+before the first write (shardCollection; Cosmos DB: customAction
+CreateCollection); a server without sharding is told about, not refused.
+
+--drop drops the mapping's collections (with their indexes; a directory's
+files) before loading, and says what it drops. --collections a,b runs only
+those collections of the mapping. --limit N writes only the first N
+documents of each collection (the pages of the first N parents of a bucket
+collection): a trial run into a scratch target. --summary-file FILE writes
+the end-of-run summary as JSON, also when the run fails.
 ` + jobHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,18 +90,22 @@ result. Memory is bounded by --batch-size, never by table size.
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE; else PG* variables and .pgpass)")
 	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read, built and written at a time")
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
 	f.StringVar(&o.rejects, "rejects", "", "write rejected rows to this JSON Lines file (collection, source, error)")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
+	f.BoolVar(&o.drop, "drop", false, "drop the mapping's collections (or the directory's files) before loading")
+	f.StringSliceVar(&o.collections, "collections", nil, "run only these collections of the mapping (comma-separated)")
+	f.IntVar(&o.limit, "limit", 0, "write only the first N documents of each collection (bucket collections: N parents), for a trial run")
+	f.StringVar(&o.indexes, "indexes", pipeline.IndexesAfter, "create the mapping's indexes after loading, before it, or none")
+	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
 	addJobFlags(cmd, &o.jobs)
 	return cmd
 }
 
-func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
-	ctx := cmd.Context()
+func (o *migrateOptions) check() error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
@@ -88,20 +117,56 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	if err := o.jobs.check(); err != nil {
+	switch o.indexes {
+	case pipeline.IndexesAfter, pipeline.IndexesBefore, pipeline.IndexesNone:
+	default:
+		return usageError{fmt.Errorf("--indexes must be after, before or none")}
+	}
+	if err := checkLimit(o.limit); err != nil {
+		return err
+	}
+	if o.limit > 0 && o.jobs.job != "" {
+		return usageError{fmt.Errorf("--limit makes a trial run, which is not resumable: leave out --job")}
+	}
+	if o.drop && (o.jobs.resume || o.jobs.resumeOrStart) {
+		return usageError{fmt.Errorf("--drop would drop what the job being resumed wrote: use --restart to start the job over")}
+	}
+	if err := checkCollections(o.collections); err != nil {
+		return err
+	}
+	if err := checkOutFile("--summary-file", o.summaryFile); err != nil {
+		return err
+	}
+	return o.jobs.check()
+}
+
+func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
+	ctx := cmd.Context()
+	sum := newRunSummary(o)
+	defer func() {
+		if o.summaryFile != "" {
+			if werr := sum.write(o.summaryFile, err); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}()
+	if err := o.check(); err != nil {
 		return err
 	}
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	if o.limit > 0 {
+		plan = pipeline.Limit(plan, o.limit)
+	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }})
+	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }}, o.jobs.retryFor)
 	if err != nil {
 		return err
 	}
@@ -126,6 +191,25 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		store, cp, lease = job.Store, job.Checkpoint, job.Lease
 		defer lease.Release(context.WithoutCancel(ctx))
 		ctx = lease.Context() // ends when the lease is lost
+		sum.Job, sum.Resumed = o.jobs.job, cp.Resumes > 0
+		if err := sameEntries(cp, plan, o); err != nil {
+			return err
+		}
+	}
+	retry := load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second}
+	notice := func(msg string) { g.logger().Info(msg) }
+	if o.drop {
+		if sum.Dropped, err = dropCollections(ctx, g, target, plan, o.target); err != nil {
+			return err
+		}
+	}
+	if sum.ShardKeys, err = pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
+		return err
+	}
+	if o.indexes == pipeline.IndexesBefore {
+		if sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
+			return err
+		}
 	}
 
 	var (
@@ -151,6 +235,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
+		Waiting:   prog.waiting,
 		Reject: func(r transform.Reject) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -164,6 +249,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		},
 	}, store, cp, lease))
 	prog.finish()
+	if err == nil && o.indexes == pipeline.IndexesAfter {
+		sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice)
+	}
 	var leaseErr error
 	if lease != nil {
 		// Released before the target closes: a server lease is a
@@ -176,7 +264,8 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
-	printSummary(g, stats, time.Since(start), o.target)
+	sum.Stats, sum.Elapsed = stats, time.Since(start)
+	printSummary(g, sum)
 	if leaseErr != nil {
 		return leaseLostError(leaseErr, o)
 	}
@@ -185,6 +274,10 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		if store == nil {
 			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
 		}
+		if ie.SaveErr != nil {
+			return fmt.Errorf("interrupted: the checkpoint could not be saved (%v); the one saved before (%s) stands, and resuming continues from it:\n  %s",
+				ie.SaveErr, ie.Checkpoint.Updated.Format(time.RFC3339), commandLine(o, "--resume"))
+		}
 		return fmt.Errorf("interrupted: the checkpoint is saved (collection %q); continue with:\n  %s", ie.Checkpoint.Collection, commandLine(o, "--resume"))
 	}
 	if err != nil {
@@ -192,29 +285,39 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	}
 	if rejected > 0 {
 		if o.rejects != "" {
-			fmt.Fprintf(g.stderr, "rejected rows are listed in %s\n", o.rejects)
+			g.logger().Info("rejected rows are listed in " + o.rejects)
 		}
 		return rejectedError{rejected}
 	}
 	return nil
 }
 
-func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, target string) {
-	w := g.stdout
-	fmt.Fprintf(w, "%-20s %-16s %12s %12s %8s %10s %10s\n", "COLLECTION", "FROM TABLE", "ROWS READ", "DOCS WRITTEN", "FAILED", "TIME", "DOCS/S")
-	var read, written, failed int64
-	for _, s := range stats {
-		rate := 0.0
-		if s.Elapsed > 0 {
-			rate = float64(s.Written) / s.Elapsed.Seconds()
+// sameEntries refuses to resume a job with other collections than it
+// started with (another --collections): its stream positions are per
+// collection entry.
+func sameEntries(cp *load.Checkpoint, plan *mappings.Plan, o *migrateOptions) error {
+	for _, s := range cp.Streams {
+		if s.Entry >= len(plan.Collections) || plan.Collections[s.Entry].Name != s.Collection {
+			return usageError{fmt.Errorf("job %q was started with other collections (--collections) than this run has; resume it with the same ones, or start it over with --restart", o.jobs.job)}
 		}
-		status := ""
-		if !s.Done {
-			status = "  (interrupted)"
-		}
-		fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s %10.0f%s\n", s.Collection, s.Table, s.Rows, s.Written, s.Failed, s.Elapsed.Round(time.Millisecond), rate, status)
-		read, written, failed = read+s.Rows, written+s.Written, failed+s.Failed
 	}
-	fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s\n", "TOTAL", "", read, written, failed, elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "target: %s\n", connstr.Parse(target))
+	return nil
+}
+
+// dropCollections drops the plan's collections, saying what it drops.
+func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappings.Plan, uri string) ([]string, error) {
+	var dropped []string
+	for _, name := range plan.CollectionNames() {
+		existed, err := t.Drop(ctx, name)
+		if err != nil {
+			return dropped, err
+		}
+		if existed {
+			dropped = append(dropped, name)
+			g.logger().Warn(fmt.Sprintf("--drop: dropped collection %s (its documents and indexes) from %s", name, connstr.Parse(uri).Redacted()))
+		} else {
+			g.logger().Info(fmt.Sprintf("--drop: no collection %s to drop", name))
+		}
+	}
+	return dropped, nil
 }

@@ -21,7 +21,26 @@ type planOptions struct {
 	sample     float64
 	batchSize  int
 	maxDocSize int
+	failOn     string
+	progress   string
 }
+
+// findingsError is plan --fail-on's verdict: findings of that severity
+// exist (exit 1, like verify's "different").
+type findingsError struct {
+	n        int
+	severity string
+}
+
+func (e findingsError) Error() string {
+	what := "errors"
+	if e.severity == "warning" {
+		what = "errors or warnings"
+	}
+	return fmt.Sprintf("--fail-on %s: the plan has %d %s (listed in the report)", e.severity, e.n, what)
+}
+
+func (findingsError) ExitCode() int { return exitRuntime }
 
 func newPlanCmd(g *globals) *cobra.Command {
 	o := &planOptions{}
@@ -45,7 +64,14 @@ the key; a bucket collection's parents are kept whole) and scales the counts:
 figures are then estimates, and the report says so.
 
 Formats: text (default), json (stable schema: transform/report/report.schema.json),
-markdown, html (one self-contained file with diagrams and histograms).`,
+markdown, html (one self-contained file with diagrams and histograms).
+
+The report also lists the indexes migrate creates (declared and defaults)
+and the shard keys. Progress goes to stderr as for migrate (--progress).
+
+--fail-on error|warning gates a pipeline: after writing the report, plan
+exits with code 1 when it has findings of that severity or worse (warning:
+errors and warnings; info findings never fail).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
@@ -60,6 +86,8 @@ markdown, html (one self-contained file with diagrams and histograms).`,
 	f.Float64Var(&o.sample, "sample", 100, "read about this percentage of the root rows (0 < PERCENT <= 100); figures become estimates")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read and built at a time")
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "the target's document size limit in bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
+	f.StringVar(&o.failOn, "fail-on", "", "exit 1 when the report has findings of this severity or worse: error or warning")
+	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
 	return cmd
 }
 
@@ -76,17 +104,30 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	switch o.failOn {
+	case "", "error", "warning":
+	default:
+		return usageError{fmt.Errorf("--fail-on must be error or warning")}
+	}
+	switch o.progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	prog := newProgress(g, o.progress)
 	rep, err := pipeline.Plan(ctx, snap, plan, pipeline.PlanOptions{
-		Mapping: o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
+		Progress: prog.update,
+		Mapping:  o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
 		Analysed: func(c *report.Collection, elapsed time.Duration) {
 			g.log.Debug("collection analysed", "collection", c.Name, "documents", c.Seen, "elapsed", elapsed)
 		},
 	})
+	prog.finish()
 	if err != nil {
 		return err
 	}
@@ -100,6 +141,11 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	}
 	if o.output != "" {
 		g.log.Info("report written", "file", o.output, "format", o.format)
+	}
+	if o.failOn != "" {
+		if n := report.Count(rep.Warnings, o.failOn); n > 0 {
+			return findingsError{n: n, severity: o.failOn}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,9 @@ collections:
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "plan.html")
-	if code, out, errs := runCLI(t, "plan", "-q", "--mapping", mapping, "--source", src, "--format", "html", "--output", page); code != 0 {
+	// A size limit the largest posts break: error findings beside the
+	// unbounded embed's warning and the infos.
+	if code, out, errs := runCLI(t, "plan", "-q", "--mapping", mapping, "--source", src, "--format", "html", "--output", page, "--max-doc-size", "20000"); code != 0 {
 		t.Fatalf("plan exit %d\n%s%s", code, out, errs)
 	}
 	html, err := os.ReadFile(page)
@@ -93,10 +96,35 @@ collections:
 		"Collection posts", "Collection comments", `class="diagram"`, `class="histogram"`,
 		"Size distribution", "Largest arrays", "Inferred shape", "Typical document", "Largest document",
 		"unbounded-embed", "up to 550 items per document", "post (id)=(1)", "comments[].author",
+		// a contents list linking every section and collection
+		`<nav class="contents" id="contents">`, `<a href="#warnings">Warnings</a>`, `<a href="#indexes">Indexes</a>`, `<a href="#c-posts-post">posts</a>`, `<a href="#c-comments-comment">comments</a>`,
+		// totals in the summary, over-limit counts highlighted
+		`<tr class="total"><td>total</td>`, `<td class="n over">`,
+		// the indexes migrate creates
+		`<h2 id="indexes">Indexes</h2>`, "<code>postId_1_page_1</code>", "default: bucket pages are read by parent",
+		// counts on the histograms' axes
+		`class="tick count"`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered page lacks %q", want)
 		}
+	}
+	// Warnings sorted by severity: every error before every warning,
+	// every warning before every info.
+	warnings := dom[strings.Index(dom, `<table class="warnings">`):]
+	warnings = warnings[:strings.Index(warnings, "</table>")]
+	lastErr, firstWarn := strings.LastIndex(warnings, "sev-error-row"), strings.Index(warnings, "sev-warning-row")
+	lastWarn, firstInfo := strings.LastIndex(warnings, "sev-warning-row"), strings.Index(warnings, "sev-info-row")
+	if lastErr < 0 || firstWarn < 0 || lastErr > firstWarn || (firstInfo >= 0 && lastWarn > firstInfo) {
+		t.Errorf("warnings are not sorted by severity (last error at %d, first warning at %d, last warning at %d, first info at %d)", lastErr, firstWarn, lastWarn, firstInfo)
+	}
+	// Samples pretty-printed: one field a line, indented.
+	if !regexp.MustCompile(`<pre class="sample">\{\n  "_id": `).MatchString(dom) {
+		t.Error("samples are not pretty-printed")
+	}
+	// The histogram's count axis: the tallest bar's count and 0.
+	if !regexp.MustCompile(`class="tick count"[^>]*>0</text>`).MatchString(dom) || !regexp.MustCompile(`class="tick count"[^>]*>[1-9][0-9]*</text>`).MatchString(dom) {
+		t.Error("the histogram's count axis has no labels")
 	}
 
 	shot := filepath.Join(dir, "plan.png")

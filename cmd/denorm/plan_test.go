@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -254,7 +255,7 @@ collections:
 	if code != 0 {
 		t.Fatalf("plan exit %d\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{"OVER THE SIZE LIMIT: 1 documents", "post (id)=(2)", "[unbounded-embed]", "ERROR [size-limit]"} {
+	for _, want := range []string{"OVER THE SIZE LIMIT: 1 document\n", "post (id)=(2)", "[unbounded-embed]", "ERROR [size-limit]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
@@ -350,5 +351,46 @@ collections:
 	}
 	if !found {
 		t.Errorf("no dangling-reference warning: %+v", rep.Warnings)
+	}
+}
+
+// TestPlanFailOn: --fail-on gates a pipeline: exit 1 when the report has
+// findings of that severity or worse, after writing the report; 0
+// otherwise. The report's header and counts read as English.
+func TestPlanFailOn(t *testing.T) {
+	src := seedDB(t)
+	blog := example(t, "blog")
+	// The seed's blog has no error and no warning at the default limit.
+	code, out, errs := runCLI(t, "plan", "-q", "--mapping", blog, "--source", src, "--fail-on", "warning")
+	if code != 0 {
+		t.Fatalf("--fail-on warning without warnings: exit %d\n%s%s", code, out, errs)
+	}
+	if strings.Contains(out, "))") || !strings.Contains(out, "(size limit 16.0 MiB; figures are exact: every row read)") {
+		t.Errorf("text header:\n%s", strings.SplitN(out, "\n", 2)[0])
+	}
+	if !strings.Contains(out, "total: 7 documents,") || !strings.Contains(out, "== posts (documents from post): 3 documents from 3 rows") {
+		t.Errorf("text report totals or counts:\n%s", out)
+	}
+	// A 2 KB limit: posts over it are errors.
+	code, out, errs = runCLI(t, "plan", "-q", "--mapping", blog, "--source", src, "--max-doc-size", "2000", "--fail-on", "error")
+	if code != 1 || !strings.Contains(errs, "--fail-on error: the plan has") || !strings.Contains(out, "ERROR [size-limit]") {
+		t.Errorf("--fail-on error with documents over the limit: exit %d, want 1 after the report\n%s%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "plan", "-q", "--mapping", blog, "--source", src, "--fail-on", "info"); code != 2 || !strings.Contains(errs, "--fail-on must be error or warning") {
+		t.Errorf("--fail-on info: exit %d, want 2\n%s", code, errs)
+	}
+}
+
+// TestPlanProgress: plan shows progress like migrate: a line per
+// collection when it is done (lines mode), rows and pages apart for a
+// bucket collection.
+func TestPlanProgress(t *testing.T) {
+	src := seedDB(t)
+	code, _, errs := runCLI(t, "plan", "--progress", "lines", "--mapping", example(t, "blog"), "--source", src)
+	if code != 0 {
+		t.Fatalf("plan exit %d\n%s", code, errs)
+	}
+	if !regexp.MustCompile(`(?m)^posts: done 3/\d+ docs, `).MatchString(errs) || !regexp.MustCompile(`(?m)^comments: done 252/\d+ rows in 4 pages, `).MatchString(errs) {
+		t.Errorf("plan's progress lines:\n%s", errs)
 	}
 }

@@ -45,7 +45,7 @@ func TestRoleWarning(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("denorm %s: exit %d\n%s%s", args[0], code, out, errs)
 				}
-				n := strings.Count(errs, "level=WARN msg=\"the source role")
+				n := strings.Count(errs, "denorm: warning: the source role")
 				switch {
 				case c.want == "" && n != 0:
 					t.Errorf("%s as a reader warns:\n%s", args[0], errs)

@@ -228,9 +228,11 @@ func secretPaths(t *testing.T, r *secretRun, root, admin, role, pw string) {
 	r.cli(1, "plan", "--mapping", mapping, "--source", badSrc(silent, "&connect_timeout=1"))
 	r.cli(1, "advise", "--source", fmt.Sprintf("host=%s dbname=x user=%s password='%s' connect_timeout=1", strings.Split(closed, ":")[0]+" port="+strings.Split(closed, ":")[1], role, kv.Replace(pw)))
 	badTarget := fmt.Sprintf("mongodb://%s@%s/db?authMechanism=PLAIN&serverSelectionTimeoutMS=300", url.UserPassword(role, pw), closed)
-	r.cli(1, "migrate", "--mapping", mapping, "--source", src, "--target", badTarget)
+	// (--retry-for: a target that cannot be reached is tried again, each
+	// failed attempt told, for that long.)
+	r.cli(1, "migrate", "--mapping", mapping, "--source", src, "--target", badTarget, "--retry-for", "2s")
 	r.cli(1, "status", "--target", badTarget)
-	r.cli(4, "verify", "--mapping", mapping, "--source", src, "--target", badTarget)
+	r.cli(4, "verify", "--mapping", mapping, "--source", src, "--target", badTarget, "--retry-for", "2s")
 	// The password written into the URL as it is, not percent-encoded.
 	raw := fmt.Sprintf("postgres://%s:%s@%s/%s", role, pw, u.Host, dbName)
 	rawCode := 0

@@ -9,12 +9,15 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline"
 )
 
 // openSource checks the source URL; it does not connect.
 func openSource(url string) (*extract.Source, error) {
 	if url == "" {
-		return nil, usageError{fmt.Errorf("no source database: give --source postgres://... or set DENORM_SOURCE")}
+		if !libpqSet() {
+			return nil, usageError{fmt.Errorf("no source database: give --source postgres://..., set DENORM_SOURCE, or set PGHOST, PGDATABASE, PGUSER... (or PGSERVICE) as for psql")}
+		}
 	}
 	src, err := extract.ParseSource(url)
 	if err != nil {
@@ -40,11 +43,18 @@ func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, clos
 // openPlan reads the mapping file (before connecting: a mistake in the
 // command line is reported first), opens the snapshot (openSnapshot),
 // warns about a powerful source role (warnRole), and resolves the mapping
-// inside the snapshot.
-func openPlan(ctx context.Context, g *globals, url, mapping string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+// inside the snapshot. With collections (--collections), the plan holds
+// only those; a name the file does not declare is a usage error, told
+// before connecting.
+func openPlan(ctx context.Context, g *globals, url, mapping string, collections []string) (*extract.Snapshot, *mappings.Plan, func(), error) {
 	f, err := loadMapping(ctx, mapping)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if len(collections) > 0 {
+		if err := pipeline.CheckSubset(f.CollectionNames(), collections); err != nil {
+			return nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
+		}
 	}
 	snap, closeSnap, err := openSnapshot(ctx, url)
 	if err != nil {
@@ -54,7 +64,10 @@ func openPlan(ctx context.Context, g *globals, url, mapping string) (*extract.Sn
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err == nil {
 		var plan *mappings.Plan
-		if plan, err = mappings.Resolve(f, cat); err == nil {
+		if plan, err = mappings.Resolve(f, cat); err == nil && len(collections) > 0 {
+			plan, err = pipeline.Subset(plan, collections)
+		}
+		if err == nil {
 			return snap, plan, closeSnap, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type validateOptions struct {
@@ -60,7 +61,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return usageError{fmt.Errorf("--target needs --source: the fields' types come from the source's catalog")}
 	}
 	if o.source == "" {
-		fmt.Fprintf(g.stdout, "%s: valid (%d collections); give --source to check it against the database\n", o.mapping, len(f.Collections))
+		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, report.Plural(len(f.Collections), "collection", "collections"))
 		return nil
 	}
 	snap, closeSnap, err := openSnapshot(ctx, o.source)
@@ -94,13 +95,18 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 				ps = append(ps, mappings.Problem{File: f.Path, Pos: c.B.Pos, Msg: c.Message() + "; " + extract.IDCollisionSuggestion})
 				continue
 			}
-			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s; %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, c.Message(), extract.IDCollisionSuggestion)
+			msg := c.Message() + "; " + extract.IDCollisionSuggestion
+			if g.logFormat == logJSON {
+				g.logger().Warn(msg, "file", f.Path, "line", c.B.Pos.Line, "col", c.B.Pos.Col)
+				continue
+			}
+			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, msg)
 		}
 	}
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
-	fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections)\n", o.mapping, len(plan.Collections))
+	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type verifyOptions struct {
@@ -31,19 +32,30 @@ type verifyOptions struct {
 	since      string
 	watermarks string
 	failRefs   bool
+	// collections and limit pick what a migrate with the same flags wrote.
+	collections []string
+	limit       int
+	retryFor    time.Duration
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
-type differentError struct{ docs, refs int64 }
+type differentError struct{ docs, refs, indexes int64 }
 
 func (e differentError) Error() string {
+	if e.indexes > 0 {
+		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
+		if e.docs > 0 {
+			msg += ", and " + report.Plural(e.docs, "document differs", "documents differ")
+		}
+		return msg
+	}
 	switch {
 	case e.docs > 0 && e.refs > 0:
-		return fmt.Sprintf("the target differs from the source: %d documents, and %d dangling references", e.docs, e.refs)
+		return fmt.Sprintf("the target differs from the source: %s, and %s", report.Plural(e.docs, "document", "documents"), report.Plural(e.refs, "dangling reference", "dangling references"))
 	case e.docs > 0:
-		return fmt.Sprintf("the target differs from the source: %d documents", e.docs)
+		return "the target differs from the source: " + report.Plural(e.docs, "document", "documents")
 	}
-	return fmt.Sprintf("%d dangling references", e.refs)
+	return report.Plural(e.refs, "dangling reference", "dangling references")
 }
 
 func (differentError) ExitCode() int { return exitRuntime }
@@ -72,6 +84,13 @@ separately. Memory is bounded: both sides are sorted on disk (--temp-dir).
 Documents are equal when their BSON is: field order and types count (int32 1,
 int64 1 and double 1.0 differ). A directory target cannot keep int32 apart from
 int64 (relaxed Extended JSON), so the expected side is read the same way.
+
+Indexes: every index of the mapping (declared, and the defaults of its
+patterns) must exist in the target with its keys, name, unique flag and
+partial filter (a directory: in <collection>.indexes.json); one missing or
+different is a difference too. Extra indexes are not.
+
+--collections and --limit compare what migrate wrote with the same flags.
 
 Exit codes: 0 identical, 1 different, 2 bad usage or mapping, 4 verify could
 not complete (connection lost, unreadable target, ...).
@@ -105,6 +124,9 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
 	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
+	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
+	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
+	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
 	return cmd
 }
 
@@ -141,16 +163,28 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			}
 		}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
+	if err := checkLimit(o.limit); err != nil {
+		return err
+	}
+	if err := checkCollections(o.collections); err != nil {
+		return err
+	}
+	if o.retryFor <= 0 {
+		return usageError{errors.New("--retry-for must be positive")}
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	if o.limit > 0 {
+		plan = pipeline.Limit(plan, o.limit)
+	}
 	snapTime, err := snap.Time(ctx)
 	if err != nil {
 		return err
 	}
-	target, err := load.Open(ctx, o.target, load.Options{MustExist: true})
+	target, err := openTarget(ctx, g, o.target, load.Options{MustExist: true}, o.retryFor)
 	if err != nil {
 		return err
 	}
@@ -197,6 +231,16 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
+	indexes, err := pipeline.CheckIndexes(ctx, target, plan)
+	if err != nil {
+		return err
+	}
+	var badIndexes int64
+	for _, c := range indexes {
+		if c.State != pipeline.IndexOK {
+			badIndexes++
+		}
+	}
 	var writes []extract.TableWrites
 	if !since.IsZero() {
 		writes, err = extract.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
@@ -204,13 +248,13 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return err
 		}
 	}
-	printVerifySummary(g, res, writes, since, snapTime, time.Since(start))
-	if err := rep.finish(res, writes, since); err != nil {
+	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes)
+	if err := rep.finish(res, writes, since, indexes); err != nil {
 		return err
 	}
 	docs, refs := res.Differences(), res.Dangling()
-	if docs > 0 || (refs > 0 && o.failRefs) {
-		return differentError{docs: docs, refs: refs}
+	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) {
+		return differentError{docs: docs, refs: refs, indexes: badIndexes}
 	}
 	return nil
 }
@@ -255,7 +299,7 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck) {
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -274,15 +318,25 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 			fmt.Fprintf(w, "source writes after %s: %d rows of %s (%s up to %s), read for %s\n", since.UTC().Format(time.RFC3339), tw.Rows, tw.Table, tw.Column, tw.Latest.Format(time.RFC3339), strings.Join(tw.Collections, ", "))
 		}
 	}
+	bad := printIndexChecks(g, indexes)
 	switch {
-	case docs == 0 && refs == 0:
+	case docs == 0 && refs == 0 && bad == 0:
 		fmt.Fprintln(w, "result: identical")
-	case docs == 0:
-		fmt.Fprintf(w, "result: identical documents; %d dangling references\n", refs)
-	default:
-		fmt.Fprintf(w, "result: %d documents differ", docs)
+	case docs == 0 && bad > 0:
+		fmt.Fprintf(w, "result: identical documents; %s missing or different", report.Plural(bad, "index", "indexes"))
 		if refs > 0 {
-			fmt.Fprintf(w, "; %d dangling references", refs)
+			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
+		}
+		fmt.Fprintln(w)
+	case docs == 0:
+		fmt.Fprintf(w, "result: identical documents; %s\n", report.Plural(refs, "dangling reference", "dangling references"))
+	default:
+		fmt.Fprintf(w, "result: %s", report.Plural(docs, "document differs", "documents differ"))
+		if bad > 0 {
+			fmt.Fprintf(w, "; %s missing or different", report.Plural(bad, "index", "indexes"))
+		}
+		if refs > 0 {
+			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
 		fmt.Fprintln(w)
 		switch {
@@ -379,7 +433,7 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck) error {
 	if r.w == nil {
 		return nil
 	}
@@ -397,8 +451,17 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.Table
 		}
 		r.value(writes)
 	}
+	if indexes == nil {
+		indexes = []pipeline.IndexCheck{}
+	}
+	r.raw(`,"indexes":`)
+	r.value(indexes)
+	bad := false
+	for _, c := range indexes {
+		bad = bad || c.State != pipeline.IndexOK
+	}
 	r.raw(`,"identical":`)
-	r.value(res.Differences() == 0)
+	r.value(res.Differences() == 0 && !bad)
 	r.raw("}\n")
 	if r.err == nil {
 		r.err = r.w.Flush()
@@ -421,4 +484,29 @@ func (r *verifyReport) abort() {
 		r.f.Close()
 		r.f, r.w = nil, nil
 	}
+}
+
+// printIndexChecks says how the target's indexes compare with the
+// mapping's: one line for those as declared, one per missing or
+// different index. It returns the number of those.
+func printIndexChecks(g *globals, checks []pipeline.IndexCheck) int64 {
+	ok := 0
+	for _, c := range checks {
+		if c.State == pipeline.IndexOK {
+			ok++
+		}
+	}
+	if len(checks) == 0 {
+		return 0
+	}
+	fmt.Fprintf(g.stdout, "indexes: %d of %d as declared\n", ok, len(checks))
+	for _, c := range checks {
+		switch c.State {
+		case pipeline.IndexMissing:
+			fmt.Fprintf(g.stdout, "  %s: index %s (%s) is missing\n", c.Collection, c.Index, c.Keys)
+		case pipeline.IndexDifferent:
+			fmt.Fprintf(g.stdout, "  %s: index %s (%s) differs: %s\n", c.Collection, c.Index, c.Keys, c.Detail)
+		}
+	}
+	return int64(len(checks) - ok)
 }

@@ -631,7 +631,7 @@ func TestVerifyExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unreachable server", []string{"--target", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=300"}, 4, "verify could not complete: connect to mongodb://127.0.0.1:1/x"},
+		{"unreachable server", []string{"--target", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=300", "--retry-for", "1s"}, 4, "verify could not complete: cannot reach the target mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=300: no server answered within 300ms (serverSelectionTimeoutMS; each connection attempt 10s, connectTimeoutMS): dial tcp 127.0.0.1:1: connect: connection refused"},
 		{"no such directory", []string{"--target", filepath.Join(corrupt, "missing")}, 4, "verify could not complete: target directory"},
 		{"corrupt file", []string{"--target", corrupt}, 4, "people.jsonl:2: not an Extended JSON document"},
 		{"unreachable source", []string{"--target", corrupt, "--source", "postgres://postgres@127.0.0.1:1/x?connect_timeout=1"}, 4, "verify could not complete: connect to source"},

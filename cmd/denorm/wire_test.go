@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,10 +150,11 @@ func TestWireFaults(t *testing.T) {
 		says               string
 	}{
 		// The connection closes in the middle of a bulk write's message
-		// while the server still answers: the batch is written again in
-		// halves (which is also how a document the server closes the
+		// while the server still answers: the batch is sent again whole
+		// (and written in halves only if the connection closes on it
+		// again, which is how a document the server closes the
 		// connection on is found; isolate.go).
-		{"target cut mid-batch", "target", "upstream", 60_000, false, "", "", "target closed the connection during a write of 20 documents"},
+		{"target cut mid-batch", "target", "upstream", 60_000, false, "", "", "target failed (write 20 documents | target closed the connection during a write of 20 documents"},
 		// The write is applied, its acknowledgement never arrives: the
 		// batch (or the checkpoint, wherever the cut lands) is written
 		// again, idempotently.
@@ -214,4 +216,58 @@ func TestWireFaults(t *testing.T) {
 		r.code, r.out = code, out+errs
 		exact(t, r)
 	})
+}
+
+// TestSourceOutageWithinRetryFor: the source goes silent after the first
+// checkpoint (every connection through the fault proxy, new ones too,
+// passes nothing) for longer than eight reconnection attempts take; with
+// --retry-for longer than the outage, the run keeps reconnecting, each
+// failure told, and finishes once the source answers again, with the
+// exact result. The outage ends when the output shows the eleventh
+// failed attempt, not after a fixed time.
+func TestSourceOutageWithinRetryFor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	mapping := filepath.Join(testenv.Root(t), "testdata", "resume", "crash.yaml")
+	src := crashSource(t, 600, 40, 400)
+	target, _ := testenv.MongoDB(t)
+	su, _ := url.Parse(src)
+	proxy := newFaultProxy(t, su.Host)
+	args := []string{"migrate", "--progress", "none", "--mapping", mapping,
+		"--source", withQuery(t, proxy.via(src), "read_timeout=1&connect_timeout=1"), "--target", target,
+		"--job", "o", "--batch-size", "20", "--retry-for", "3m"}
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(context.Background(), args, out, out) }()
+	waitCheckpoint(t, target, "o", done)
+	proxy.add("silent", "timeout", "downstream", map[string]any{"timeout": 0})
+	attempts := regexp.MustCompile(`source connection lost|reconnect to source failed`)
+	deadline := time.Now().Add(3 * time.Minute)
+	// Eight reconnection attempts after the loss make nine messages: the
+	// eleventh is past what eight attempts alone would allow.
+	for len(attempts.FindAllString(out.String(), -1)) < 11 {
+		select {
+		case code := <-done:
+			t.Fatalf("migrate ended (exit %d) during the outage:\n%s", code, out)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than eleven reconnection attempts told in 3 minutes:\n%s", out)
+		}
+	}
+	proxy.remove("silent")
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("migrate did not finish after the outage:\n%s", out)
+	}
+	t.Logf("exit %d:\n%s", code, out)
+	if code != 0 || strings.Contains(out.String(), "without progress") {
+		t.Fatalf("exit %d, want 0 after an outage shorter than --retry-for", code)
+	}
+	if code, o, errs := runCLI(t, "verify", "-q", "--mapping", mapping, "--source", src, "--target", target); code != 0 {
+		t.Errorf("verify after the outage: exit %d\n%s%s", code, o, errs)
+	}
 }

@@ -142,6 +142,8 @@ type advisor struct {
 	roles map[string]*role
 	out   map[string][]*rel // foreign keys by child table
 	refBy map[string][]*rel // foreign keys by referenced table
+	// indexes are the proposals for the collection being written.
+	indexes []indexProposal
 }
 
 func newAdvisor(in Input) *advisor {

@@ -124,6 +124,7 @@ func (a *advisor) writeCollection(o *out, r *role) {
 		keyNames = k // they name the fields of the _id document
 	}
 	a.writeEntity(o, 2, r, k, keyNames, scope{kind: "root", path: []string{r.q}, where: r.coll, home: r.q})
+	a.writeIndexes(o, 2)
 }
 
 func (a *advisor) writeBucket(o *out, r *role) {
@@ -144,6 +145,7 @@ func (a *advisor) writeBucket(o *out, r *role) {
 	}
 	o.line(2, "bucket: {by: [%s], size: %d, orderBy: [%s], items: %s}", names(by), BucketSize, names(order), y(items))
 	a.writeEntity(o, 2, r, by, by, scope{kind: "bucket", path: []string{r.q}, where: r.coll + "." + items, home: r.owner.RefTable, items: items, page: "page"})
+	a.writeIndexes(o, 2)
 }
 
 // colOut is what one column becomes in a document.
@@ -296,11 +298,17 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 	keyUsed := map[string]bool{"_id": true, sc.page: sc.page != "", sc.items: sc.items != ""}
 	rename := map[string]string{}
 	var renameOrder []string
+	var keyFields []string
 	for _, k := range keyNames {
-		if n := uniqueName(fieldName(k), keyUsed); n != mappings.CamelCase(k) {
+		n := uniqueName(fieldName(k), keyUsed)
+		if n != mappings.CamelCase(k) {
 			rename[k] = n
 			renameOrder = append(renameOrder, k)
 		}
+		keyFields = append(keyFields, n)
+	}
+	if sc.kind == "bucket" {
+		a.proposeBucket(keyFields, sc.page, a.tname(sc.home))
 	}
 	used := map[string]bool{"_id": true}
 	lookupsUsed := map[string]bool{}
@@ -391,6 +399,9 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 			}
 		case "ref":
 			field("- %s", columnField(co.name, co.col.Name, co.to.coll))
+			if sc.kind == "root" {
+				a.proposeRef(co.name, co.to.coll, r.t.Name)
+			}
 			if co.labelName != "" {
 				field("- %s", columnField(co.labelName, co.lookup+"."+co.labelCol, ""))
 				a.place(co.to, sc.where+"."+co.labelName+" (label copy)")
@@ -400,7 +411,11 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 			a.place(co.to, sc.where+"."+co.name)
 		case "copy":
 			if co.to.action == "collection" {
-				field("- %s", columnField(uniqueName(fieldName(co.col.Name), used), co.col.Name, co.to.coll))
+				ref := uniqueName(fieldName(co.col.Name), used)
+				field("- %s", columnField(ref, co.col.Name, co.to.coll))
+				if sc.kind == "root" {
+					a.proposeRef(ref, co.to.coll, r.t.Name)
+				}
 			}
 			field("- name: %s", y(co.name))
 			f.line(ind+2, "embed:")

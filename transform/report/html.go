@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -81,27 +83,44 @@ type histo struct {
 	Bars     []bar
 	Lo, Hi   string
 	MaxCount int64
+	// Ticks label the count axis (documents per bar): 0, half the
+	// tallest bar, the tallest; Axis is the axis's bottom.
+	Ticks []tick
+	Axis  int
+}
+
+type tick struct {
+	Y     int
+	Label string
 }
 
 func histogramSVG(bins []Bin) histo {
-	h := histo{W: 420, H: 120}
+	// Bars start at x0, right of the count axis's labels.
+	const x0 = 52
+	h := histo{W: 460, H: 140, Axis: 120}
 	if len(bins) == 0 {
 		return h
 	}
 	for _, b := range bins {
 		h.MaxCount = max(h.MaxCount, b.Count)
 	}
-	bw := (h.W - 20) / len(bins)
+	top, bottom := 10, h.H-20
+	h.Axis = bottom
+	h.Ticks = []tick{{Y: bottom, Label: "0"}, {Y: top, Label: fmt.Sprint(h.MaxCount)}}
+	if h.MaxCount >= 4 {
+		h.Ticks = append(h.Ticks, tick{Y: (top + bottom) / 2, Label: fmt.Sprint(h.MaxCount / 2)})
+	}
+	bw := (h.W - x0 - 10) / len(bins)
 	for i, b := range bins {
 		bh := 0
 		if h.MaxCount > 0 {
-			bh = int(float64(h.H-20) * float64(b.Count) / float64(h.MaxCount))
+			bh = int(float64(bottom-top) * float64(b.Count) / float64(h.MaxCount))
 		}
 		if b.Count > 0 && bh < 1 {
 			bh = 1
 		}
-		h.Bars = append(h.Bars, bar{X: 10 + i*bw, Y: h.H - 10 - bh, W: max(bw-2, 1), H: bh,
-			Label: fmt.Sprintf("%s to %s: %d documents", Bytes(b.From), Bytes(b.To), b.Count)})
+		h.Bars = append(h.Bars, bar{X: x0 + i*bw, Y: bottom - bh, W: max(bw-2, 1), H: bh,
+			Label: fmt.Sprintf("%s to %s: %s", Bytes(b.From), Bytes(b.To), Plural(b.Count, "document", "documents"))})
 	}
 	h.Lo, h.Hi = Bytes(bins[0].From), Bytes(bins[len(bins)-1].To)
 	return h
@@ -114,9 +133,21 @@ type htmlColl struct {
 	Warnings []Warning
 }
 
+// pretty indents a sample's JSON for reading; a sample cut short (not
+// valid JSON) is shown as it is.
+func pretty(s string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return b.String()
+}
+
 var htmlFuncs = template.FuncMap{
+	"pretty": pretty,
 	"bytes":  Bytes,
 	"int":    func(f float64) int { return int(f) },
+	"int64":  func(n int64) int { return int(n) },
 	"types":  types,
 	"pct":    pct,
 	"upper":  strings.ToUpper,
@@ -139,17 +170,29 @@ svg text{font:12px system-ui,sans-serif}rect.root{fill:#1e3a5f}rect.embed{fill:#
 text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fill:#3f6fb5}
 .legend span{display:inline-block;padding:0 6px;margin-right:6px;color:#fff;border-radius:3px;font-size:12px}
 .cols{display:flex;gap:24px;flex-wrap:wrap}
+tr.total td{font-weight:700;background:#eef1f6}table td.over,tr.total td.over{background:#c62828;color:#fff;font-weight:700}
+nav.contents{background:#fff;border:1px solid #d5dbe5;padding:6px 14px;display:inline-block}nav.contents ul{margin:4px 0;padding-left:18px}
+svg text.tick{font-size:10px;fill:#5a6478}
 </style></head><body>
 <h1>denorm plan</h1>
 <p class="note">Mapping <b>{{.R.Mapping}}</b>; size limit {{bytes .R.MaxDocSize}}; {{.Note}}; generated {{.R.Generated.Format "2006-01-02 15:04:05 UTC"}}.</p>
+<nav class="contents" id="contents"><b>Contents</b><ul>
+<li><a href="#summary">Summary</a></li><li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
+{{range .Colls}}<li><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a> <span class="note">({{.Kind}} from {{.Table}})</span></li>{{end}}
+</ul></li></ul></nav>
 <h2 id="summary">Summary</h2>
-<table><tr><th>collection</th><th>kind</th><th>table</th><th>documents</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>over limit</th></tr>
-{{range .Colls}}<tr><td><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a></td><td>{{.Kind}}</td><td>{{.Table}}</td><td class="n">{{.Documents}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n">{{.TooLarge.Count}}</td></tr>
-{{end}}</table>
+<table class="summary"><tr><th>collection</th><th>kind</th><th>table</th><th>documents</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>over limit</th><th>dangling</th></tr>
+{{range .Colls}}<tr><td><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a></td><td>{{.Kind}}</td><td>{{.Table}}</td><td class="n">{{.Documents}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n{{if .TooLarge.Count}} over{{end}}">{{.TooLarge.Count}}</td><td class="n">{{.Dangling}}</td></tr>
+{{end}}<tr class="total"><td>total</td><td></td><td></td><td class="n">{{.R.Totals.Documents}}</td><td colspan="4" class="n">{{bytes (int64 .R.Totals.Bytes)}} in all</td><td class="n{{if .R.Totals.TooLarge}} over{{end}}">{{.R.Totals.TooLarge}}</td><td class="n">{{.R.Totals.Dangling}}</td></tr>
+</table>
 <h2 id="warnings">Warnings</h2>
-{{if not .R.Warnings}}<p>No warnings.</p>{{else}}<table><tr><th>severity</th><th>rule</th><th>collection</th><th>finding</th><th>suggestion</th></tr>
-{{range .R.Warnings}}<tr><td><span class="{{sevcls .Severity}}">{{upper .Severity}}</span></td><td>{{.Rule}}</td><td>{{.Collection}}</td><td>{{.Message}}</td><td>{{.Suggestion}}</td></tr>
+{{if not .Warnings}}<p>No warnings.</p>{{else}}<table class="warnings"><tr><th>severity</th><th>rule</th><th>collection</th><th>finding</th><th>suggestion</th></tr>
+{{range .Warnings}}<tr class="{{sevcls .Severity}}-row"><td><span class="{{sevcls .Severity}}">{{upper .Severity}}</span></td><td>{{.Rule}}</td><td>{{.Collection}}</td><td>{{.Message}}</td><td>{{.Suggestion}}</td></tr>
 {{end}}</table>{{end}}
+{{if .R.Indexes}}<h2 id="indexes">Indexes</h2>
+<table class="indexes"><tr><th>collection</th><th>name</th><th>keys</th><th>options</th><th>why</th></tr>
+{{range .R.Indexes}}<tr><td>{{.Collection}}</td><td><code>{{.Name}}</code></td><td><code>{{.Keys}}</code></td><td>{{if .Unique}}unique {{end}}{{if .Partial}}partial <code>{{.Partial}}</code>{{end}}</td><td>{{if .Default}}default: {{.Reason}}{{else}}declared in the mapping{{end}}</td></tr>
+{{end}}{{range .R.ShardKeys}}<tr><td>{{.Collection}}</td><td>shard key</td><td><code>{{.Key}}</code></td><td></td><td>declared in the mapping</td></tr>{{end}}</table>{{end}}
 <h2 id="shapes">Document shapes</h2>
 <p class="legend"><span style="background:#1e3a5f">root</span><span style="background:#2e7d32">embed</span><span style="background:#6a4c93">lookup</span><span style="background:#b26a00">ids</span><span style="background:#00838f">aggregate</span></p>
 {{range .Colls}}
@@ -165,7 +208,8 @@ text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fil
 <svg class="histogram" width="{{.Histo.W}}" height="{{.Histo.H}}" role="img" aria-label="size histogram of {{.Name}}">
 <rect x="0" y="0" width="{{.Histo.W}}" height="{{.Histo.H}}" fill="#fff" stroke="#d5dbe5"/>
 {{range .Histo.Bars}}<rect class="bar" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}"><title>{{.Label}}</title></rect>{{end}}
-<text x="10" y="{{.Histo.H}}" dy="-1" font-size="10">{{.Histo.Lo}}</text><text x="{{.Histo.W}}" dx="-70" y="{{.Histo.H}}" dy="-1" font-size="10">{{.Histo.Hi}}</text>
+<line x1="48" y1="10" x2="48" y2="{{.Histo.Axis}}" stroke="#8a94a6"/>{{range .Histo.Ticks}}<text class="tick count" x="44" y="{{.Y}}" dy="4" text-anchor="end">{{.Label}}</text>{{end}}
+<text class="tick" x="52" y="{{.Histo.H}}" dy="-4">{{.Histo.Lo}}</text><text class="tick" x="{{.Histo.W}}" dx="-4" y="{{.Histo.H}}" dy="-4" text-anchor="end">{{.Histo.Hi}}</text>
 </svg></div>
 <div><h3>Largest arrays</h3>
 {{if .Arrays}}<table><tr><th>path</th><th>max</th><th>p99</th><th>p50</th><th>longest in</th></tr>
@@ -178,8 +222,8 @@ text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fil
 <h3>Inferred shape</h3>
 <table><tr><th>field</th><th>types</th><th>present</th></tr>{{range .Shape}}<tr><td><code>{{.Path}}</code></td><td>{{types .Types}}</td><td class="n">{{pct .Present .Of}}</td></tr>{{end}}</table>
 <h3>Samples</h3>
-{{with .Typical}}<p>Typical document ({{.Source}}, {{bytes .Size}}):</p><pre>{{.JSON}}</pre>{{end}}
-{{with .Largest}}<p>Largest document ({{.Source}}, {{bytes .Size}}):</p><pre>{{.JSON}}</pre>{{end}}
+{{with .Typical}}<p>Typical document ({{.Source}}, {{bytes .Size}}):</p><pre class="sample">{{pretty .JSON}}</pre>{{end}}
+{{with .Largest}}<p>Largest document ({{.Source}}, {{bytes .Size}}):</p><pre class="sample">{{pretty .JSON}}</pre>{{end}}
 {{end}}
 </body></html>
 `))
@@ -188,12 +232,12 @@ func writeHTML(w io.Writer, r *Report) error {
 	var colls []htmlColl
 	for _, c := range r.Collections {
 		hc := htmlColl{Collection: c, Diagram: layout(c.Tables), Histo: histogramSVG(c.Histogram)}
-		for _, wr := range r.Warnings {
+		for _, wr := range BySeverity(r.Warnings) {
 			if wr.Collection == c.Name {
 				hc.Warnings = append(hc.Warnings, wr)
 			}
 		}
 		colls = append(colls, hc)
 	}
-	return page.Execute(w, map[string]any{"R": r, "Colls": colls, "Note": estimateNote(r)})
+	return page.Execute(w, map[string]any{"R": r, "Colls": colls, "Note": estimateNote(r), "Warnings": BySeverity(r.Warnings)})
 }

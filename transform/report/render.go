@@ -33,7 +33,36 @@ func estimateNote(r *Report) string {
 	if r.Estimated {
 		return fmt.Sprintf("figures are estimates from a %.3g%% sample of the root rows", r.SamplePercent)
 	}
-	return "figures are exact (every row read)"
+	return "figures are exact: every row read"
+}
+
+// Plural is "1 document" or "3 documents".
+func Plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// totalsText is the report's totals in one line.
+func totalsText(t Totals) string {
+	return fmt.Sprintf("%s, %s, %d over the size limit, %s", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
+		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"))
+}
+
+// indexText describes an index in one line.
+func indexText(ix IndexInfo) string {
+	s := fmt.Sprintf("%s (%s)", ix.Name, ix.Keys)
+	if ix.Unique {
+		s += " unique"
+	}
+	if ix.Partial != "" {
+		s += " partial " + ix.Partial
+	}
+	if ix.Default {
+		s += "; default: " + ix.Reason
+	}
+	return s
 }
 
 func types(t map[string]int64) string {
@@ -92,8 +121,18 @@ func writeText(w io.Writer, r *Report) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t\n", c.Name, c.Table, c.Documents, Bytes(c.Size.P50), Bytes(c.Size.P95), Bytes(c.Size.P99), Bytes(c.Size.Max), c.TooLarge.Count, dang)
 	}
 	tw.Flush()
+	fmt.Fprintf(&b, "total: %s\n", totalsText(r.Totals))
+	if len(r.Indexes) > 0 || len(r.ShardKeys) > 0 {
+		b.WriteString("\nindexes migrate creates:\n")
+		for _, ix := range r.Indexes {
+			fmt.Fprintf(&b, "  %s: %s\n", ix.Collection, indexText(ix))
+		}
+		for _, sk := range r.ShardKeys {
+			fmt.Fprintf(&b, "  %s: shard key (%s)\n", sk.Collection, sk.Key)
+		}
+	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "\n== %s (%s from %s): %d documents from %d rows", c.Name, c.Kind, c.Table, c.Documents, c.Rows)
+		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		if c.Rejected > 0 {
 			fmt.Fprintf(&b, ", %d rejected", c.Rejected)
 		}
@@ -112,7 +151,7 @@ func writeText(w io.Writer, r *Report) error {
 			tw.Flush()
 		}
 		if c.TooLarge.Count > 0 {
-			fmt.Fprintf(&b, "  OVER THE SIZE LIMIT: %d documents\n", c.TooLarge.Count)
+			fmt.Fprintf(&b, "  OVER THE SIZE LIMIT: %s\n", Plural(c.TooLarge.Count, "document", "documents"))
 			for _, d := range c.TooLarge.Docs {
 				fmt.Fprintf(&b, "    %s (_id %s): %s\n", d.Source, d.ID, Bytes(d.Size))
 			}
@@ -166,6 +205,16 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	for _, c := range r.Collections {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %d |\n", mdEsc(c.Name), mdEsc(c.Table), c.Documents, Bytes(c.Size.P50), Bytes(c.Size.P95), Bytes(c.Size.P99), Bytes(c.Size.Max), c.TooLarge.Count)
 	}
+	fmt.Fprintf(&b, "\nTotal: %s.\n", totalsText(r.Totals))
+	if len(r.Indexes) > 0 || len(r.ShardKeys) > 0 {
+		b.WriteString("\n## Indexes\n\n")
+		for _, ix := range r.Indexes {
+			fmt.Fprintf(&b, "- %s: `%s`\n", mdEsc(ix.Collection), mdEsc(indexText(ix)))
+		}
+		for _, sk := range r.ShardKeys {
+			fmt.Fprintf(&b, "- %s: shard key `%s`\n", mdEsc(sk.Collection), mdEsc(sk.Key))
+		}
+	}
 	b.WriteString("\n## Warnings\n\n")
 	if len(r.Warnings) == 0 {
 		b.WriteString("None.\n")
@@ -178,7 +227,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("\n")
 	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %d documents from %d rows.\n\n```\n", mdEsc(c.Name), c.Kind, c.Table, c.Documents, c.Rows)
+		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %s from %s.\n\n```\n", mdEsc(c.Name), c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		treeText(c.Tables, "", &b)
 		b.WriteString("```\n\n")
 		if len(c.Arrays) > 0 {
@@ -189,7 +238,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			b.WriteString("\n")
 		}
 		if c.TooLarge.Count > 0 {
-			fmt.Fprintf(&b, "**%d documents over the size limit:**\n\n", c.TooLarge.Count)
+			fmt.Fprintf(&b, "**%s over the size limit:**\n\n", Plural(c.TooLarge.Count, "document", "documents"))
 			for _, d := range c.TooLarge.Docs {
 				fmt.Fprintf(&b, "- %s: %s\n", mdEsc(d.Source), Bytes(d.Size))
 			}

@@ -58,6 +58,11 @@ type Report struct {
 	Generated     time.Time     `json:"generated"`
 	Collections   []*Collection `json:"collections"`
 	Warnings      []Warning     `json:"warnings"`
+	// Totals sums the collections; Indexes and ShardKeys are what
+	// migrate creates and sets (index.go).
+	Totals    Totals         `json:"totals"`
+	Indexes   []IndexInfo    `json:"indexes"`
+	ShardKeys []ShardKeyInfo `json:"shardKeys"`
 }
 
 // Collection is the report of one collection entry of the mapping.

@@ -32,7 +32,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 		c := cols[i]
 		if c.TooLarge.Count > 0 {
 			out = append(out, Warning{Severity: "error", Rule: "size-limit", Collection: c.Name,
-				Message:    fmt.Sprintf("%d documents exceed the target's size limit of %s; the largest is %s from %s", c.TooLarge.Count, Bytes(maxDocSize), Bytes(c.Size.Max), c.Largest.Source),
+				Message:    fmt.Sprintf("%s the target's size limit of %s; the largest is %s from %s", Plural(c.TooLarge.Count, "document exceeds", "documents exceed"), Bytes(maxDocSize), Bytes(c.Size.Max), c.Largest.Source),
 				Suggestion: "reference or bucket the largest arrays (see the arrays above), or embed only a bounded subset (limit)"})
 		} else if maxDocSize > 0 && c.Size.Max > maxDocSize/2 {
 			out = append(out, Warning{Severity: "warning", Rule: "size-limit", Collection: c.Name,
