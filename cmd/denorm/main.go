@@ -65,7 +65,9 @@ type globals struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile()
+	stopMemStats := startMemStats()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopMemStats()
 	stopProfile()
 	stop()
 	os.Exit(code)

@@ -104,6 +104,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 		if err != nil || done {
 			return err
 		}
+		store = gateCheckpoints(ctx, g, store) // DENORM_DEBUG_CHECKPOINT_GATE, for tests
 	}
 
 	var (
