@@ -94,7 +94,9 @@ func TestFaultRecovery(t *testing.T) {
 	p := startGated(t, bin, append(base, "--target", target, "--job", "fault")...)
 	hold := func(what string, minWritten int64) {
 		t.Helper()
-		c, _ := p.until(func(c, _ *load.Checkpoint) bool { return c.Collection == "people" && written(c, "people") >= minWritten }, nil)
+		c, _ := p.until(func(c, _ *load.Checkpoint) bool {
+			return c.Collection == "people" && written(c, "people") >= minWritten
+		}, nil)
 		if c == nil {
 			p.wait()
 			t.Fatalf("denorm ended before %s\n%s", what, p.output())
