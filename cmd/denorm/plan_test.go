@@ -352,3 +352,61 @@ collections:
 		t.Errorf("no dangling-reference warning: %+v", rep.Warnings)
 	}
 }
+
+// TestPlanModelingWarnings: plan warns of an id array that grows without
+// bound (unbounded-ids), of a field copied from a table that changes often
+// (hot-copy), and suggests copying fields next to a reference to a table
+// that rarely changes (reference-read-with-parent, info).
+func TestPlanModelingWarnings(t *testing.T) {
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `
+CREATE TABLE language (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE publisher (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE book (id integer PRIMARY KEY, title text NOT NULL, pub_id integer REFERENCES publisher(id), lang_id integer REFERENCES language(id));
+INSERT INTO language VALUES (1, 'English'), (2, 'French'), (3, 'German');
+INSERT INTO publisher VALUES (1, 'Big'), (2, 'Small');
+INSERT INTO book SELECT n, 'Book ' || n, CASE WHEN n <= 150 THEN 1 ELSE 2 END, 1 + n % 3 FROM generate_series(1, 155) n;
+ANALYZE;`)
+	// 40 updates of each language row (120 in all, 40 per row), reported
+	// to the statistics when the statement ends.
+	testenv.Exec(t, src, strings.Repeat("UPDATE language SET name = name;\n", 40)+"SELECT pg_stat_force_next_flush();")
+	mapping := filepath.Join(t.TempDir(), "m.yaml")
+	if err := os.WriteFile(mapping, []byte(`version: 1
+collections:
+  - name: publishers
+    table: publisher
+    fields:
+      - name
+      - name: books
+        ids: {table: book, join: {pub_id: id}}
+        ref: books
+  - name: books
+    table: book
+    lookups:
+      - {name: lang, table: language, join: {id: lang_id}}
+    fields:
+      - title
+      - {name: language, column: lang.name}
+      - {column: pub_id, ref: publishers}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := planJSON(t, "--mapping", mapping, "--source", src)
+	type key struct{ rule, coll, path, severity string }
+	got := map[key]string{}
+	for _, w := range rep.Warnings {
+		got[key{w.Rule, w.Collection, w.Path, w.Severity}] = w.Message
+	}
+	for k, want := range map[key]string{
+		{"unbounded-ids", "publishers", "books", "warning"}:      "id array books grows without bound: up to 150 ids per document",
+		{"hot-copy", "books", "language", "warning"}:             "field language copies from table language, which changes often: 120 updates on 3 rows (40.0 per row)",
+		{"reference-read-with-parent", "books", "pubId", "info"}: "pubId references publishers (table publisher), which rarely changes (0 updates on 2 rows)",
+	} {
+		if msg, ok := got[k]; !ok || !strings.Contains(msg, want) {
+			t.Errorf("no %s %s for %s.%s saying %q; warnings: %+v", k.severity, k.rule, k.coll, k.path, want, rep.Warnings)
+		}
+	}
+	if len(rep.Warnings) != 3 {
+		t.Errorf("%d warnings, want these 3: %+v", len(rep.Warnings), rep.Warnings)
+	}
+}

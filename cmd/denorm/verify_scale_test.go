@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +13,18 @@ import (
 // summary, space-separated: expected, found, identical, missing,
 // unexpected, different, dangling, other.
 func summaryRow(out, coll string) string {
+next:
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) >= 9 && f[0] == coll {
-			return strings.Join(f[1:9], " ")
+		f := strings.Fields(l)
+		if len(f) < 9 || f[0] != coll {
+			continue
 		}
+		for _, n := range f[1:9] {
+			if _, err := strconv.ParseInt(n, 10, 64); err != nil {
+				continue next // a difference's line, not the summary's
+			}
+		}
+		return strings.Join(f[1:9], " ")
 	}
 	return ""
 }
