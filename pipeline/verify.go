@@ -441,11 +441,17 @@ func (v *verifier) merge(ctx context.Context) error {
 		return err
 	}
 	defer f.it.Close()
-	var prevFound []byte
+	var prevFound, prevExp []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if dup, err := v.duplicate(e, &prevExp, f, &prevFound); dup || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		c := 0
 		switch {
@@ -459,6 +465,7 @@ func (v *verifier) merge(ctx context.Context) error {
 		switch {
 		case c < 0:
 			x := e.cur
+			prevExp = x.key
 			if x.sampled {
 				v.stats[x.collection()].Missing++
 				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source}); err != nil {
@@ -491,6 +498,7 @@ func (v *verifier) merge(ctx context.Context) error {
 			}
 		default:
 			x, y := e.cur, f.cur
+			prevExp = x.key
 			if x.sampled && y.sampled {
 				st := v.stats[x.collection()]
 				if bytes.Equal(x.hash, y.hash) {
@@ -522,6 +530,35 @@ func (v *verifier) merge(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// duplicate reports, and steps over, a second record of one _id on either
+// side: the target holding an _id twice (a directory's file), or the
+// source giving it to two documents (document types of one collection
+// with equal ids, or a view whose id is not unique). prevExp and
+// prevFound are the keys of the last record of each side merged.
+func (v *verifier) duplicate(e *cursor, prevExp *[]byte, f *cursor, prevFound *[]byte) (bool, error) {
+	var d Difference
+	var c *cursor
+	switch {
+	case e.cur.ok && bytes.Equal(e.cur.key, *prevExp):
+		c = e
+		d = Difference{Kind: DiffDuplicate, Source: e.cur.source, Error: "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"}
+	case f.cur.ok && bytes.Equal(f.cur.key, *prevFound):
+		c = f
+		d = Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
+	default:
+		return false, nil
+	}
+	x := c.cur
+	if x.sampled {
+		d.Collection, d.ID = x.collection(), x.idJSON()
+		v.stats[d.Collection].Duplicate++
+		if err := v.opt.Difference(d); err != nil {
+			return true, err
+		}
+	}
+	return true, c.next()
 }
 
 // idKey is the sort key of a document: its collection, a NUL, and its _id

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,10 +20,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `status lists every job whose checkpoints the target holds (see 'denorm migrate
 --help', --job): its phase, the progress of each collection, the time of the last
 checkpoint, and the command to run next. With --job, only that job (and its
-partitions). A corrupt checkpoint is listed with its error.`,
+partitions). A corrupt checkpoint is listed with its error, and the exit code
+is then 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
+			targetEnv := !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
+			if err := checkTarget(target); err != nil {
+				return err
+			}
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
@@ -89,13 +97,27 @@ partitions). A corrupt checkpoint is listed with its error.`,
 					if c.Workers > 1 {
 						extra += fmt.Sprintf(" --workers %d", c.Workers)
 					}
-					fmt.Fprintf(w, "  next: denorm migrate --mapping %s --source URL --target %s --job %s%s --resume\n", c.Mapping, load.RedactURI(target), c.Job, extra)
+					dst, note := connArg(target, targetEnv, "DENORM_TARGET", "--target URI")
+					fmt.Fprintf(w, "  next: denorm migrate --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s%s --resume\n", shellQuote(c.Mapping), dst, shellQuote(c.Job), extra)
+					if note != "" {
+						fmt.Fprintf(w, "    (%s)\n", note)
+					}
 				}
 			}
+			corrupt := 0
 			for _, e := range bad {
+				var ce *load.CorruptCheckpointError
+				if job != "" && errors.As(e, &ce) && ce.ID != job && !strings.HasPrefix(ce.ID, job+".") {
+					continue
+				}
 				fmt.Fprintf(w, "%v\n", e)
+				corrupt++
 			}
-			if shown == 0 && len(bad) == 0 {
+			if corrupt > 0 {
+				// Listed above with the rest; the exit code tells scripts.
+				return fmt.Errorf("%d corrupt checkpoint(s) in %s: a job with one cannot resume; start it over with migrate --restart", corrupt, store.Where())
+			}
+			if shown == 0 {
 				if job != "" {
 					return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", job, store.Where(), job)
 				}

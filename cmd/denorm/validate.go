@@ -37,10 +37,7 @@ Nothing is written anywhere. Exit code 2 when the mapping has problems.`,
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
-	if o.mapping == "" {
-		return usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
-	}
-	f, err := mappings.Load(o.mapping)
+	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -53,12 +50,28 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	defer closeSnap()
+	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		return err
 	}
 	plan, ps := mappings.ResolveAll(f, cat)
 	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
+	if len(ps) == 0 {
+		// Document types of one collection that give one _id: refused
+		// when the source has such _ids, a warning when it may.
+		collisions, err := extract.CheckIDCollisions(ctx, snap, plan)
+		if err != nil {
+			return err
+		}
+		for _, c := range collisions {
+			if c.Count > 0 {
+				ps = append(ps, mappings.Problem{File: f.Path, Pos: c.B.Pos, Msg: c.Message() + "; " + extract.IDCollisionSuggestion})
+				continue
+			}
+			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s; %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, c.Message(), extract.IDCollisionSuggestion)
+		}
+	}
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
