@@ -61,6 +61,19 @@ func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 	return c
 }
 
+// peekCheckpoint reads a checkpoint, nil when none or unreachable.
+func peekCheckpoint(target, id string) *load.Checkpoint {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	tg, err := load.Open(ctx, target, load.Options{})
+	if err != nil {
+		return nil
+	}
+	defer tg.Close(ctx)
+	c, _ := tg.Checkpoints().Load(ctx, id)
+	return c
+}
+
 // dumpTarget returns every collection of a target as canonical documents
 // sorted by _id (server) or the files' lines in order (directory).
 func dumpTarget(t *testing.T, target string, db *mongo.Database) map[string][]string {
