@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,6 +64,20 @@ func TestWorkersAndPartitions(t *testing.T) {
 			if rows == 0 {
 				t.Errorf("partition %d/3 read no rows", i)
 			}
+		}
+		// What the Kubernetes manifest tells to run (deploy/kubernetes):
+		// status --job shows every partition of the job, each done.
+		code, out, errs := runCLI(t, "status", "--target", uri, "--job", "p")
+		if code != 0 {
+			t.Fatalf("status --job p: exit %d\n%s%s", code, out, errs)
+		}
+		for i := 0; i < 3; i++ {
+			if want := fmt.Sprintf("job p partition %d/3: done;", i); !strings.Contains(out, want) {
+				t.Errorf("status --job p does not say %q:\n%s", want, out)
+			}
+		}
+		if n := strings.Count(out, "next: nothing"); n != 3 {
+			t.Errorf("status --job p: %d partitions with nothing to run next, want 3:\n%s", n, out)
 		}
 	})
 

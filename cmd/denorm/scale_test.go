@@ -37,8 +37,8 @@ func TestBoundedMemory(t *testing.T) {
 }
 
 // TestNoPerParentQueries counts, with pg_stat_statements, the statements
-// the source received during a migration: their number depends on the
-// number of batches, not on the number of persons.
+// the source received during a migration: at most one per relation and
+// batch, never one per person.
 func TestNoPerParentQueries(t *testing.T) {
 	mapping := example(t, "person")
 	const n, batch = 5000, 500
@@ -69,12 +69,16 @@ WHERE d.datname = current_database() AND s.query ~* '(person|address|contact_det
 		t.Fatal(err)
 	}
 	batches := int64((n+2)/batch + 1)
-	// Per batch: the person page, addresses, contact details, and the
-	// contact detail types; plus the catalog queries.
+	// person, address and contact_detail are read as merge streams, one
+	// query each for the whole run, and the contact detail types (a
+	// lookup) once, then cached: 4 statements (measured). The limit allows
+	// what the set-wise path, denorm's fallback when a stream cannot have
+	// its own connection, takes - one query per relation and batch - plus
+	// the catalog's queries; a query per person would be thousands.
 	limit := batches*4 + 10
 	t.Logf("%d persons in batches of %d: %d statements returned %d rows (limit %d)", n+2, batch, calls, rows, limit)
 	if calls > limit {
-		t.Errorf("the source received %d statements for %d persons; want at most %d (one per relation per batch)", calls, n+2, limit)
+		t.Errorf("the source received %d statements for %d persons; want at most %d (one per relation and batch)", calls, n+2, limit)
 	}
 	if rows < int64(n) {
 		t.Errorf("statements returned only %d rows; the count is not measuring the migration", rows)

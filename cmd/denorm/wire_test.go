@@ -169,6 +169,17 @@ func TestWireFaults(t *testing.T) {
 				t.Fatal("the fault never fired: the stream is shorter than its byte offset")
 			}
 			said(t, r, c.says)
+			if c.side == "source" {
+				// The snapshot's own connection was not cut: the new
+				// connection adopts the run's exported snapshot again
+				// rather than taking a new one.
+				if strings.Contains(r.out, "snapshot was re-taken") {
+					t.Errorf("a lost stream connection made the run take a new snapshot:\n%s", r.out)
+				}
+				if ck := loadCheckpoint(t, r.target, "w"); ck == nil || ck.Resumes != 0 {
+					t.Errorf("checkpoint %+v: want one with no re-taken snapshot (resumes 0)", ck)
+				}
+			}
 			// One stall of a second or two: far less than the default
 			// timeouts (minutes), whatever the machine's load.
 			if r.took > 20*time.Second {
