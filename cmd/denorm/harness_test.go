@@ -36,6 +36,17 @@ func example(tb testing.TB, name string) string {
 	return repoPath(tb, "mappings", "examples", name+".yaml")
 }
 
+// writeMapping writes a mapping file into a temporary directory and
+// returns its path.
+func writeMapping(tb testing.TB, yaml string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "m.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // seedDB is a new database holding testdata/examples/seed.sql: the schema
 // and data every example mapping runs on.
 func seedDB(tb testing.TB) string {

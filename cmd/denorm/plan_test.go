@@ -203,8 +203,7 @@ INSERT INTO post VALUES (1, 'small'), (2, 'viral'), (3, 'quiet');
 INSERT INTO comment SELECT n, 2, 'user' || n % 1000, repeat('lorem ipsum ', 8) || n FROM generate_series(1, 200000) n;
 INSERT INTO comment SELECT 200000 + n, 1, 'anon', 'nice' FROM generate_series(1, 3) n;
 ANALYZE;`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(`version: 1
+	mapping := writeMapping(t, `version: 1
 collections:
   - name: posts
     table: post
@@ -216,9 +215,7 @@ collections:
           join: {post_id: id}
           orderBy: id
           fields: [id, author, comment]
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := planJSON(t, "--mapping", mapping, "--source", src)
 	c := rep.Collections[0]
 	if c.Documents != 3 {
@@ -267,10 +264,7 @@ func TestPlanSample(t *testing.T) {
 	src := testenv.PostgresDB(t)
 	testenv.Exec(t, src, `CREATE TABLE item (id integer PRIMARY KEY, v text);
 INSERT INTO item SELECT n, 'x' || n FROM generate_series(1, 20000) n;`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte("version: 1\ncollections:\n  - name: items\n    table: item\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: items\n    table: item\n")
 	rep := planJSON(t, "--mapping", mapping, "--source", src, "--sample", "10")
 	c := rep.Collections[0]
 	if !rep.Estimated || rep.SamplePercent != 10 {
@@ -301,8 +295,7 @@ CREATE TABLE holding (id integer PRIMARY KEY, stock_id integer, tags integer[]);
 INSERT INTO stock VALUES (1, 'MSFT'), (2, 'AAPL');
 INSERT INTO holding SELECT n, CASE WHEN n % 500 = 0 THEN 900 + n ELSE 1 + n % 2 END, NULL FROM generate_series(1, 2500) n;
 INSERT INTO holding VALUES (9999, NULL, NULL);`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(`version: 1
+	mapping := writeMapping(t, `version: 1
 collections:
   - name: stocks
     table: stock
@@ -320,9 +313,7 @@ collections:
       - name: holders
         ids: {table: holding, join: {stock_id: id}}
         ref: holdings
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := planJSON(t, "--mapping", mapping, "--source", src, "--batch-size", "300")
 	h := rep.Collections[1]
 	if len(h.References) != 1 {
@@ -370,8 +361,7 @@ ANALYZE;`)
 	// 40 updates of each language row (120 in all, 40 per row), reported
 	// to the statistics when the statement ends.
 	testenv.Exec(t, src, strings.Repeat("UPDATE language SET name = name;\n", 40)+"SELECT pg_stat_force_next_flush();")
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(`version: 1
+	mapping := writeMapping(t, `version: 1
 collections:
   - name: publishers
     table: publisher
@@ -388,9 +378,7 @@ collections:
       - title
       - {name: language, column: lang.name}
       - {column: pub_id, ref: publishers}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := planJSON(t, "--mapping", mapping, "--source", src)
 	type key struct{ rule, coll, path, severity string }
 	got := map[key]string{}

@@ -740,10 +740,7 @@ CREATE TABLE holding (id integer PRIMARY KEY, stock_id integer);
 INSERT INTO stock VALUES (1, 'MSFT'), (2, 'AAPL');
 INSERT INTO holding SELECT n, 1 + n % 2 FROM generate_series(1, 20) n;
 INSERT INTO holding VALUES (21, 99);`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte("version: 1\ncollections:\n  - name: stocks\n    table: stock\n  - name: holdings\n    table: holding\n    fields:\n      - {column: stock_id, ref: stocks}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: stocks\n    table: stock\n  - name: holdings\n    table: holding\n    fields:\n      - {column: stock_id, ref: stocks}\n")
 	dir := t.TempDir()
 	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
 		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
@@ -792,10 +789,7 @@ func TestVerifyWatermarkColumns(t *testing.T) {
 	testenv.Exec(t, src, `
 CREATE TABLE item (id integer PRIMARY KEY, v text NOT NULL, changed_on timestamptz NOT NULL DEFAULT '2024-01-01');
 INSERT INTO item SELECT n, 'v' || n FROM generate_series(1, 5) n;`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte("version: 1\ncollections:\n  - name: items\n    table: item\n    fields: [v]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: items\n    table: item\n    fields: [v]\n")
 	dir := t.TempDir()
 	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
 		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
