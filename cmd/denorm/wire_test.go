@@ -144,19 +144,22 @@ func TestWireFaults(t *testing.T) {
 		says               string
 	}{
 		// The connection closes in the middle of a bulk write's message.
-		{"target cut mid-batch", "target", "upstream", 60_000, false, "", "", "target failed (write 20 documents"},
+		// The server still answers a ping, so the batch is taken for one
+		// the server refused (load/isolate.go) and written again in
+		// halves, which all succeed: nothing is rejected or said.
+		{"target cut mid-batch", "target", "upstream", 60_000, false, "", "", ""},
 		// The write is applied, its acknowledgement never arrives: the
-		// batch is written again, idempotently.
-		{"target acknowledgement lost", "target", "downstream", 1_000, false, "", "", "target failed (write 20 documents"},
+		// batch is written again, idempotently (in halves, as above).
+		{"target acknowledgement lost", "target", "downstream", 1_000, false, "", "", ""},
 		// A connection stops answering and is never closed: the URI's
 		// timeoutMS ends the write, which is retried on another.
-		{"target half-open", "target", "downstream", 1_000, true, "", "timeoutMS=1500", "client timed out waiting for server response"},
+		{"target half-open", "target", "downstream", 1_000, true, "", "timeoutMS=5000", "client timed out waiting for server response"},
 		// A stream's connection closes: the run reconnects and reads on
 		// from the last acknowledged position.
 		{"source cut mid-stream", "source", "downstream", 30_000, false, "", "", "source connection lost"},
 		// A stream stops arriving and its connection is never closed: the
 		// URL's read_timeout declares it lost.
-		{"source half-open", "source", "downstream", 30_000, true, "read_timeout=1", "", "PostgreSQL sent nothing for 1s"},
+		{"source half-open", "source", "downstream", 30_000, true, "read_timeout=3", "", "PostgreSQL sent nothing for 3s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var f *fault
@@ -168,7 +171,11 @@ func TestWireFaults(t *testing.T) {
 			if !f.fired.Load() {
 				t.Fatal("the fault never fired: the stream is shorter than its byte offset")
 			}
-			said(t, r, c.says)
+			if c.says != "" {
+				said(t, r, c.says)
+			} else if strings.Contains(r.out, "rejected") {
+				t.Errorf("a cut connection rejected documents:\n%s", r.out)
+			}
 			if c.side == "source" {
 				// The snapshot's own connection was not cut: the new
 				// connection adopts the run's exported snapshot again
@@ -180,9 +187,13 @@ func TestWireFaults(t *testing.T) {
 					t.Errorf("checkpoint %+v: want one with no re-taken snapshot (resumes 0)", ck)
 				}
 			}
-			// One stall of a second or two: far less than the default
-			// timeouts (minutes), whatever the machine's load.
-			if r.took > 20*time.Second {
+			// One stall of a few seconds: far less than the default
+			// timeouts (10 minutes). The URL's timeouts are loose enough
+			// for every write and read that is not stalled to finish
+			// within them on a loaded machine (at a load of 30 on 2
+			// cores, writes of 20 documents took over 1.5 s), and so is
+			// this bound.
+			if r.took > time.Minute {
 				t.Errorf("the run took %s with faults bounded by the URL's timeouts", r.took)
 			}
 			exact(t, r)
