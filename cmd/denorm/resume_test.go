@@ -167,9 +167,12 @@ func compareTargets(t *testing.T, what string, want, got map[string][]string, ex
 // it resumed from, so every round ends, without a cap on attempts. Half
 // the kills (drawn at random) land at a checkpoint the run waits to save;
 // the others after a random delay past one, wherever the run then is.
-// The draws come from a seed that is logged: DENORM_TEST_SEED replays
-// them (the delayed kills then land near, not exactly at, the same
-// points).
+// The draws come from a seed that is logged, each attempt's from the
+// seed, its round and its number (so that one attempt's draws do not
+// depend on how many attempts came before): DENORM_TEST_SEED replays
+// them. A replay kills at exactly the same checkpoints up to a round's
+// first delayed kill; a delayed kill lands wherever the run then is, and
+// the attempts after it resume from there.
 func TestCrashResume(t *testing.T) {
 	// Small data and tiny batches: many checkpoints, a second or two a run.
 	bin, mapping, src := crashSetup(t, 1500, 1500, 6000)
@@ -203,7 +206,7 @@ func TestCrashResume(t *testing.T) {
 	t.Logf("uninterrupted: server %s, directory %s (gated); %d people, %d posts, %d comment pages; progress %d",
 		serverTime.Round(time.Millisecond), dirTime.Round(time.Millisecond), len(ref[true]["people"]), len(ref[true]["posts"]), len(ref[true]["comments"]), progressOf(total))
 
-	rng := rand.New(rand.NewPCG(testSeed(t), 7))
+	seed := testSeed(t)
 	const minKills = 20
 	kills, rounds := 0, 0
 	landed := map[string]int{}
@@ -228,6 +231,7 @@ func TestCrashResume(t *testing.T) {
 			if prior != nil {
 				args = append(args, "--resume")
 			}
+			rng := rand.New(rand.NewPCG(seed, uint64(round)<<32|uint64(attempt)))
 			k := crashKill(rng, server, attempt, progressOf(total))
 			p := startGated(t, bin, args...)
 			held, stored := p.until(k.stop(prior), prior)
