@@ -40,7 +40,10 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
-		_ = client.Disconnect(context.Background())
+		// Disconnect waits for the monitor's connection attempt in
+		// progress, up to connectTimeoutMS more: the error is final, so
+		// it is not waited for.
+		go func() { _ = client.Disconnect(context.Background()) }()
 		var sse topology.ServerSelectionError
 		if errors.As(err, &sse) {
 			return nil, fmt.Errorf("connect to %s: no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS): %w",
