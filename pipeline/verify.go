@@ -30,12 +30,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"hash/maphash"
 	"os"
 
 	"github.com/denorm/denorm/extract"
@@ -156,15 +156,16 @@ type verifier struct {
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
-	buf     []byte
 }
 
-// side is one side's sorter and document spill file.
+// side is one side's sorter and document spill file. The two sides are
+// filled by different goroutines.
 type side struct {
 	sorter *extsort.Sorter
 	f      *os.File
 	w      *bufio.Writer
 	off    int64
+	buf    []byte
 }
 
 func (s *side) open(dir, name string, mem int) error {
@@ -201,11 +202,10 @@ func (v *verifier) add(s *side, coll string, doc []byte, source string) error {
 		return fmt.Errorf("collection %q: %w", coll, err)
 	}
 	key := idKey(coll, idv)
-	val := v.buf[:0]
+	val := s.buf[:0]
 	if v.sampled(key) {
-		h := sha256.Sum256(doc)
 		val = append(val, flagSampled)
-		val = append(val, h[:hashLen]...)
+		val = appendDocHash(val, doc)
 		val = binary.BigEndian.AppendUint64(val, uint64(s.off))
 		val = binary.BigEndian.AppendUint32(val, uint32(len(doc)))
 		if _, err := s.w.Write(doc); err != nil {
@@ -219,8 +219,20 @@ func (v *verifier) add(s *side, coll string, doc []byte, source string) error {
 	val = binary.AppendUvarint(val, uint64(len(idv.Data)))
 	val = append(val, idv.Data...)
 	val = append(val, source...)
-	v.buf = val
+	s.buf = val
 	return s.sorter.Add(key, val)
+}
+
+// hashSeeds key the documents' hashes: two 64-bit hashes under seeds
+// random to this run (a difference cannot be made to collide without
+// knowing them), 2^-128 odds that two different documents pass for equal.
+// SHA-256 cost a tenth of verify's time.
+var hashSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// appendDocHash appends the hashLen bytes of doc's hash.
+func appendDocHash(dst, doc []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, maphash.Bytes(hashSeeds[0], doc))
+	return binary.BigEndian.AppendUint64(dst, maphash.Bytes(hashSeeds[1], doc))
 }
 
 func (v *verifier) sampled(key []byte) bool {
@@ -278,54 +290,34 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
 	}
 
-	// The expected side, built as migrate builds it.
-	for _, cp := range plan.Collections {
-		st := v.stats[cp.Name]
-		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-			for _, e := range b.Rejects {
-				st.Unbuildable++
-				if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
-					return err
-				}
-			}
-			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(nil, d.Body)
-				if err == nil {
-					raw, err = target.Normalize(raw)
-				}
-				if err != nil {
-					st.Unbuildable++
-					if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: d.Source, Error: err.Error()}); err != nil {
-						return err
-					}
-					continue
-				}
-				st.Expected++
-				if err := v.add(&v.exp, cp.Name, raw, d.Source); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	// The found side is read in the target's own order by a goroutine of
+	// its own while the expected side is built, so that both keep a core
+	// busy. It touches only its own side, the references and its own
+	// counts; the first failure of either side stops the other.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	found := make([]VerifyStats, len(order))
+	foundErr := make(chan error, 1)
+	go func() {
+		err := v.scanFound(sctx, order, found)
 		if err != nil {
-			return nil, fmt.Errorf("build expected documents: %w", err)
+			cancel()
 		}
+		foundErr <- err
+	}()
+	expErr := v.expected(sctx, snap, plan)
+	if expErr != nil {
+		cancel()
 	}
-
-	// The found side, in the target's own order.
-	for _, name := range order {
-		st := v.stats[name]
-		exists, err := target.Scan(ctx, name, func(doc []byte) error {
-			st.Found++
-			if err := v.add(&v.found, name, doc, ""); err != nil {
-				return err
-			}
-			return v.collectRefs(name, doc)
-		})
-		st.Exists = exists
-		if err != nil {
-			return nil, err
-		}
+	fErr := <-foundErr
+	if expErr != nil && (fErr == nil || !errors.Is(expErr, context.Canceled)) {
+		return nil, expErr
+	}
+	if fErr != nil {
+		return nil, fErr
+	}
+	for i, name := range order {
+		v.stats[name].Found, v.stats[name].Exists = found[i].Found, found[i].Exists
 	}
 	for _, s := range []*side{&v.exp, &v.found} {
 		if err := s.w.Flush(); err != nil {
@@ -342,6 +334,66 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		res.Collections = append(res.Collections, *v.stats[name])
 	}
 	return res, nil
+}
+
+// expected builds every collection's documents as migrate does and adds
+// them to the expected side; rows that cannot be built are differences.
+func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
+	var buf []byte // each document's BSON, copied by add
+	for _, cp := range plan.Collections {
+		st := v.stats[cp.Name]
+		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
+			for _, e := range b.Rejects {
+				st.Unbuildable++
+				if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
+					return err
+				}
+			}
+			for _, d := range b.Docs {
+				raw, err := load.AppendDocument(buf[:0], d.Body)
+				buf = raw
+				if err == nil {
+					raw, err = v.target.Normalize(raw)
+				}
+				if err != nil {
+					st.Unbuildable++
+					if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: d.Source, Error: err.Error()}); err != nil {
+						return err
+					}
+					continue
+				}
+				st.Expected++
+				if err := v.add(&v.exp, cp.Name, raw, d.Source); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("build expected documents: %w", err)
+		}
+	}
+	return nil
+}
+
+// scanFound reads every collection of order from the target into the
+// found side, counting into found (by position in order).
+func (v *verifier) scanFound(ctx context.Context, order []string, found []VerifyStats) error {
+	for i, name := range order {
+		st := &found[i]
+		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
+			st.Found++
+			if err := v.add(&v.found, name, doc, ""); err != nil {
+				return err
+			}
+			return v.collectRefs(name, doc)
+		})
+		st.Exists = exists
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entry is one decoded sort record.

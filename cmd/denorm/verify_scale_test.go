@@ -66,7 +66,7 @@ func TestVerifyBoundedMemory(t *testing.T) {
 		}
 		return m
 	}, func(i int) string { return fmt.Sprintf("%7d documents (verify)", sizes[i]+2) })
-	// The sorts hold --sort-memory each plus a 64 KiB read buffer per run
+	// The sorts hold --sort-memory each plus a 16 KiB read buffer per run
 	// file they merge, and at most 64 run files: 10x the documents make
 	// 10x the runs, up to that cap, hence a ratio of 1.25 rather than 1.2.
 	// Measured at load 18 on 2 cores: working sets 12.3-13.0 MiB (20,002)
