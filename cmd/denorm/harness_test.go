@@ -230,13 +230,22 @@ type memLimits struct {
 	rssCeiling  uint64
 }
 
+// memSlack is growth of the working set that checkMemory lets pass
+// whatever the ratio: on a working set of 5 MiB, half a MiB more (a
+// buffer, a slab, GC timing) is already 10%. A table held in memory grows
+// it by tens or hundreds of MiB (see checkMemory).
+const memSlack = 2 << 20
+
 // checkMemory fails the test when the larger size's working set is more
-// than lim.ratio times the smaller's, or a median is over its ceiling.
+// than lim.ratio times the smaller's and more than memSlack above it, or
+// a median is over its ceiling. Shown to fail, at 7.3-7.6x and over every
+// ceiling, when pipeline.produce kept every batch it read (a deliberate
+// leak, 2026-11-23).
 func checkMemory(t *testing.T, what string, small, large memFigures, lim memLimits) {
 	t.Helper()
 	ratio := float64(large.workingSet) / float64(small.workingSet)
-	t.Logf("%s: working set ratio of medians %.2fx (limit %.2fx)", what, ratio, lim.ratio)
-	if ratio > lim.ratio {
+	t.Logf("%s: working set ratio of medians %.2fx (limit %.2fx, or %s more)", what, ratio, lim.ratio, MiB(memSlack))
+	if ratio > lim.ratio && large.workingSet > small.workingSet+memSlack {
 		t.Errorf("%s: the median working set grew %.2fx (%s -> %s); want at most %.2fx", what, ratio, MiB(small.workingSet), MiB(large.workingSet), lim.ratio)
 	}
 	for _, m := range []memFigures{small, large} {
