@@ -72,7 +72,7 @@ func TestWorkersAndPartitions(t *testing.T) {
 			t.Fatalf("status --job p: exit %d\n%s%s", code, out, errs)
 		}
 		for i := 0; i < 3; i++ {
-			if want := fmt.Sprintf("job p partition %d/3: done;", i); !strings.Contains(out, want) {
+			if want := fmt.Sprintf("job p partition %d/3: done,", i); !strings.Contains(out, want) {
 				t.Errorf("status --job p does not say %q:\n%s", want, out)
 			}
 		}
