@@ -180,6 +180,10 @@ type Options struct {
 	// target). Otherwise the directory is created by the first write or
 	// checkpoint.
 	MustExist bool
+	// Notice, when set, is told of what a write recovered from without
+	// failing: a batch written again in halves after the server closed
+	// its connection (isolate.go).
+	Notice func(msg string)
 }
 
 func (o Options) withDefaults() Options {

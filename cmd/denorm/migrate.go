@@ -101,7 +101,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	defer closeSnap()
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }})
 	if err != nil {
 		return err
 	}
