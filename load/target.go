@@ -12,8 +12,8 @@
 // checkpoint being resumed), so replaying a batch changes nothing.
 //
 // Limits: a directory target has one writer (no --workers, --partition)
-// and cannot delete chosen documents (no sync); FerretDB's quirks (see
-// TESTING.md) are handled here and nowhere else.
+// and cannot delete chosen documents (no sync); FerretDB's quirks (README.md,
+// "Known limitations") are handled here and nowhere else.
 package load
 
 import (

@@ -391,9 +391,13 @@ collections:
       - {name: avgPages, aggregate: {fn: avg, table: book, join: {pub_id: id}, column: pages}}
 `
 	for _, tc := range []struct {
-		numeric   string
-		zeroPrice any
-	}{{"decimal", Decimal("0")}, {"double", float64(0)}, {"string", "0"}} {
+		numeric                string
+		zeroPrice, price, mean any
+	}{
+		{"decimal", Decimal("0"), Decimal("12.50"), Decimal("333.3333333333333333")},
+		{"double", float64(0), 12.5, 333.3333333333333},
+		{"string", "0", "12.50", "333.3333333333333333"},
+	} {
 		t.Run(tc.numeric, func(t *testing.T) {
 			cp := plan(t, fmt.Sprintf(m, tc.numeric)).Collections[0]
 			root := row(t, cp.Root, map[string]any{"id": "p1"})
@@ -406,20 +410,26 @@ collections:
 			if diff := cmp.Diff(want, flat(d.Body)); diff != "" {
 				t.Errorf("no rows (-want +got):\n%s", diff)
 			}
-			// With rows, each aggregate's value is its one result row's.
+			// With rows, each aggregate's value is its own result row's:
+			// every aggregate gets another value, so a value given to the
+			// wrong field, or left out, shows.
+			result := map[string]any{"n": int64(3), "nIsbn": int64(2), "pages": int64(1000), "price": tc.price,
+				"minPrice": tc.price, "maxPages": int32(400), "avgPages": tc.mean}
 			rel := fixedRel{}
 			for i := range cp.Root.Fields {
 				f := &cp.Root.Fields[i]
 				if f.Kind == mappings.FieldAggregate {
-					rel[f.Embed] = [][]any{append([]any{int64(7)}, make([]any, len(f.Embed.JoinKeyCols))...)}
+					rel[f.Embed] = [][]any{append([]any{result[f.Name]}, make([]any, len(f.Embed.JoinKeyCols))...)}
 				}
 			}
 			d, err = BuildOne(cp, root, rel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := len(d.Body); got != 8 {
-				t.Errorf("with rows: %d fields %v, want _id and 7 aggregates", got, flat(d.Body))
+			want = []any{"_id", "p1", "n", int64(3), "nIsbn", int64(2), "pages", int64(1000), "price", tc.price,
+				"minPrice", tc.price, "maxPages", int32(400), "avgPages", tc.mean}
+			if diff := cmp.Diff(want, flat(d.Body)); diff != "" {
+				t.Errorf("with rows (-want +got):\n%s", diff)
 			}
 		})
 	}

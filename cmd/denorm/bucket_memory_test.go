@@ -23,10 +23,12 @@ ANALYZE;`, n))
 
 // TestBucketBoundedMemory migrates one post with 100,000 and with 1,000,000
 // comments with the blog mapping (a 3-comment subset in the post, every
-// comment in buckets of 100) and checks that the median peak RSS of the
-// built binary grows by less than 20% for 10x the comments: the pager holds
-// one page and the subset is read with a LIMIT per parent, so memory does
-// not depend on a parent's number of children. Runs are interleaved and
+// comment in buckets of 100) and checks that the run's working set
+// (workingSet) does not grow with the number of comments (at most 1.2x for
+// 10x the comments), and that its peak live heap and peak RSS stay under
+// absolute ceilings: the pager holds one page
+// and the subset is read with a LIMIT per parent, so memory does not
+// depend on a parent's number of children. Runs are interleaved and
 // medians compared, as in TestBoundedMemory.
 func TestBucketBoundedMemory(t *testing.T) {
 	bin := denormBinary(t)
@@ -38,8 +40,8 @@ func TestBucketBoundedMemory(t *testing.T) {
 		addComments(t, db, n)
 		dbs = append(dbs, db)
 	}
-	med := medianPeaks(t, len(sizes), func(i int) int64 {
-		return migratePeak(t, bin, mapping, dbs[i], func(dir string) {
+	med := medianMemory(t, len(sizes), func(i int) memStats {
+		return migrateMemory(t, bin, mapping, dbs[i], func(dir string) {
 			// The seed has 4 pages (post 1: 250 comments, post 2: 2).
 			if got, want := countLines(t, filepath.Join(dir, "comments.jsonl")), 4+(sizes[i]+99)/100; got != want {
 				t.Fatalf("%d comments: wrote %d pages, want %d", sizes[i], got, want)
@@ -49,11 +51,7 @@ func TestBucketBoundedMemory(t *testing.T) {
 			}
 		})
 	}, func(i int) string { return fmt.Sprintf("%8d comments on one post", sizes[i]) })
-	small, large := med[0], med[1]
-	ratio := float64(large) / float64(small)
-	t.Logf("ratio of medians 1M/100k: %.2fx", ratio)
-	if ratio >= 1.2 {
-		t.Errorf("median peak RSS grew %.2fx for 10x the comments of one post (%d KiB -> %d KiB); want less than 1.2x", ratio, small, large)
-	}
-	underCeiling(t, large)
+	// Measured at load 18 on 2 cores: working sets 5.8-6.1 MiB at both
+	// sizes, peak live heap 6.6-7.8 MiB, peak RSS 28-30 MiB.
+	checkMemory(t, "10x the comments of one post", med[0], med[1], memLimits{ratio: 1.2, heapCeiling: 16 << 20, rssCeiling: 64 << 20})
 }

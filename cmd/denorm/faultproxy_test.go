@@ -103,6 +103,9 @@ type fault struct {
 	fired atomic.Bool
 }
 
+// faultSeq numbers the cut-once toxics of this process.
+var faultSeq atomic.Int64
+
 // faultOf returns the state of the cut-once toxic id (made on first use).
 func faultOf(id string) *fault {
 	s, _ := faults.LoadOrStore(id, &fault{})
@@ -112,7 +115,9 @@ func faultOf(id string) *fault {
 // cutOnce adds a cut-once toxic and returns its state.
 func (f *faultProxy) cutOnce(stream string, bytes int64, stall bool) *fault {
 	f.t.Helper()
-	id := fmt.Sprintf("%s/%s/%d/%v", f.t.Name(), stream, bytes, stall)
+	// The id is new for every call, so that a test run again (-count)
+	// does not find the fault fired by an earlier run.
+	id := fmt.Sprintf("%s/%s/%d/%v/%d", f.t.Name(), stream, bytes, stall, faultSeq.Add(1))
 	f.add(id, cutOnceType, stream, map[string]any{"bytes": bytes, "id": id, "stall": stall})
 	return faultOf(id)
 }

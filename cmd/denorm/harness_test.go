@@ -6,18 +6,24 @@ package main
 // rather than each from its own copy.
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/internal/procmem"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/load"
 )
 
 // repoPath is a file of the repository: repoPath(t, "testdata", "x.sql").
@@ -28,6 +34,17 @@ func repoPath(tb testing.TB, elem ...string) string {
 // example is the example mapping mappings/examples/<name>.yaml.
 func example(tb testing.TB, name string) string {
 	return repoPath(tb, "mappings", "examples", name+".yaml")
+}
+
+// writeMapping writes a mapping file into a temporary directory and
+// returns its path.
+func writeMapping(tb testing.TB, yaml string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "m.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
 
 // seedDB is a new database holding testdata/examples/seed.sql: the schema
@@ -117,56 +134,292 @@ func runDenorm(tb testing.TB, bin string, args ...string) string {
 	return p.out.String()
 }
 
-// peakRSS runs denorm to the end, fails the test unless it exits 0, and
-// returns its peak resident set size in KiB and its output.
-func peakRSS(tb testing.TB, bin string, args ...string) (int64, string) {
+// memGOGC is the GOGC the memory tests run denorm with: collections four
+// times as often as by default, so that even the smaller run of a test
+// goes through dozens of them and its working set (workingSet) is
+// measured in its steady state, not in the first few collections. The
+// peak RSS ceilings hold at this setting; GOGC=100 (the default) adds
+// about a third (make bench measures that).
+const memGOGC = "25"
+
+// memRun runs denorm to the end with DENORM_DEBUG_MEMSTATS (debug.go),
+// fails the test unless it exits 0, and returns the memory the run used
+// and its output. The child runs with GOGC=memGOGC and no GOMEMLIMIT,
+// whatever the test's environment says, so that runs compare.
+func memRun(tb testing.TB, bin string, args ...string) (memStats, string) {
 	tb.Helper()
+	statsFile := filepath.Join(tb.TempDir(), "memstats.json")
 	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	kib, err := procmem.Run(cmd, 5*time.Millisecond)
+	cmd.Env = append(os.Environ(), memStatsEnv+"="+statsFile, "GOGC="+memGOGC, "GOMEMLIMIT=off")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		tb.Fatalf("denorm %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		tb.Fatalf("denorm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return kib, out.String()
+	b, err := os.ReadFile(statsFile)
+	if err != nil {
+		tb.Fatalf("denorm %s wrote no memory figures: %v", strings.Join(args, " "), err)
+	}
+	var m memStats
+	if err := json.Unmarshal(b, &m); err != nil || len(m.LiveHeap) == 0 || m.PeakRSSKiB == 0 || m.GOGC != memGOGC {
+		tb.Fatalf("memory figures %.300s: %v", b, err)
+	}
+	return m, string(out)
 }
 
-// medianPeaks measures the peak RSS of run(i) for every size i, five
-// rounds interleaved (so machine load and GC timing hit every size alike),
-// logs every figure and returns each size's median in KiB. Peak RSS moves
-// by a few MiB from run to run: medians of interleaved runs are what can
-// be compared.
-func medianPeaks(t *testing.T, sizes int, run func(i int) int64, name func(i int) string) []int64 {
+// workingSet is the 90th percentile of a run's live heap after each
+// collection: what the run holds in its steady state. The peak of the
+// live heap is a maximum over the collections, and so grows with their
+// number (a run ten times as long meets its rare high points ten times as
+// often) even when memory is bounded; a percentile does not. A leak still
+// shows at once: a heap growing with the rows read is above its
+// 90th percentile for the last tenth of the run.
+func workingSet(m memStats) uint64 {
+	s := slices.Clone(m.LiveHeap)
+	slices.Sort(s)
+	return s[len(s)*9/10]
+}
+
+// MiB formats a number of bytes in MiB.
+func MiB(bytes uint64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+
+// memFigures are the medians of one size's runs.
+type memFigures struct {
+	workingSet, peakHeap, peakRSS uint64 // bytes
+}
+
+// medianMemory measures run(i) for every size i, five rounds interleaved
+// (so machine load hits every size alike), logs every figure and returns
+// each size's medians of the working set, peak live heap and peak RSS
+// (each the median of its own five figures).
+//
+// The working set is what the memory tests compare between sizes: it is
+// what the run held, and a leak shows in it at once. Peak RSS also counts
+// garbage not yet collected and pages the runtime has not returned, and
+// the peak live heap is a maximum over every collection: both move with
+// GC timing and with a run's length, so they are held to absolute
+// ceilings only.
+func medianMemory(t *testing.T, sizes int, run func(i int) memStats, name func(i int) string) []memFigures {
 	t.Helper()
 	const runs = 5
-	rss := make([][]int64, sizes)
+	all := make([][]memStats, sizes)
 	for r := 0; r < runs; r++ {
-		for i := range rss {
-			rss[i] = append(rss[i], run(i))
+		for i := range all {
+			all[i] = append(all[i], run(i))
 		}
 	}
-	med := make([]int64, sizes)
-	for i := range rss {
-		s := slices.Clone(rss[i])
-		slices.Sort(s)
-		med[i] = s[len(s)/2]
-		t.Logf("%s: peak RSS of %d runs %v KiB, median %.1f MiB", name(i), runs, rss[i], float64(med[i])/1024)
+	med := make([]memFigures, sizes)
+	median := func(v []uint64) uint64 { slices.Sort(v); return v[len(v)/2] }
+	for i, ms := range all {
+		var ws, heaps, rss, gcs []uint64
+		for _, m := range ms {
+			ws, heaps, rss, gcs = append(ws, workingSet(m)), append(heaps, m.PeakLiveHeap), append(rss, uint64(m.PeakRSSKiB)<<10), append(gcs, m.GCCycles)
+		}
+		t.Logf("%s: working set %v, peak live heap %v, peak RSS %v bytes; GC cycles %v", name(i), ws, heaps, rss, gcs)
+		med[i] = memFigures{workingSet: median(ws), peakHeap: median(heaps), peakRSS: median(rss)}
+		t.Logf("%s: medians: working set %s, peak live heap %s, peak RSS %s", name(i), MiB(med[i].workingSet), MiB(med[i].peakHeap), MiB(med[i].peakRSS))
 	}
 	return med
 }
 
-// migratePeak migrates db with mapping into a fresh directory, has check
-// look at the output, and returns the run's peak RSS in KiB.
-func migratePeak(t *testing.T, bin, mapping, db string, check func(dir string)) int64 {
+// memLimits are what a memory test allows: the ratio of the working sets
+// of the larger and the smaller size, and ceilings (bytes) for every
+// size's peak live heap and peak RSS.
+type memLimits struct {
+	ratio       float64
+	heapCeiling uint64
+	rssCeiling  uint64
+}
+
+// memSlack is growth of the working set that checkMemory lets pass
+// whatever the ratio: on a working set of 5 MiB, half a MiB more (a
+// buffer, a slab, GC timing) is already 10%. A table held in memory grows
+// it by tens or hundreds of MiB (see checkMemory).
+const memSlack = 2 << 20
+
+// checkMemory fails the test when the larger size's working set is more
+// than lim.ratio times the smaller's and more than memSlack above it, or
+// a median is over its ceiling. Shown to fail, at 7.3-7.6x and over every
+// ceiling, when pipeline.produce kept every batch it read (a deliberate
+// leak, 2026-11-23).
+func checkMemory(t *testing.T, what string, small, large memFigures, lim memLimits) {
+	t.Helper()
+	ratio := float64(large.workingSet) / float64(small.workingSet)
+	t.Logf("%s: working set ratio of medians %.2fx (limit %.2fx, or %s more)", what, ratio, lim.ratio, MiB(memSlack))
+	if ratio > lim.ratio && large.workingSet > small.workingSet+memSlack {
+		t.Errorf("%s: the median working set grew %.2fx (%s -> %s); want at most %.2fx", what, ratio, MiB(small.workingSet), MiB(large.workingSet), lim.ratio)
+	}
+	for _, m := range []memFigures{small, large} {
+		if m.peakHeap > lim.heapCeiling {
+			t.Errorf("%s: median peak live heap %s, over the ceiling of %s", what, MiB(m.peakHeap), MiB(lim.heapCeiling))
+		}
+		if m.peakRSS > lim.rssCeiling {
+			t.Errorf("%s: median peak RSS %s, over the ceiling of %s", what, MiB(m.peakRSS), MiB(lim.rssCeiling))
+		}
+	}
+}
+
+// migrateMemory migrates db with mapping into a fresh directory, has
+// check look at the output, and returns the run's memory figures.
+func migrateMemory(t *testing.T, bin, mapping, db string, check func(dir string)) memStats {
 	t.Helper()
 	dir := t.TempDir()
-	kib, _ := peakRSS(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
+	m, _ := memRun(t, bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
 	check(dir)
 	_ = os.RemoveAll(dir)
-	return kib
+	return m
 }
 
 func countLines(t *testing.T, path string) int {
 	t.Helper()
 	return len(testenv.ReadLines(t, path))
 }
+
+// testSeed is the seed of a test's random choices: DENORM_TEST_SEED when
+// set (to replay a run), else the clock. It is logged, and named again
+// when the test fails.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("DENORM_TEST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("DENORM_TEST_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("random seed %d (replay with DENORM_TEST_SEED=%[1]d)", seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay this run: DENORM_TEST_SEED=%d scripts/testenv.sh go test -run '^%s$' ./cmd/denorm", seed, t.Name())
+		}
+	})
+	return seed
+}
+
+// gatedProc is a denorm migrate process run with the checkpoint gate
+// (DENORM_DEBUG_CHECKPOINT_GATE=1, debug.go): before saving each
+// checkpoint it says which on stderr and waits for the test to let it go
+// on. A test so kills or disturbs a run at the checkpoint it chooses,
+// however loaded the machine is: the process cannot run past it.
+type gatedProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	// pending receives each checkpoint the process waits to save; it is
+	// closed when the process's output ends.
+	pending chan *load.Checkpoint
+	// watching is closed when the test stops looking at checkpoints:
+	// from then on they are dropped.
+	watching  chan struct{}
+	stopWatch sync.Once
+	ungated   sync.Once
+	readDone  chan struct{}
+	out       bytes.Buffer // stdout and stderr but the gate's lines; read after wait
+	code      int
+	waited    bool
+}
+
+func startGated(tb testing.TB, bin string, args ...string) *gatedProc {
+	tb.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g := &gatedProc{cmd: exec.Command(bin, args...), pending: make(chan *load.Checkpoint), watching: make(chan struct{}), readDone: make(chan struct{})}
+	g.cmd.Env = append(os.Environ(), checkpointGateEnv+"=1")
+	g.cmd.Stdout, g.cmd.Stderr = w, w
+	if g.stdin, err = g.cmd.StdinPipe(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := g.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	w.Close()
+	go func() {
+		defer close(g.readDone)
+		defer close(g.pending)
+		defer r.Close()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			js, ok := strings.CutPrefix(line, checkpointGatePrefix)
+			if !ok {
+				g.out.WriteString(line + "\n")
+				continue
+			}
+			c := &load.Checkpoint{}
+			if err := json.Unmarshal([]byte(js), c); err != nil {
+				g.out.WriteString("test: unreadable gate line: " + line + "\n")
+				continue
+			}
+			select {
+			case g.pending <- c:
+			case <-g.watching:
+			}
+		}
+	}()
+	tb.Cleanup(func() {
+		if !g.waited {
+			_ = g.cmd.Process.Kill()
+			g.wait()
+		}
+	})
+	return g
+}
+
+// next returns the checkpoint the process now waits to save, nil once the
+// process has ended.
+func (g *gatedProc) next() *load.Checkpoint { return <-g.pending }
+
+// release lets the process save the checkpoint it waits on and go on to
+// the next.
+func (g *gatedProc) release() { _, _ = io.WriteString(g.stdin, "\n") }
+
+// until releases every checkpoint before the first for which stop is
+// true, and returns that one, still held (nil when the process ended
+// first). prev is the checkpoint released last: the one the target holds.
+func (g *gatedProc) until(stop func(c, prev *load.Checkpoint) bool, prev *load.Checkpoint) (held, last *load.Checkpoint) {
+	for c := g.next(); c != nil; c = g.next() {
+		if stop(c, prev) {
+			return c, prev
+		}
+		g.release()
+		prev = c
+	}
+	return nil, prev
+}
+
+// ungate lets the process run freely: every checkpoint from now on,
+// including the one it may wait on, is saved at once.
+func (g *gatedProc) ungate() {
+	g.stopWatch.Do(func() { close(g.watching) })
+	g.ungated.Do(func() { _ = g.stdin.Close() })
+}
+
+func (g *gatedProc) signal(sig os.Signal) { _ = g.cmd.Process.Signal(sig) }
+
+// wait waits for the process to end, without releasing a checkpoint it
+// waits on (a signal releases it), and returns the exit code (-1 when
+// killed by a signal).
+func (g *gatedProc) wait() int {
+	if g.waited {
+		return g.code
+	}
+	g.stopWatch.Do(func() { close(g.watching) })
+	err := g.cmd.Wait()
+	<-g.readDone
+	g.waited = true
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		g.code = 0
+	case errors.As(err, &ee):
+		g.code = ee.ExitCode()
+	default:
+		g.code = -2
+	}
+	return g.code
+}
+
+// output is what the process wrote, but the gate's lines; after wait.
+func (g *gatedProc) output() string { return g.out.String() }

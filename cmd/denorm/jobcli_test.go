@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/internal/testenv"
 )
 
 // TestJobCommandLine covers the job decisions the crash test does not:
@@ -76,4 +82,53 @@ func TestJobCommandLine(t *testing.T) {
 	expect(0, nil, append(base, "--job", "j", "--restart")...)
 	expect(0, []string{"job j: done"}, "status", "--target", dir, "--job", "j")
 	expect(1, []string{`no job "nope"`}, "status", "--target", dir, "--job", "nope")
+}
+
+// TestRestartEmptiesServerTarget: --restart on a server target first
+// empties the job's collections (a document no source row gives is gone
+// afterwards), and leaves the other collections of the database alone;
+// with --partition it empties nothing (other partitions' documents are
+// there), as README.md says.
+func TestRestartEmptiesServerTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := seedDB(t)
+	uri, db := testenv.MongoDB(t)
+	ctx := context.Background()
+	base := []string{"migrate", "-q", "--progress", "none", "--mapping", example(t, "blog"), "--source", src, "--target", uri, "--job", "j"}
+	expectCLI(t, 0, nil, base...)
+	want := map[string][]string{}
+	for _, c := range []string{"posts", "comments"} {
+		if want[c] = testenv.DumpCollection(t, db, c); len(want[c]) == 0 {
+			t.Fatalf("the job wrote no %s", c)
+		}
+	}
+	stray := func(colls ...string) {
+		t.Helper()
+		for _, c := range colls {
+			if _, err := db.Collection(c).InsertOne(ctx, bson.D{{Key: "_id", Value: "stray"}, {Key: "note", Value: "no source row gives me"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stray("posts", "comments", "unrelated")
+	expectCLI(t, 0, nil, append(base, "--restart")...)
+	for c, docs := range want {
+		testenv.EqualDocs(t, "after --restart: "+c, docs, testenv.DumpCollection(t, db, c))
+	}
+	if n := len(testenv.DumpCollection(t, db, "unrelated")); n != 1 {
+		t.Errorf("--restart touched a collection not the job's: unrelated holds %d documents, want 1", n)
+	}
+
+	// A partition's restart leaves what is in the collections.
+	p := append(slices.Clone(base), "--partition", "0/2")
+	expectCLI(t, 0, nil, p...)
+	stray("posts", "comments")
+	expectCLI(t, 0, nil, append(p, "--restart")...)
+	for _, c := range []string{"posts", "comments"} {
+		if got := testenv.DumpCollection(t, db, c); len(got) != len(want[c])+1 {
+			t.Errorf("--partition 0/2 --restart: %s holds %d documents, want the %d of the first run and the stray one", c, len(got), len(want[c]))
+		}
+	}
 }

@@ -72,10 +72,13 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile()
+	stopMemStats := startMemStats()
 	code := runSignals(context.Background(), os.Args[1:], os.Stdout, os.Stderr, sigs, func(code int) {
+		stopMemStats()
 		stopProfile()
 		os.Exit(code)
 	})
+	stopMemStats()
 	stopProfile()
 	os.Exit(code)
 }

@@ -190,7 +190,8 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		}
 		store, cp, lease = job.Store, job.Checkpoint, job.Lease
 		defer lease.Release(context.WithoutCancel(ctx))
-		ctx = lease.Context() // ends when the lease is lost
+		ctx = lease.Context()                  // ends when the lease is lost
+		store = gateCheckpoints(ctx, g, store) // DENORM_DEBUG_CHECKPOINT_GATE, for tests
 		sum.Job, sum.Resumed = o.jobs.job, cp.Resumes > 0
 		if err := sameEntries(cp, plan, o); err != nil {
 			return err

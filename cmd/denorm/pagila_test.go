@@ -355,16 +355,11 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 			}
 			ids := map[string]bool{}
 			for _, w := range want {
-				var d map[string]json.RawMessage
-				_ = json.Unmarshal([]byte(w), &d)
-				id, _ := testenv.Canonical(string(d["_id"]))
-				ids[id] = true
+				ids[docID(t, w)] = true
 			}
 			var got []string
 			for _, l := range testenv.ReadLines(t, filepath.Join(dir, coll+".jsonl")) {
-				var d map[string]json.RawMessage
-				_ = json.Unmarshal([]byte(l), &d)
-				if id, _ := testenv.Canonical(string(d["_id"])); ids[id] {
+				if ids[docID(t, l)] {
 					got = append(got, l)
 				}
 			}
@@ -469,12 +464,10 @@ func checkReadmeSamples(t *testing.T, readme, dir string) {
 			t.Errorf("README.md Pagila sample of %s is not JSON: %v", c, err)
 			continue
 		}
-		id, _ := testenv.Canonical(string(d["_id"]))
+		id := docID(t, sample)
 		var got []string
 		for _, l := range testenv.ReadLines(t, filepath.Join(dir, c+".jsonl")) {
-			var g map[string]json.RawMessage
-			_ = json.Unmarshal([]byte(l), &g)
-			if gid, _ := testenv.Canonical(string(g["_id"])); gid == id {
+			if docID(t, l) == id {
 				got = append(got, l)
 			}
 		}
@@ -495,4 +488,19 @@ func sortCanonical(t *testing.T, docs []string) {
 		keys[d] = c
 	}
 	sort.Slice(docs, func(i, j int) bool { return keys[docs[i]] < keys[docs[j]] })
+}
+
+// docID is the canonical _id of a JSON document; a document that does not
+// decode or has no _id fails the test.
+func docID(t *testing.T, doc string) string {
+	t.Helper()
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &d); err != nil || d["_id"] == nil {
+		t.Fatalf("document without _id (%v): %.200s", err, doc)
+	}
+	id, err := testenv.Canonical(string(d["_id"]))
+	if err != nil {
+		t.Fatalf("_id of %.200s: %v", doc, err)
+	}
+	return id
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,27 +65,37 @@ func TestWorkersAndPartitions(t *testing.T) {
 				t.Errorf("partition %d/3 read no rows", i)
 			}
 		}
+		// What the Kubernetes manifest tells to run (deploy/kubernetes):
+		// status --job shows every partition of the job, each done.
+		code, out, errs := runCLI(t, "status", "--target", uri, "--job", "p")
+		if code != 0 {
+			t.Fatalf("status --job p: exit %d\n%s%s", code, out, errs)
+		}
+		for i := 0; i < 3; i++ {
+			if want := fmt.Sprintf("job p partition %d/3: done,", i); !strings.Contains(out, want) {
+				t.Errorf("status --job p does not say %q:\n%s", want, out)
+			}
+		}
+		if n := strings.Count(out, "next: nothing"); n != 3 {
+			t.Errorf("status --job p: %d partitions with nothing to run next, want 3:\n%s", n, out)
+		}
 	})
 
 	t.Run("sigterm_then_resume", func(t *testing.T) {
 		uri, db := testenv.MongoDB(t)
 		args := append(base, "--target", uri, "--job", "sig")
-		p := startDenorm(t, bin, args...)
-		done := make(chan int, 1)
-		go func() { done <- p.wait() }()
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			if c := peekCheckpoint(uri, "sig"); c != nil && len(c.Streams) > 0 && c.Streams[0].Written > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no checkpoint appeared\n%s", p.out)
-			}
-			time.Sleep(20 * time.Millisecond)
+		// The signal arrives while the run waits to save a checkpoint in
+		// people (the checkpoint gate): the gate opens only once the
+		// signal is handled, so the run cannot end before it lands.
+		p := startGated(t, bin, args...)
+		held, _ := p.until(func(c, _ *load.Checkpoint) bool { return written(c, "people") > 0 }, nil)
+		if held == nil {
+			p.wait()
+			t.Fatalf("the run ended before writing people\n%s", p.output())
 		}
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		code := <-done
-		out := p.out.String()
+		p.signal(syscall.SIGTERM)
+		code := p.wait()
+		out := p.output()
 		if code != 1 {
 			t.Fatalf("exit %d after SIGTERM, want 1\n%s", code, out)
 		}
@@ -92,8 +103,8 @@ func TestWorkersAndPartitions(t *testing.T) {
 			t.Fatalf("SIGTERM output does not say how to resume:\n%s", out)
 		}
 		c := loadCheckpoint(t, uri, "sig")
-		if c == nil || c.Phase != load.PhaseRunning {
-			t.Fatalf("checkpoint after SIGTERM: %+v", c)
+		if c == nil || c.Phase != load.PhaseRunning || c.Collection != "people" || written(c, "people") != written(held, "people") {
+			t.Fatalf("checkpoint after SIGTERM: %+v; want the one held, at %d people", c, written(held, "people"))
 		}
 		t.Logf("SIGTERM output:\n%s", out)
 		// A rerun without --resume reports the unfinished job.

@@ -204,8 +204,7 @@ INSERT INTO post VALUES (1, 'small'), (2, 'viral'), (3, 'quiet');
 INSERT INTO comment SELECT n, 2, 'user' || n % 1000, repeat('lorem ipsum ', 8) || n FROM generate_series(1, 200000) n;
 INSERT INTO comment SELECT 200000 + n, 1, 'anon', 'nice' FROM generate_series(1, 3) n;
 ANALYZE;`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(`version: 1
+	mapping := writeMapping(t, `version: 1
 collections:
   - name: posts
     table: post
@@ -217,9 +216,7 @@ collections:
           join: {post_id: id}
           orderBy: id
           fields: [id, author, comment]
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := planJSON(t, "--mapping", mapping, "--source", src)
 	c := rep.Collections[0]
 	if c.Documents != 3 {
@@ -268,10 +265,7 @@ func TestPlanSample(t *testing.T) {
 	src := testenv.PostgresDB(t)
 	testenv.Exec(t, src, `CREATE TABLE item (id integer PRIMARY KEY, v text);
 INSERT INTO item SELECT n, 'x' || n FROM generate_series(1, 20000) n;`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte("version: 1\ncollections:\n  - name: items\n    table: item\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: items\n    table: item\n")
 	rep := planJSON(t, "--mapping", mapping, "--source", src, "--sample", "10")
 	c := rep.Collections[0]
 	if !rep.Estimated || rep.SamplePercent != 10 {
@@ -302,8 +296,7 @@ CREATE TABLE holding (id integer PRIMARY KEY, stock_id integer, tags integer[]);
 INSERT INTO stock VALUES (1, 'MSFT'), (2, 'AAPL');
 INSERT INTO holding SELECT n, CASE WHEN n % 500 = 0 THEN 900 + n ELSE 1 + n % 2 END, NULL FROM generate_series(1, 2500) n;
 INSERT INTO holding VALUES (9999, NULL, NULL);`)
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(`version: 1
+	mapping := writeMapping(t, `version: 1
 collections:
   - name: stocks
     table: stock
@@ -321,9 +314,7 @@ collections:
       - name: holders
         ids: {table: holding, join: {stock_id: id}}
         ref: holdings
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep := planJSON(t, "--mapping", mapping, "--source", src, "--batch-size", "300")
 	h := rep.Collections[1]
 	if len(h.References) != 1 {
@@ -392,5 +383,60 @@ func TestPlanProgress(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^posts: done 3/\d+ docs, `).MatchString(errs) || !regexp.MustCompile(`(?m)^comments: done 252/\d+ rows in 4 pages, `).MatchString(errs) {
 		t.Errorf("plan's progress lines:\n%s", errs)
+	}
+}
+
+// TestPlanModelingWarnings: plan warns of an id array that grows without
+// bound (unbounded-ids), of a field copied from a table that changes often
+// (hot-copy), and suggests copying fields next to a reference to a table
+// that rarely changes (reference-read-with-parent, info).
+func TestPlanModelingWarnings(t *testing.T) {
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `
+CREATE TABLE language (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE publisher (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE book (id integer PRIMARY KEY, title text NOT NULL, pub_id integer REFERENCES publisher(id), lang_id integer REFERENCES language(id));
+INSERT INTO language VALUES (1, 'English'), (2, 'French'), (3, 'German');
+INSERT INTO publisher VALUES (1, 'Big'), (2, 'Small');
+INSERT INTO book SELECT n, 'Book ' || n, CASE WHEN n <= 150 THEN 1 ELSE 2 END, 1 + n % 3 FROM generate_series(1, 155) n;
+ANALYZE;`)
+	// 40 updates of each language row (120 in all, 40 per row), reported
+	// to the statistics when the statement ends.
+	testenv.Exec(t, src, strings.Repeat("UPDATE language SET name = name;\n", 40)+"SELECT pg_stat_force_next_flush();")
+	mapping := writeMapping(t, `version: 1
+collections:
+  - name: publishers
+    table: publisher
+    fields:
+      - name
+      - name: books
+        ids: {table: book, join: {pub_id: id}}
+        ref: books
+  - name: books
+    table: book
+    lookups:
+      - {name: lang, table: language, join: {id: lang_id}}
+    fields:
+      - title
+      - {name: language, column: lang.name}
+      - {column: pub_id, ref: publishers}
+`)
+	rep := planJSON(t, "--mapping", mapping, "--source", src)
+	type key struct{ rule, coll, path, severity string }
+	got := map[key]string{}
+	for _, w := range rep.Warnings {
+		got[key{w.Rule, w.Collection, w.Path, w.Severity}] = w.Message
+	}
+	for k, want := range map[key]string{
+		{"unbounded-ids", "publishers", "books", "warning"}:      "id array books grows without bound: up to 150 ids per document",
+		{"hot-copy", "books", "language", "warning"}:             "field language copies from table language, which changes often: 120 updates on 3 rows (40.0 per row)",
+		{"reference-read-with-parent", "books", "pubId", "info"}: "pubId references publishers (table publisher), which rarely changes (0 updates on 2 rows)",
+	} {
+		if msg, ok := got[k]; !ok || !strings.Contains(msg, want) {
+			t.Errorf("no %s %s for %s.%s saying %q; warnings: %+v", k.severity, k.rule, k.coll, k.path, want, rep.Warnings)
+		}
+	}
+	if len(rep.Warnings) != 3 {
+		t.Errorf("%d warnings, want these 3: %+v", len(rep.Warnings), rep.Warnings)
 	}
 }

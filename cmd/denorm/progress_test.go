@@ -185,3 +185,52 @@ func TestResumeHintSource(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressStreams: migrate's progress goes to stderr, its summary to
+// stdout, and -q shows no progress.
+func TestProgressStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := seedDB(t)
+	base := []string{"migrate", "--mapping", example(t, "blog"), "--source", src}
+	code, out, errs := runCLI(t, append(base, "--progress", "lines", "--target", t.TempDir())...)
+	if code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	for _, c := range []string{"posts", "comments"} {
+		if !strings.Contains(errs, c+": done ") || strings.Contains(out, c+": done ") {
+			t.Errorf("no status line for %s on stderr (and only there):\nstdout:\n%s\nstderr:\n%s", c, out, errs)
+		}
+		if summaryLine(out, c) == "" {
+			t.Errorf("no summary row for %s on stdout:\n%s", c, out)
+		}
+	}
+	code, out, errs = runCLI(t, append(base, "-q", "--target", t.TempDir())...)
+	// (Warnings, such as the superuser role's, still show with -q.)
+	if code != 0 || strings.Contains(errs, ": done ") || strings.Contains(errs, "docs/s") {
+		t.Errorf("migrate -q: exit %d, stderr %q; want 0 and no progress", code, errs)
+	}
+	if summaryLine(out, "posts") == "" {
+		t.Errorf("migrate -q: no summary on stdout:\n%s", out)
+	}
+}
+
+// TestProgressBar: --progress bar draws a bar per collection, counting
+// its documents against the catalog's estimate.
+func TestProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&globals{stdout: &bytes.Buffer{}, stderr: &buf}, "bar")
+	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 0})
+	time.Sleep(150 * time.Millisecond) // the bar redraws at most every 100 ms
+	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 40, Elapsed: time.Second})
+	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 100, Elapsed: 2 * time.Second, Done: true})
+	p.update(pipeline.Stats{Collection: "posts", Estimate: 10, Rows: 10, Elapsed: time.Second, Done: true})
+	p.finish()
+	out := buf.String()
+	for _, want := range []string{"people", "(40/100, ", "(100/100, ", "posts", "(10/10, ", "100%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the bars lack %q: %q", want, out)
+		}
+	}
+}

@@ -61,6 +61,19 @@ func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 	return c
 }
 
+// peekCheckpoint reads a checkpoint, nil when none or unreachable.
+func peekCheckpoint(target, id string) *load.Checkpoint {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	tg, err := load.Open(ctx, target, load.Options{})
+	if err != nil {
+		return nil
+	}
+	defer tg.Close(ctx)
+	c, _ := tg.Checkpoints().Load(ctx, id)
+	return c
+}
+
 // dumpTarget returns every collection of a target as canonical documents
 // sorted by _id (server) or the files' lines in order (directory).
 func dumpTarget(t *testing.T, target string, db *mongo.Database) map[string][]string {
@@ -76,8 +89,11 @@ func dumpTarget(t *testing.T, target string, db *mongo.Database) map[string][]st
 	return out
 }
 
-// checkNoDuplicates checks that no comment is in two bucket pages or twice
-// in one array, and that no embedded array holds an item twice.
+// checkNoDuplicates checks what a replayed batch could duplicate and a
+// target's _id index cannot catch: a comment in two bucket pages or twice
+// in one, and an item twice in a person's embedded arrays (every item of
+// the crash data differs: ids, details and address lines are unique).
+// Documents it cannot decode fail the test.
 func checkNoDuplicates(t *testing.T, docs map[string][]string) {
 	t.Helper()
 	seen := map[float64]string{}
@@ -85,36 +101,39 @@ func checkNoDuplicates(t *testing.T, docs map[string][]string) {
 		var d struct {
 			ID       string `json:"_id"`
 			Comments []struct {
-				ID float64 `json:"id"`
+				ID *float64 `json:"id"`
 			} `json:"comments"`
 		}
-		if err := json.Unmarshal([]byte(line), &d); err != nil {
-			t.Fatalf("comments page: %v: %s", err, line)
+		if err := json.Unmarshal([]byte(line), &d); err != nil || d.ID == "" || len(d.Comments) == 0 {
+			t.Fatalf("comments page without _id or comments (%v): %s", err, line)
 		}
 		for _, c := range d.Comments {
-			if p, dup := seen[c.ID]; dup {
-				t.Errorf("comment %v is in page %s and page %s", c.ID, p, d.ID)
+			if c.ID == nil {
+				t.Fatalf("comment without id in page %s: %s", d.ID, line)
 			}
-			seen[c.ID] = d.ID
+			if p, dup := seen[*c.ID]; dup {
+				t.Errorf("comment %v is in page %s and page %s", *c.ID, p, d.ID)
+			}
+			seen[*c.ID] = d.ID
 		}
 	}
 	for _, line := range docs["people"] {
 		var d struct {
-			ID       any `json:"_id"`
-			Contacts []map[string]any
+			ID             json.RawMessage   `json:"_id"`
+			Addresses      []json.RawMessage `json:"addresses"`
+			ContactDetails []json.RawMessage `json:"contactDetails"`
 		}
-		_ = json.Unmarshal([]byte(line), &d)
-		var items []string
-		var raw map[string]json.RawMessage
-		_ = json.Unmarshal([]byte(line), &raw)
-		var contacts []json.RawMessage
-		_ = json.Unmarshal(raw["contactDetails"], &contacts)
-		for _, c := range contacts {
-			items = append(items, string(c))
+		if err := json.Unmarshal([]byte(line), &d); err != nil || len(d.ID) == 0 {
+			t.Fatalf("person without _id (%v): %s", err, line)
 		}
-		slices.Sort(items)
-		if len(slices.Compact(slices.Clone(items))) != len(items) {
-			t.Errorf("person %v has a contact detail twice: %s", d.ID, line)
+		for name, arr := range map[string][]json.RawMessage{"addresses": d.Addresses, "contactDetails": d.ContactDetails} {
+			items := map[string]bool{}
+			for _, it := range arr {
+				if items[string(it)] {
+					t.Errorf("person %s holds %s item %s twice", d.ID, name, it)
+				}
+				items[string(it)] = true
+			}
 		}
 	}
 }
@@ -133,12 +152,27 @@ func compareTargets(t *testing.T, what string, want, got map[string][]string, ex
 	}
 }
 
-// TestCrashResume kills denorm with SIGKILL at random points (at least 20)
-// while it migrates to a server target and to a directory target, resumes
-// it each time, and checks that the target equals an uninterrupted run's,
+// TestCrashResume kills denorm with SIGKILL at 20 points or more while it
+// migrates to a server target and to a directory target, resumes it each
+// time, and checks that the target equals an uninterrupted run's,
 // document by document (directory files byte by byte), with no duplicated
 // array items or bucket pages. Where each kill landed is logged from the
 // checkpoint it left.
+//
+// The kills are aimed with the checkpoint gate (gatedProc), so what the
+// test requires holds by construction, whatever the machine's load: on the
+// server target, kills in each collection in turn, one with the target
+// ahead of the checkpoint (mid-batch) and one mid-bucket; everywhere,
+// every attempt is killed only after it saved a checkpoint beyond the one
+// it resumed from, so every round ends, without a cap on attempts. Half
+// the kills (drawn at random) land at a checkpoint the run waits to save;
+// the others after a random delay past one, wherever the run then is.
+// The draws come from a seed that is logged, each attempt's from the
+// seed, its round and its number (so that one attempt's draws do not
+// depend on how many attempts came before): DENORM_TEST_SEED replays
+// them. A replay kills at exactly the same checkpoints up to a round's
+// first delayed kill; a delayed kill lands wherever the run then is, and
+// the attempts after it resume from there.
 func TestCrashResume(t *testing.T) {
 	// Small data and tiny batches: many checkpoints, a second or two a run.
 	bin, mapping, src := crashSetup(t, 1500, 1500, 6000)
@@ -151,8 +185,16 @@ func TestCrashResume(t *testing.T) {
 	start := time.Now()
 	runDenorm(t, bin, append(base, "--target", refURI)...)
 	serverTime := time.Since(start)
+	// The directory reference also counts the checkpoints of a whole run
+	// (the gate only pauses it).
 	start = time.Now()
-	runDenorm(t, bin, append(base, "--target", refDir)...)
+	p := startGated(t, bin, append(base, "--target", refDir, "--job", "reference")...)
+	if held, _ := p.until(func(c, _ *load.Checkpoint) bool { return false }, nil); held != nil {
+		t.Fatalf("the gate held checkpoint %+v", held)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", code, p.output())
+	}
 	dirTime := time.Since(start)
 	ref := map[bool]map[string][]string{true: dumpTarget(t, refURI, refDB), false: dumpTarget(t, refDir, nil)}
 	for _, c := range crashCollections {
@@ -161,12 +203,12 @@ func TestCrashResume(t *testing.T) {
 		}
 	}
 	checkNoDuplicates(t, ref[true])
-	t.Logf("uninterrupted: server %s, directory %s; %d people, %d posts, %d comment pages",
-		serverTime.Round(time.Millisecond), dirTime.Round(time.Millisecond), len(ref[true]["people"]), len(ref[true]["posts"]), len(ref[true]["comments"]))
+	checkNoDuplicates(t, ref[false])
+	total := loadCheckpoint(t, refDir, "reference")
+	t.Logf("uninterrupted: server %s, directory %s (gated); %d people, %d posts, %d comment pages; progress %d",
+		serverTime.Round(time.Millisecond), dirTime.Round(time.Millisecond), len(ref[true]["people"]), len(ref[true]["posts"]), len(ref[true]["comments"]), progressOf(total))
 
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 7))
-	t.Logf("random seed %d", seed)
+	seed := testSeed(t)
 	const minKills = 20
 	kills, rounds := 0, 0
 	landed := map[string]int{}
@@ -178,118 +220,77 @@ func TestCrashResume(t *testing.T) {
 		var (
 			target string
 			db     *mongo.Database
-			full   time.Duration
 		)
 		if server {
 			target, db = testenv.MongoDB(t)
-			full = serverTime
 		} else {
 			target = t.TempDir()
-			full = dirTime
 		}
 		rounds++
 		for attempt := 0; ; attempt++ {
-			if attempt > 200 {
-				t.Fatal("the job never finished")
-			}
 			args := append(slices.Clone(base), "--target", target, "--job", "crash")
 			prior := loadCheckpoint(t, target, "crash")
 			if prior != nil {
 				args = append(args, "--resume")
 			}
-			p := startDenorm(t, bin, args...)
-			// Kill within a fraction of a full run's time: several kills
-			// per round, spread over every table and phase. On the server
-			// target (slow), attempt k first waits until the run reaches
-			// collection k mod 3, so kills land in every collection there
-			// too, including mid-bucket.
-			// A process needs ~50 ms to connect and read the catalog.
-			delay := time.Duration(rng.Int64N(int64(full/2))) + 50*time.Millisecond
-			if server {
-				// Attempts 0-5 kill soon after reaching collection attempt
-				// mod 3 (within a tenth of a whole run, so mostly inside
-				// that collection); attempt 6 runs to the end.
-				delay = time.Duration(rng.Int64N(int64(full/10) + 1))
-			}
-			const serverKills = 6
-			done := make(chan int, 1)
-			go func() { done <- p.wait() }()
-			fire := make(chan struct{})
-			exited := make(chan struct{})
-			go func() {
-				if server && attempt >= serverKills {
-					return
-				}
-				if server {
-					want := attempt % len(crashCollections)
-					for {
-						select {
-						case <-exited:
-							return
-						default:
-						}
-						if c := peekCheckpoint(target, "crash"); c != nil && slices.Index(crashCollections, c.Collection) >= want {
-							break
-						}
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
-				select {
-				case <-time.After(delay):
-					close(fire)
-				case <-exited:
-				}
-			}()
-			select {
-			case code := <-done:
-				close(exited)
-				if code == 1 && server && strings.Contains(p.out.String(), "is being run by another process") {
+			rng := rand.New(rand.NewPCG(seed, uint64(round)<<32|uint64(attempt)))
+			k := crashKill(rng, server, attempt, progressOf(total))
+			p := startGated(t, bin, args...)
+			held, stored := p.until(k.stop(prior), prior)
+			if held == nil { // the job finished first, or could not start
+				code := p.wait()
+				if code == 1 && server && strings.Contains(p.output(), "is being run by another process") {
 					time.Sleep(200 * time.Millisecond) // the killed run's lease has not expired yet
 					attempt--                          // not an attempt: try it again
 					continue
 				}
 				if code != 0 {
-					t.Fatalf("round %d: denorm exit %d\n%s", round, code, p.out)
+					t.Fatalf("round %d: denorm exit %d\n%s", round, code, p.output())
 				}
-			case <-fire:
-				_ = p.cmd.Process.Signal(syscall.SIGKILL)
-				code := <-done
-				close(exited)
-				if code == 0 {
-					break // it finished just before the kill
-				}
-				kills++
-				c := loadCheckpoint(t, target, "crash")
-				where := "before the first checkpoint"
-				if c != nil {
-					where = "collection " + c.Collection
-					for _, s := range c.Streams {
-						if s.Collection == c.Collection && !s.Done {
-							where += fmt.Sprintf(" after key %v", fmtKey(s.After))
-							if s.Pager != nil {
-								where += fmt.Sprintf(", bucket page %d of post %s", s.Pager.Page, s.Pager.ParentKey)
-								midBucket++
-							}
-						}
-					}
-					if c.Phase == load.PhaseDone {
-						where = "after the job was done"
-					}
-					landed[c.Collection]++
-					if server {
-						landedServer[c.Collection]++
-					}
-					// Mid-batch: the target holds more than the checkpoint
-					// acknowledged (documents written after it).
-					if n := aheadOf(t, target, db, c); n > 0 {
-						ahead++
-						where += fmt.Sprintf("; target %d ahead of the checkpoint (mid-batch)", n)
-					}
-				}
-				t.Logf("kill %2d (round %d, %s target, delay %s): %s", kills, round, map[bool]string{true: "server", false: "directory"}[server], delay.Round(time.Millisecond), where)
-				continue
+				break
 			}
-			break
+			if k.delay > 0 {
+				p.ungate()
+				time.Sleep(k.delay)
+			}
+			p.signal(syscall.SIGKILL)
+			if code := p.wait(); code == 0 {
+				break // it finished before the delayed kill
+			} else if code != -1 {
+				t.Fatalf("round %d: denorm exit %d before the kill\n%s", round, code, p.output())
+			}
+			kills++
+			c := loadCheckpoint(t, target, "crash")
+			if progressOf(c) <= progressOf(prior) {
+				t.Fatalf("round %d attempt %d made no progress: checkpoint %+v, resumed from %+v", round, attempt, c, prior)
+			}
+			if k.delay == 0 && progressOf(c) != progressOf(stored) {
+				t.Fatalf("round %d attempt %d: killed waiting to save a checkpoint, but the target holds another one than the last saved: %+v, want %+v", round, attempt, c, stored)
+			}
+			where := "collection " + c.Collection
+			for _, s := range c.Streams {
+				if s.Collection == c.Collection && !s.Done {
+					where += fmt.Sprintf(" after key %v", fmtKey(s.After))
+					if s.Pager != nil {
+						where += fmt.Sprintf(", bucket page %d of post %s", s.Pager.Page, s.Pager.ParentKey)
+						midBucket++
+					}
+				}
+			}
+			if c.Phase == load.PhaseDone {
+				where = "after the job was done"
+			}
+			landed[c.Collection]++
+			if server {
+				landedServer[c.Collection]++
+			}
+			// Mid-batch: the target holds more than the checkpoint
+			// acknowledged (documents written after it).
+			if n := aheadOf(t, target, db, c); n > 0 {
+				ahead++
+				where += fmt.Sprintf("; target %d ahead of the checkpoint (mid-batch)", n)
+			}
+			t.Logf("kill %2d (round %d, %s target, %s): %s", kills, round, map[bool]string{true: "server", false: "directory"}[server], k, where)
 		}
 		got := dumpTarget(t, target, db)
 		compareTargets(t, fmt.Sprintf("round %d", round), ref[server], got, !server)
@@ -308,6 +309,126 @@ func TestCrashResume(t *testing.T) {
 	if ahead == 0 {
 		t.Error("no kill landed between a write and its checkpoint")
 	}
+}
+
+// progressOf measures how far a checkpoint is: root rows read, plus one
+// per finished stream and one for a finished job (-1 for none). A run
+// that resumes from checkpoint a and leaves checkpoint b made progress
+// when progressOf(b) > progressOf(a).
+func progressOf(c *load.Checkpoint) int64 {
+	if c == nil {
+		return -1
+	}
+	var n int64
+	for _, s := range c.Streams {
+		n += s.Rows
+		if s.Done {
+			n++
+		}
+	}
+	if c.Phase == load.PhaseDone {
+		n++
+	}
+	return n
+}
+
+// crashAim is where one attempt of TestCrashResume is killed: at the
+// checkpoint the run waits to save after it saved at least saves
+// checkpoints beyond the one it resumed from (and, if set, in collection
+// coll, with the target ahead of the last saved checkpoint, and that one
+// mid-bucket), or, with a delay, that long after letting that checkpoint
+// be saved.
+type crashAim struct {
+	saves     int64
+	coll      string
+	ahead     bool
+	midBucket bool
+	delay     time.Duration
+}
+
+func (k crashAim) String() string {
+	s := fmt.Sprintf("at checkpoint %d", k.saves)
+	if k.coll != "" {
+		s += " in " + k.coll
+	}
+	if k.midBucket {
+		s += " mid-bucket"
+	}
+	if k.delay > 0 {
+		s += fmt.Sprintf(" + %s", k.delay.Round(time.Millisecond))
+	}
+	return s
+}
+
+// crashKill draws attempt's aim. On the server target, attempts 0-2 aim at
+// people, posts and comments in turn (mid-batch; the comments one also
+// mid-bucket), 3-5 anywhere, and attempt 6 runs to the end. On a
+// directory, each attempt aims anywhere within a quarter of the whole run
+// (progress is the whole run's), so a round has about eight kills.
+func crashKill(rng *rand.Rand, server bool, attempt int, progress int64) crashAim {
+	k := crashAim{saves: 1 + rng.Int64N(10)}
+	if server && attempt < len(crashCollections) {
+		k.coll, k.ahead, k.midBucket = crashCollections[attempt], true, crashCollections[attempt] == "comments"
+		return k
+	}
+	if server && attempt >= 6 {
+		k.saves = 1 << 62
+		return k
+	}
+	// A checkpoint comes every 10 rows read: progress/40 is a quarter run.
+	k.saves = 1 + rng.Int64N(max(1, progress/40))
+	if rng.IntN(2) == 0 {
+		k.delay = time.Duration(rng.Int64N(int64(200 * time.Millisecond)))
+	}
+	return k
+}
+
+// stop is the gate's test for aim k of an attempt resumed from prior.
+func (k crashAim) stop(prior *load.Checkpoint) func(c, last *load.Checkpoint) bool {
+	saved := int64(0) // checkpoints saved beyond prior, in k.coll if set
+	return func(c, last *load.Checkpoint) bool {
+		if last != nil && progressOf(last) > progressOf(prior) && (k.coll == "" || last.Collection == k.coll) {
+			saved++
+		}
+		if saved < k.saves || k.coll != "" && c.Collection != k.coll {
+			return false
+		}
+		if k.ahead && written(c, c.Collection) <= written(last, c.Collection) {
+			return false
+		}
+		if k.midBucket && !pagerOpen(last, k.coll) {
+			return false
+		}
+		return true
+	}
+}
+
+// written is the number of documents of coll a checkpoint acknowledges.
+func written(c *load.Checkpoint, coll string) int64 {
+	var n int64
+	if c == nil {
+		return 0
+	}
+	for _, s := range c.Streams {
+		if s.Collection == coll {
+			n += s.Written
+		}
+	}
+	return n
+}
+
+// pagerOpen reports whether a checkpoint is in the middle of a parent's
+// bucket pages of coll.
+func pagerOpen(c *load.Checkpoint, coll string) bool {
+	if c == nil {
+		return false
+	}
+	for _, s := range c.Streams {
+		if s.Collection == coll && !s.Done && s.Pager != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // aheadOf is how many documents (server) or bytes (directory) the target

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,30 +13,39 @@ import (
 // summary, space-separated: expected, found, identical, missing,
 // unexpected, different, dangling, other.
 func summaryRow(out, coll string) string {
+next:
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) >= 9 && f[0] == coll {
-			return strings.Join(f[1:9], " ")
+		f := strings.Fields(l)
+		if len(f) < 9 || f[0] != coll {
+			continue
 		}
+		for _, n := range f[1:9] {
+			if _, err := strconv.ParseInt(n, 10, 64); err != nil {
+				continue next // a difference's line, not the summary's
+			}
+		}
+		return strings.Join(f[1:9], " ")
 	}
 	return ""
 }
 
-// verifyRSS runs bin verify and returns its peak RSS in KiB and stdout;
-// the verdict must be "identical".
-func verifyRSS(tb testing.TB, bin string, args ...string) (int64, string) {
+// verifyMemory runs bin verify and returns its memory figures and
+// stdout; the verdict must be "identical".
+func verifyMemory(tb testing.TB, bin string, args ...string) (memStats, string) {
 	tb.Helper()
-	kib, out := peakRSS(tb, bin, append([]string{"verify"}, args...)...)
+	m, out := memRun(tb, bin, append([]string{"verify"}, args...)...)
 	if !strings.Contains(out, "result: identical") {
 		tb.Fatalf("denorm verify %s: not identical\n%s", strings.Join(args, " "), out)
 	}
-	return kib, out
+	return m, out
 }
 
-// TestVerifyBoundedMemory verifies 10x more documents and checks that
-// peak memory does not grow by more than 25%: the sorts spill to disk past
-// --sort-memory, so memory depends on the flags, not on the number of
-// documents. Runs of both sizes are interleaved and medians compared (GC
-// timing moves peaks by a few MiB).
+// TestVerifyBoundedMemory verifies 10x more documents and checks that the
+// run's working set (workingSet) grows by at most 25%, and that its peak
+// live heap and peak RSS stay under absolute ceilings: the sorts spill to
+// disk past --sort-memory, so memory depends on the flags, not on the
+// number of documents. Runs of both sizes are interleaved and medians
+// compared.
 func TestVerifyBoundedMemory(t *testing.T) {
 	bin := denormBinary(t)
 	mapping := example(t, "person")
@@ -49,18 +59,20 @@ func TestVerifyBoundedMemory(t *testing.T) {
 		}
 		dbs, dirs = append(dbs, db), append(dirs, dir)
 	}
-	med := medianPeaks(t, len(sizes), func(i int) int64 {
-		kib, out := verifyRSS(t, bin, "--mapping", mapping, "--source", dbs[i], "--target", dirs[i], "--sort-memory", "1", "--temp-dir", t.TempDir())
+	med := medianMemory(t, len(sizes), func(i int) memStats {
+		m, out := verifyMemory(t, bin, "--mapping", mapping, "--source", dbs[i], "--target", dirs[i], "--sort-memory", "1", "--temp-dir", t.TempDir())
 		if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", sizes[i]+2); got != want {
 			t.Fatalf("%d persons: summary row %q, want %q:\n%s", sizes[i], got, want, out)
 		}
-		return kib
+		return m
 	}, func(i int) string { return fmt.Sprintf("%7d documents (verify)", sizes[i]+2) })
-	small, large := med[0], med[1]
-	if ratio := float64(large) / float64(small); ratio > 1.25 {
-		t.Errorf("median peak RSS grew %.2fx for 10x the documents (%d KiB -> %d KiB); want at most 1.25x", ratio, small, large)
-	}
-	underCeiling(t, large)
+	// The sorts hold --sort-memory each plus a 16 KiB read buffer per run
+	// file they merge, and at most 64 run files: 10x the documents make
+	// 10x the runs, up to that cap, hence a ratio of 1.25 rather than 1.2.
+	// Measured at load 18 on 2 cores: working sets 12.3-13.0 MiB (20,002)
+	// and 13.9-14.2 MiB (200,002), a ratio of 1.08-1.13; peak live heap
+	// 13.6-18 MiB; peak RSS 37-44 MiB.
+	checkMemory(t, "10x the documents (verify)", med[0], med[1], memLimits{ratio: 1.25, heapCeiling: 40 << 20, rssCeiling: 96 << 20})
 }
 
 // BenchmarkVerify1M verifies one million documents (a directory target:
@@ -79,15 +91,15 @@ func BenchmarkVerify1M(b *testing.B) {
 	var peak, peakSmall int64
 	for range b.N {
 		start := time.Now()
-		kib, out := verifyRSS(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir())
+		m, out := verifyMemory(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir())
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "docs/s")
-		peak = max(peak, kib)
+		peak = max(peak, m.PeakRSSKiB)
 		if got, want := summaryRow(out, "people"), fmt.Sprintf("%d %[1]d %[1]d 0 0 0 0 0", n); got != want {
 			b.Fatalf("summary row %q, want %q:\n%s", got, want, out)
 		}
 		b.StopTimer()
-		kib, _ = verifyRSS(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir(), "--sort-memory", "1")
-		peakSmall = max(peakSmall, kib)
+		m, _ = verifyMemory(b, bin, "--mapping", mapping, "--source", db, "--target", dir, "--temp-dir", b.TempDir(), "--sort-memory", "1")
+		peakSmall = max(peakSmall, m.PeakRSSKiB)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")

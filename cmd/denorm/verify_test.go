@@ -649,3 +649,161 @@ func TestVerifyExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectedRowsAndOtherKinds: a source row that cannot become a document
+// (a contact detail whose type, which names its field, is an empty string)
+// makes migrate finish with exit code 3, count it as failed in the summary
+// and list it in --rejects; verify names it "unbuildable" (migrate rejected
+// it too). A document twice in a directory target's file is a
+// "duplicate". Both count in the OTHER column.
+func TestRejectedRowsAndOtherKinds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := seedDB(t)
+	testenv.Exec(t, src, `INSERT INTO contact_detail_type (id, name) VALUES (99, '');
+INSERT INTO contact_detail (id, person_id, type_id, detail) VALUES (99, 2, 99, 'nameless')`)
+	mapping := example(t, "person")
+	dir := t.TempDir()
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	code, out, errs := runCLI(t, "migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--target", dir, "--rejects", rejects)
+	if code != exitRejected {
+		t.Fatalf("migrate with a rejected row: exit %d, want %d\n%s%s", code, exitRejected, out, errs)
+	}
+	if !strings.Contains(errs, "denorm: 1 rows were rejected") || !strings.Contains(errs, "rejected rows are listed in "+rejects) {
+		t.Errorf("stderr does not say a row was rejected and where they are listed:\n%s", errs)
+	}
+	if f := strings.Fields(summaryLine(out, "people")); len(f) < 5 || f[2] != "2" || f[3] != "1" || f[4] != "1" {
+		t.Errorf("summary row %q: want 2 rows read, 1 written, 1 failed\n%s", summaryLine(out, "people"), out)
+	}
+	lines := testenv.ReadLines(t, rejects)
+	if len(lines) != 1 {
+		t.Fatalf("rejects file has %d lines, want 1: %v", len(lines), lines)
+	}
+	var rej struct{ Collection, Source, Error string }
+	if err := json.Unmarshal([]byte(lines[0]), &rej); err != nil || rej.Collection != "people" || rej.Source != "person (id)=(2)" || !strings.Contains(rej.Error, "the value is an empty string") {
+		t.Errorf("rejects line %s (%v): want people, person (id)=(2) and the empty field name", lines[0], err)
+	}
+	if got := countLines(t, filepath.Join(dir, "people.jsonl")); got != 1 {
+		t.Errorf("people.jsonl has %d documents, want the 1 built", got)
+	}
+
+	// verify: the rejected row is unbuildable; then a duplicated line.
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--report", report)
+	if code != 1 || !strings.Contains(out, "  people: unbuildable (source person (id)=(2)): ") || summaryRow(out, "people") != "1 1 1 0 0 0 0 1" {
+		t.Fatalf("verify: exit %d, want 1 with one unbuildable row and summary 1 1 1 0 0 0 0 1\n%s%s", code, out, errs)
+	}
+	rep := readReport(t, report)
+	if len(rep.Differences) != 1 || rep.Differences[0].Kind != "unbuildable" || rep.Differences[0].Source != "person (id)=(2)" {
+		t.Errorf("report differences %+v, want one unbuildable person (id)=(2)", rep.Differences)
+	}
+	path := filepath.Join(dir, "people.jsonl")
+	doc := testenv.ReadLines(t, path)[0]
+	if err := os.WriteFile(path, []byte(doc+"\n"+doc+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--report", report)
+	if code != 1 || !strings.Contains(out, "  people _id=1: duplicate") || summaryRow(out, "people") != "1 2 1 0 0 0 0 2" {
+		t.Fatalf("verify of a file holding a document twice: exit %d, want 1 with a duplicate _id=1 and summary 1 2 1 0 0 0 0 2\n%s%s", code, out, errs)
+	}
+	kinds := map[string]int{}
+	for _, d := range readReport(t, report).Differences {
+		kinds[d.Kind]++
+	}
+	if kinds["duplicate"] != 1 || kinds["unbuildable"] != 1 || len(kinds) != 2 {
+		t.Errorf("report differences by kind %v, want one duplicate and one unbuildable", kinds)
+	}
+}
+
+// summaryLine is the line of migrate's summary for a collection.
+func summaryLine(out, coll string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == coll {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestVerifyShowAndDanglingFlag: --show N prints the first N differences
+// and says where the rest are; dangling references alone do not change
+// the exit code unless --fail-on-dangling is given.
+func TestVerifyShowAndDanglingFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `
+CREATE TABLE stock (id integer PRIMARY KEY, symbol text NOT NULL);
+CREATE TABLE holding (id integer PRIMARY KEY, stock_id integer);
+INSERT INTO stock VALUES (1, 'MSFT'), (2, 'AAPL');
+INSERT INTO holding SELECT n, 1 + n % 2 FROM generate_series(1, 20) n;
+INSERT INTO holding VALUES (21, 99);`)
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: stocks\n    table: stock\n  - name: holdings\n    table: holding\n    fields:\n      - {column: stock_id, ref: stocks}\n")
+	dir := t.TempDir()
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
+		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+	}
+	dangling := `  holdings _id=21: dangling reference stockId=99: no such document in stocks`
+	code, out, errs := runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir)
+	if code != 0 || !strings.Contains(out, dangling) || summaryRow(out, "holdings") != "21 21 21 0 0 0 1 0" {
+		t.Fatalf("verify with a dangling reference only: exit %d, want 0, the reference listed and counted\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--fail-on-dangling")
+	if code != 1 || !strings.Contains(out, dangling) || !strings.Contains(errs, "1 dangling references") {
+		t.Fatalf("verify --fail-on-dangling: exit %d, want 1 naming the dangling reference\n%s%s", code, out, errs)
+	}
+
+	// 10 documents missing: --show 3 prints 3 of them.
+	path := filepath.Join(dir, "holdings.jsonl")
+	lines := testenv.ReadLines(t, path)
+	if err := os.WriteFile(path, []byte(strings.Join(lines[10:], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		shown int
+		more  string
+	}{
+		{nil, 11, ""}, // default 20: every difference and the dangling reference
+		{[]string{"--show", "3"}, 3, "  ... more (use --report FILE for all of them, or --show N)"},
+		{[]string{"--show", "3", "--report", filepath.Join(t.TempDir(), "r.json")}, 3, "  ... more in "},
+	} {
+		code, out, errs := runCLI(t, append([]string{"verify", "--mapping", mapping, "--source", src, "--target", dir}, tc.args...)...)
+		shown := strings.Count(out, ": missing (source holding (id)=(") + strings.Count(out, ": dangling reference ")
+		if code != 1 || shown != tc.shown || !strings.Contains(out, tc.more) || (tc.more == "") == strings.Contains(out, "... more") {
+			t.Errorf("verify %v: exit %d, %d differences shown, want exit 1 and %d shown, then %q\n%s%s", tc.args, code, shown, tc.shown, tc.more, out, errs)
+		}
+	}
+}
+
+// TestVerifyWatermarkColumns: --since counts writes by the watermark
+// columns --watermark-columns names; a table whose only timestamp has
+// another name is not counted under the default list.
+func TestVerifyWatermarkColumns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `
+CREATE TABLE item (id integer PRIMARY KEY, v text NOT NULL, changed_on timestamptz NOT NULL DEFAULT '2024-01-01');
+INSERT INTO item SELECT n, 'v' || n FROM generate_series(1, 5) n;`)
+	mapping := writeMapping(t, "version: 1\ncollections:\n  - name: items\n    table: item\n    fields: [v]\n")
+	dir := t.TempDir()
+	if code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", dir); code != 0 {
+		t.Fatalf("migrate exit %d\n%s%s", code, out, errs)
+	}
+	testenv.Exec(t, src, `UPDATE item SET v = 'changed', changed_on = '2025-06-01' WHERE id = 3`)
+	since := "2025-01-01T00:00:00Z"
+	base := []string{"verify", "--mapping", mapping, "--source", src, "--target", dir, "--since", since}
+	code, out, errs := runCLI(t, base...)
+	if code != 1 || strings.Contains(out, "source writes after") || !strings.Contains(out, "these differences are not explained by later updates") {
+		t.Errorf("verify --since with the default watermark columns: exit %d, want 1, no writes counted (changed_on is not among them)\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, append(base, "--watermark-columns", "modified,changed_on")...)
+	want := "source writes after " + since + ": 1 rows of public.item (changed_on up to 2025-06-01T00:00:00Z), read for items"
+	if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "some differences may be due to writes after the last sync") {
+		t.Errorf("verify --watermark-columns modified,changed_on: exit %d, want 1 and %q\n%s%s", code, want, out, errs)
+	}
+}

@@ -3,8 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"html/template"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -205,25 +210,132 @@ func TestWarningsUnboundedAndJoinTable(t *testing.T) {
 	}
 }
 
+// formatReport is a report holding one of everything a format shows: a
+// collection of 100 documents of growing sizes (so that min, p50, p95,
+// p99 and max read differently) with an array, a reference with a dangling value, documents
+// over the size limit, and a warning with a suggestion; beside an empty
+// collection.
+func formatReport(t *testing.T) *Report {
+	t.Helper()
+	a := func(city string, ref int32) transform.Doc {
+		return transform.Doc{{Key: "city", Value: city}, {Key: "cityId", Value: ref}}
+	}
+	var docs []transform.Document
+	for i := int32(1); i <= 100; i++ {
+		addrs := transform.Array{}
+		switch i {
+		case 1:
+			addrs = append(addrs, a("Oslo", 1))
+		case 3:
+			addrs = append(addrs, a("Oslo", 1), a("Bonn", 2), a("Nice", 7))
+		}
+		body := transform.Doc{{Key: "_id", Value: i}, {Key: "name", Value: strings.Repeat("x", int(i*i))}, {Key: "addresses", Value: addrs}}
+		docs = append(docs, transform.Document{Collection: "people", ID: i, Body: body, Source: fmt.Sprintf("person (id)=(%d)", i)})
+	}
+	sd := sized(t, docs)
+	col := NewCollector(testPlan(), sd[98].Size-1, load.AppendExtJSON) // documents 99 and 100 are over
+	col.Add(len(docs), sd, 0)
+	if err := col.CheckRefs(func(string, []string) (map[string]bool, error) { return map[string]bool{"7": true}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	empty := NewCollector(testPlan(), 120, load.AppendExtJSON).Finish(1)
+	empty.Name = "nobody"
+	return &Report{SchemaVersion: SchemaVersion, Mapping: "m.yaml", MaxDocSize: sd[98].Size - 1, SamplePercent: 100,
+		Generated:   time.Date(2026, 11, 23, 10, 30, 0, 0, time.UTC),
+		Collections: []*Collection{col.Finish(1), empty},
+		Warnings: []Warning{{Severity: "warning", Rule: "unbounded-embed", Collection: "people", Path: "addresses",
+			Message: "addresses holds up to 3 items", Suggestion: "set a limit"}}}
+}
+
+// TestWriteFormats renders one report in every format and checks that each
+// shows every figure of it where that format puts it: the summary row, the
+// size distribution, the largest array, the document over the limit, the
+// reference and its dangling value, the warning and its suggestion, and
+// every path of the shape. The JSON report decodes back to the report.
 func TestWriteFormats(t *testing.T) {
-	col := NewCollector(testPlan(), 1<<20, load.AppendExtJSON)
-	col.Add(1, sized(t, []transform.Document{doc(1, "ann")}), 0)
-	empty := NewCollector(testPlan(), 1<<20, load.AppendExtJSON).Finish(1)
-	r := &Report{SchemaVersion: SchemaVersion, Mapping: "m.yaml", MaxDocSize: 1 << 20, SamplePercent: 100,
-		Collections: []*Collection{col.Finish(1), empty}, Warnings: []Warning{}}
+	r := formatReport(t)
+	c := r.Collections[0]
+	sizes := []string{Bytes(c.Size.Min), Bytes(c.Size.P50), Bytes(c.Size.P95), Bytes(c.Size.P99), Bytes(c.Size.Max)}
+	if c.Documents != 100 || len(c.Arrays) != 1 || c.TooLarge.Count != 2 || len(c.References) != 1 || c.References[0].Dangling != 1 ||
+		len(c.Shape) != 6 || len(slices.Compact(slices.Clone(sizes))) != 5 || c.Typical == nil || c.Largest == nil {
+		t.Fatalf("the report lacks something a format shows, or has two equal figures: %+v", c)
+	}
+	sz, big, ref, w := c.Size, c.TooLarge.Docs[0], c.References[0], r.Warnings[0]
+	arr := c.Arrays[0]
+	row := []string{c.Name, c.Table, "100", Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), fmt.Sprint(c.TooLarge.Count)}
+	var shapeText, shapeMD, shapeHTML []string
+	for _, p := range c.Shape {
+		shapeText = append(shapeText, fmt.Sprintf(`(?m)^    %s +%s +%s$`, regexp.QuoteMeta(p.Path), regexp.QuoteMeta(types(p.Types)), pct(p.Present, p.Of)))
+		shapeMD = append(shapeMD, fmt.Sprintf("| `%s` | %s | %s |", p.Path, types(p.Types), pct(p.Present, p.Of)))
+		shapeHTML = append(shapeHTML, fmt.Sprintf(`<tr><td><code>%s</code></td><td>%s</td><td class="n">%s</td></tr>`, template.HTMLEscapeString(p.Path), types(p.Types), pct(p.Present, p.Of)))
+	}
+	want := map[string][]string{
+		"text": append([]string{
+			`(?m)^ *` + strings.Join(quoteAll(append(row, "1")), " +") + ` *$`,
+			`(?m)^  size: min ` + regexp.QuoteMeta(Bytes(sz.Min)) + `  p50 ` + regexp.QuoteMeta(Bytes(sz.P50)) + `  p95 .* max ` + regexp.QuoteMeta(Bytes(sz.Max)),
+			fmt.Sprintf(`(?m)^    addresses +max %d +p99 %d +p50 %d +in person \(id\)=\(3\)$`, arr.Max, arr.P99, arr.P50),
+			`(?m)^  OVER THE SIZE LIMIT: 2 documents\n    ` + regexp.QuoteMeta(fmt.Sprintf("%s (_id %s): %s", big.Source, big.ID, Bytes(big.Size))) + `$`,
+			`(?m)^  references addresses\[\]\.cityId -> cities: 4 checked, 1 dangling\n    7 in person \(id\)=\(3\)$`,
+			`(?m)^  WARNING \[unbounded-embed\] people: addresses holds up to 3 items\n      suggestion: set a limit$`,
+			`(?m)^== nobody \(documents from person\): 0 documents from 0 rows$`,
+			`(?m)^  typical document \(` + regexp.QuoteMeta(c.Typical.Source) + `, ` + Bytes(c.Typical.Size) + `\):\n    ` + regexp.QuoteMeta(c.Typical.JSON) + `$`,
+			`(?m)^  largest document \(person \(id\)=\(100\), ` + Bytes(c.Largest.Size) + `\):\n    ` + regexp.QuoteMeta(c.Largest.JSON) + `$`,
+		}, shapeText...),
+		"markdown": append([]string{
+			"| " + strings.Join(row, " | ") + " |",
+			"- **warning** `unbounded-embed` people: addresses holds up to 3 items — *set a limit*",
+			fmt.Sprintf("| `addresses` | %d | %d | %d | person (id)=(3) |", arr.Max, arr.P99, arr.P50),
+			fmt.Sprintf("**2 documents over the size limit:**\n\n- %s: %s", big.Source, Bytes(big.Size)),
+			"- references `addresses[].cityId` → cities: 4 checked, 1 dangling",
+			"## nobody\n\ndocuments from `person`: 0 documents from 0 rows.",
+			fmt.Sprintf("Typical document (%s, %s):\n\n```json\n%s\n```", c.Typical.Source, Bytes(c.Typical.Size), c.Typical.JSON),
+			fmt.Sprintf("Largest document (person (id)=(100), %s):\n\n```json\n%s\n```", Bytes(c.Largest.Size), c.Largest.JSON),
+		}, shapeMD...),
+		"html": append([]string{
+			fmt.Sprintf(`<tr><td><a href="#c-people-person">people</a></td><td>documents</td><td>person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td></tr>`,
+				Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), c.TooLarge.Count),
+			`<tr><td><span class="sev-warning">WARNING</span></td><td>unbounded-embed</td><td>people</td><td>addresses holds up to 3 items</td><td>set a limit</td></tr>`,
+			fmt.Sprintf(`<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td></tr></table>`,
+				Bytes(sz.Min), Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), Bytes(int(sz.Mean))),
+			fmt.Sprintf(`<tr><td><code>addresses</code></td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td>person (id)=(3)</td></tr>`, arr.Max, arr.P99, arr.P50),
+			fmt.Sprintf(`<h3>Over the size limit: 2 documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr><tr><td>%s</td><td>%s</td><td class="n">%s</td></tr>`,
+				template.HTMLEscapeString(big.Source), big.ID, Bytes(big.Size)),
+			`<tr><td><code>addresses[].cityId</code></td><td>cities</td><td class="n">4</td><td class="n">1</td><td>7 in person (id)=(3)<br></td></tr>`,
+			`<h2 id="c-nobody-person">Collection nobody <span class="note">(documents from person: 0 documents from 0 rows)</span></h2>`,
+			fmt.Sprintf(`<p>Typical document (%s, %s):</p><pre>%s</pre>`, template.HTMLEscapeString(c.Typical.Source), Bytes(c.Typical.Size), template.HTMLEscapeString(c.Typical.JSON)),
+			fmt.Sprintf(`<p>Largest document (person (id)=(100), %s):</p><pre>%s</pre>`, Bytes(c.Largest.Size), template.HTMLEscapeString(c.Largest.JSON)),
+		}, shapeHTML...),
+	}
+	if ref.Path != "addresses[].cityId" || arr.Path != "addresses" || w.Rule != "unbounded-embed" {
+		t.Fatalf("unexpected report: %+v %+v %+v", ref, arr, w)
+	}
 	for _, f := range Formats {
 		t.Run(f, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := Write(&b, r, f); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(b.String(), "people") {
-				t.Errorf("%s output lacks the collection:\n%s", f, b.String())
-			}
+			out := b.String()
 			if f == "json" {
 				var back Report
-				if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Collections) != 2 || back.Collections[1].Shape == nil {
-					t.Errorf("json round trip: %v %+v", err, back)
+				if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+					t.Fatalf("json: %v", err)
+				}
+				if diff := cmp.Diff(r, &back); diff != "" {
+					t.Errorf("json round trip (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if len(want[f]) == 0 {
+				t.Fatalf("no expectations for format %s", f)
+			}
+			for _, w := range want[f] {
+				found := strings.Contains(out, w)
+				if f == "text" {
+					found = regexp.MustCompile(w).MatchString(out)
+				}
+				if !found {
+					t.Errorf("%s output lacks %q:\n%s", f, w, out)
 				}
 			}
 		})
@@ -231,6 +343,14 @@ func TestWriteFormats(t *testing.T) {
 	if err := Write(&bytes.Buffer{}, r, "pdf"); err == nil || !strings.Contains(err.Error(), "use one of text, json, markdown, html") {
 		t.Errorf("unknown format: %v", err)
 	}
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = regexp.QuoteMeta(x)
+	}
+	return out
 }
 
 // A bucket page holds its rows in the items array: the references of the

@@ -8,7 +8,8 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Thresholds of the modeling rules (MISSION.md).
+// Thresholds of the modeling rules (README.md, "Before migrating": the
+// table of warnings).
 const (
 	// UnboundedChildren: an embedded array or id array longer than this in
 	// some document is treated as unbounded (one-to-many, not one-to-few).
