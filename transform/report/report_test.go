@@ -292,9 +292,9 @@ func TestWriteFormats(t *testing.T) {
 			fmt.Sprintf("Largest document (person (id)=(100), %s):\n\n```json\n%s\n```", Bytes(c.Largest.Size), c.Largest.JSON),
 		}, shapeMD...),
 		"html": append([]string{
-			fmt.Sprintf(`<tr><td><a href="#c-people-person">people</a></td><td>documents</td><td>person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td></tr>`,
-				Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), c.TooLarge.Count),
-			`<tr><td><span class="sev-warning">WARNING</span></td><td>unbounded-embed</td><td>people</td><td>addresses holds up to 3 items</td><td>set a limit</td></tr>`,
+			fmt.Sprintf(`<tr><td><a href="#c-people-person">people</a></td><td>documents</td><td>person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n over">%d</td><td class="n">%d</td></tr>`,
+				Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), c.TooLarge.Count, ref.Dangling),
+			`<tr class="sev-warning-row"><td><span class="sev-warning">WARNING</span></td><td>unbounded-embed</td><td>people</td><td>addresses holds up to 3 items</td><td>set a limit</td></tr>`,
 			fmt.Sprintf(`<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td></tr></table>`,
 				Bytes(sz.Min), Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), Bytes(int(sz.Mean))),
 			fmt.Sprintf(`<tr><td><code>addresses</code></td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td>person (id)=(3)</td></tr>`, arr.Max, arr.P99, arr.P50),
@@ -302,8 +302,10 @@ func TestWriteFormats(t *testing.T) {
 				template.HTMLEscapeString(big.Source), big.ID, Bytes(big.Size)),
 			`<tr><td><code>addresses[].cityId</code></td><td>cities</td><td class="n">4</td><td class="n">1</td><td>7 in person (id)=(3)<br></td></tr>`,
 			`<h2 id="c-nobody-person">Collection nobody <span class="note">(documents from person: 0 documents from 0 rows)</span></h2>`,
-			fmt.Sprintf(`<p>Typical document (%s, %s):</p><pre>%s</pre>`, template.HTMLEscapeString(c.Typical.Source), Bytes(c.Typical.Size), template.HTMLEscapeString(c.Typical.JSON)),
-			fmt.Sprintf(`<p>Largest document (person (id)=(100), %s):</p><pre>%s</pre>`, Bytes(c.Largest.Size), template.HTMLEscapeString(c.Largest.JSON)),
+			// Samples are indented for reading; one cut short (not valid
+			// JSON) is shown as it is.
+			fmt.Sprintf(`<p>Typical document (%s, %s):</p><pre class="sample">%s</pre>`, template.HTMLEscapeString(c.Typical.Source), Bytes(c.Typical.Size), template.HTMLEscapeString(indented(t, c.Typical.JSON))),
+			fmt.Sprintf(`<p>Largest document (person (id)=(100), %s):</p><pre class="sample">%s</pre>`, Bytes(c.Largest.Size), template.HTMLEscapeString(c.Largest.JSON)),
 		}, shapeHTML...),
 	}
 	if ref.Path != "addresses[].cityId" || arr.Path != "addresses" || w.Rule != "unbounded-embed" {
@@ -387,4 +389,14 @@ func TestCollectorBucketRefs(t *testing.T) {
 	if r.Path != "comments[].authorId" || r.Checked != 3 || r.Dangling != 1 || r.Examples[0].Value != "9" {
 		t.Errorf("references %+v", r)
 	}
+}
+
+// indented is s indented by two spaces, as the HTML report shows samples.
+func indented(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+		t.Fatalf("typical sample is not JSON: %v", err)
+	}
+	return b.String()
 }
