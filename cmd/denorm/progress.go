@@ -109,9 +109,11 @@ func (p *progress) update(s pipeline.Stats) {
 			p.bar.ChangeMax64(s.Rows)
 		}
 		// The bar's own rate would count rows done before a resume as
-		// done now: this run's rate is in the description.
-		p.bar.Describe(fmt.Sprintf("%-20s %s %s/s", s.Collection, rateText(rate(s.RunRows(), s.Elapsed)), unit(s)))
+		// done now: this run's rate is in the description. The count is
+		// set first: Set64 is throttled, Describe draws at once, so the
+		// line drawn shows the count and the rate of the same moment.
 		_ = p.bar.Set64(s.Rows)
+		p.bar.Describe(fmt.Sprintf("%-20s %s %s/s", s.Collection, rateText(rate(s.RunRows(), s.Elapsed)), unit(s)))
 		if s.Done {
 			_ = p.bar.Finish()
 			p.bar, p.coll = nil, ""

@@ -223,12 +223,12 @@ func TestProgressBar(t *testing.T) {
 	p := newProgress(&globals{stdout: &bytes.Buffer{}, stderr: &buf}, "bar")
 	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 0})
 	time.Sleep(150 * time.Millisecond) // the bar redraws at most every 100 ms
-	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 40, Elapsed: time.Second})
-	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 100, Elapsed: 2 * time.Second, Done: true})
-	p.update(pipeline.Stats{Collection: "posts", Estimate: 10, Rows: 10, Elapsed: time.Second, Done: true})
+	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 40, Written: 40, Elapsed: time.Second})
+	p.update(pipeline.Stats{Collection: "people", Estimate: 100, Rows: 100, Written: 100, Elapsed: 2 * time.Second, Done: true})
+	p.update(pipeline.Stats{Collection: "posts", Estimate: 10, Rows: 10, Written: 10, Elapsed: time.Second, Done: true})
 	p.finish()
 	out := buf.String()
-	for _, want := range []string{"people", "(40/100, ", "(100/100, ", "posts", "(10/10, ", "100%"} {
+	for _, want := range []string{"people", "(40/100)", "(100/100)", "posts", "(10/10)", "100%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the bars lack %q: %q", want, out)
 		}
