@@ -63,7 +63,10 @@ func (s *serverCheckpoints) generations(ctx context.Context, id string) (all []l
 		return nil, nil, fmt.Errorf("read the lease of job %q in %s: %w", id, s.Where(), err)
 	}
 	for i := range all {
-		if newest == nil || all[i].Gen > newest.Gen {
+		// Equal generations (a server whose unique _id index let two
+		// racing inserts through) are ordered by token, so every run
+		// agrees on the newest.
+		if newest == nil || all[i].Gen > newest.Gen || (all[i].Gen == newest.Gen && all[i].Token < newest.Token) {
 			newest = &all[i]
 		}
 	}
@@ -90,7 +93,14 @@ func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h Lease
 		h.Started, h.Heartbeat, h.Expires = now.UTC(), now.UTC(), now.Add(ttl).UTC()
 		d := leaseDoc{ID: leaseDocID(id, gen), Lease: id, Gen: gen, Token: leaseToken(), Host: h.Host, PID: h.PID,
 			Command: h.Command, Started: h.Started, Heartbeat: h.Heartbeat, Expires: h.Expires}
+		// The token is known here before the generation can be read:
+		// another run of this process that reads it must not take it for
+		// one given up here (abandonedHere) and take the lease over.
+		heldHere.Store(d.Token, true)
 		_, err = s.coll.InsertOne(ctx, d)
+		if err != nil {
+			heldHere.Delete(d.Token)
+		}
 		if mongo.IsDuplicateKeyError(err) && attempt < 3 {
 			continue // another run took this generation: see who
 		}
@@ -98,15 +108,15 @@ func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h Lease
 			return nil, fmt.Errorf("take the lease of job %q in %s: %w", id, s.Where(), err)
 		}
 		l := &serverLease{store: s, id: id, doc: d, ttl: ttl, validUntil: now.Add(ttl)}
-		heldHere.Store(d.Token, true)
 		// A run that read an older generation before this one existed
 		// may still insert that one's successor; the newest wins, and a
 		// run that finds a newer generation than its own backs off.
 		if _, newest, err = s.generations(ctx, id); err != nil {
 			return nil, err
 		}
-		if newest != nil && newest.Gen != gen {
-			_, _ = s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}})
+		if newest != nil && (newest.Gen != gen || newest.Token != d.Token) {
+			_, _ = s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "token", Value: d.Token}})
+			heldHere.Delete(d.Token)
 			return nil, &LeaseHeldError{ID: id, Where: s.Where(), Holder: newest.holder(), Expiring: true}
 		}
 		// The older generations are over: their holders are gone or
@@ -215,7 +225,11 @@ func (l *serverLease) retake(ctx context.Context, sent time.Time, all []leaseDoc
 	d.ID = leaseDocID(l.id, d.Gen)
 	d.Token = leaseToken()
 	d.Heartbeat, d.Expires = sent.UTC(), sent.Add(l.ttl).UTC()
+	heldHere.Store(d.Token, true) // before it can be read (see AcquireLease)
 	_, err := l.store.coll.InsertOne(ctx, d)
+	if err != nil {
+		heldHere.Delete(d.Token)
+	}
 	if mongo.IsDuplicateKeyError(err) {
 		_, newest, _ := l.store.generations(ctx, l.id)
 		return l.lost("it expired and another run took it over", newest)
