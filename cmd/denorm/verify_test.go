@@ -670,7 +670,7 @@ INSERT INTO contact_detail (id, person_id, type_id, detail) VALUES (99, 2, 99, '
 	if code != exitRejected {
 		t.Fatalf("migrate with a rejected row: exit %d, want %d\n%s%s", code, exitRejected, out, errs)
 	}
-	if !strings.Contains(errs, "denorm: 1 rows were rejected") || !strings.Contains(errs, "rejected rows are listed in "+rejects) {
+	if !strings.Contains(errs, "denorm: 1 row was rejected") || !strings.Contains(errs, "rejected rows are listed in "+rejects) {
 		t.Errorf("stderr does not say a row was rejected and where they are listed:\n%s", errs)
 	}
 	if f := strings.Fields(summaryLine(out, "people")); len(f) < 5 || f[2] != "2" || f[3] != "1" || f[4] != "1" {
@@ -751,7 +751,7 @@ INSERT INTO holding VALUES (21, 99);`)
 		t.Fatalf("verify with a dangling reference only: exit %d, want 0, the reference listed and counted\n%s%s", code, out, errs)
 	}
 	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", dir, "--fail-on-dangling")
-	if code != 1 || !strings.Contains(out, dangling) || !strings.Contains(errs, "1 dangling references") {
+	if code != 1 || !strings.Contains(out, dangling) || !strings.Contains(errs, "denorm: 1 dangling reference\n") {
 		t.Fatalf("verify --fail-on-dangling: exit %d, want 1 naming the dangling reference\n%s%s", code, out, errs)
 	}
 
