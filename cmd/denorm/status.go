@@ -1,26 +1,34 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
-	var target, job string
+	var target, job, source string
 	cmd := &cobra.Command{
-		Use:   "status --target TARGET [--job NAME]",
-		Short: "Show the migration jobs saved in a target: phase, progress, what to run next",
+		Use:   "status --target TARGET [--job NAME] [--source URL]",
+		Short: "Show the migration and sync jobs saved in a target: phase, progress, position, lag, what to run next",
 		Long: `status lists every job whose checkpoints the target holds (see 'denorm migrate
 --help', --job): its phase, the progress of each collection, the time of the last
-checkpoint, and the command to run next. With --job, only that job (and its
-partitions). A corrupt checkpoint is listed with its error.`,
+checkpoint, and the command to run next. For a sync job (see 'denorm sync
+--help') it shows the method, the position, the last pass, the lag at its end
+and the totals; with --source (or DENORM_SOURCE), also the state of a logical
+job's replication slot and how much WAL it has not confirmed yet. With --job,
+only that job (and its partitions). A corrupt checkpoint is listed with its
+error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
+			source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
@@ -79,7 +87,10 @@ partitions). A corrupt checkpoint is listed with its error.`,
 					}
 					fmt.Fprintf(w, "  %-20s %-8s %12d %12d %8d\n", name, state, a.rows, a.written, a.failed)
 				}
-				if c.Phase == load.PhaseDone {
+				if c.Sync != nil {
+					printSyncStatus(cmd.Context(), w, c, source)
+					fmt.Fprintf(w, "  next: denorm sync --mapping %s --source URL --target %s --job %s --method %s [--once|--every D|--follow]\n", c.Mapping, load.RedactURI(target), c.Job, c.Sync.Method)
+				} else if c.Phase == load.PhaseDone {
 					fmt.Fprintf(w, "  next: nothing; the job is complete\n")
 				} else {
 					extra := ""
@@ -106,5 +117,54 @@ partitions). A corrupt checkpoint is listed with its error.`,
 	}
 	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	cmd.Flags().StringVar(&job, "job", "", "show only this job")
+	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")
 	return cmd
+}
+
+// printSyncStatus prints a sync job's state: method, position, last pass,
+// lag and totals, and with a source its replication slot.
+func printSyncStatus(ctx context.Context, w io.Writer, c *load.Checkpoint, source string) {
+	s := c.Sync
+	fmt.Fprintf(w, "  sync: method %s", s.Method)
+	if s.Slot != "" {
+		fmt.Fprintf(w, ", slot %s", s.Slot)
+	}
+	switch {
+	case s.Method == load.SyncLogical && s.Position == "":
+		fmt.Fprintf(w, ", slot being created")
+	case s.Position != "":
+		fmt.Fprintf(w, ", position %s", s.Position)
+	}
+	if c.Phase != load.PhaseDone {
+		fmt.Fprintf(w, ", initial copy in progress")
+	}
+	fmt.Fprintln(w)
+	if !s.LastPass.IsZero() {
+		fmt.Fprintf(w, "  last pass: %s (%s ago), %d passes; lag at its end %s\n", s.LastPass.Format(time.RFC3339),
+			time.Since(s.LastPass).Round(time.Second), s.Passes, (time.Duration(s.LagSeconds * float64(time.Second))).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "  totals: %d rows changed; documents %d written, %d deleted, %d unchanged; %d collections rebuilt whole\n",
+		s.Changes, s.Written, s.Deleted, s.Unchanged, s.Rebuilds)
+	if s.Method != load.SyncLogical || source == "" {
+		return
+	}
+	src, err := extract.ParseSource(source)
+	var lg *extract.Logical
+	if err == nil {
+		lg, err = src.Logical(c.Job)
+	}
+	var st *extract.SlotStatus
+	if err == nil {
+		st, err = lg.Status(ctx)
+	}
+	if st != nil {
+		active := "idle"
+		if st.Active {
+			active = fmt.Sprintf("streaming (server process %d)", st.ActivePID)
+		}
+		fmt.Fprintf(w, "  slot: %s, confirmed %s, server at %s: %d bytes of WAL behind; wal_status %s\n", active, st.Confirmed, st.Current, st.LagBytes, st.WALStatus)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "  slot: %v\n", load.Redact(err, source))
+	}
 }

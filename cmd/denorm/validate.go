@@ -1,17 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline"
 )
 
 type validateOptions struct {
 	mapping string
 	source  string
+	sync    string
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
@@ -23,7 +27,13 @@ func newValidateCmd(g *globals) *cobra.Command {
 problem as file:line:col: message. With --source (or DENORM_SOURCE) it also
 checks the tables, columns, keys and joins against the database's catalog and
 has PostgreSQL parse every query the mapping generates (filters included).
-Nothing is written anywhere. Exit code 2 when the mapping has problems.`,
+With --sync logical it also checks what 'denorm sync --method logical' needs:
+every filter can be followed from change events (no subquery, no other
+table, no clock or session value), and every table's replica identity gives
+the old values of the columns that place a row in its documents (else it
+prints the ALTER TABLE statements a DBA must run; denorm never alters the
+source). Nothing is written anywhere. Exit code 2 when the mapping has
+problems, 1 when the source is not ready for logical sync.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
@@ -32,6 +42,7 @@ Nothing is written anywhere. Exit code 2 when the mapping has problems.`,
 	}
 	cmd.Flags().StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
 	cmd.Flags().StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE); optional")
+	cmd.Flags().StringVar(&o.sync, "sync", "", "logical: also check what sync --method logical needs (filters, replica identity); needs --source")
 	return cmd
 }
 
@@ -39,6 +50,9 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
 	if o.mapping == "" {
 		return usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
+	}
+	if o.sync != "" && (o.sync != load.SyncLogical || o.source == "") {
+		return usageError{fmt.Errorf("--sync takes logical (diff needs nothing more than migrate), with --source")}
 	}
 	f, err := mappings.Load(o.mapping)
 	if err != nil {
@@ -61,6 +75,25 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
 	if len(ps) > 0 {
 		return ps.Sorted()
+	}
+	if o.sync == load.SyncLogical {
+		lg, err := snap.Source().Logical("validate")
+		if err == nil {
+			err = pipeline.CheckLogical(ctx, snap, lg, plan)
+		}
+		var untrace *pipeline.UntraceableError
+		if errors.As(err, &untrace) {
+			for _, f := range untrace.Filters {
+				ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: f.Node.FilterPos,
+					Msg: fmt.Sprintf("%s: logical sync cannot follow this filter: %s (use sync --method diff)", f.Node.Path, f.Why)})
+			}
+			return ps.Sorted()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, load.Redact(err, o.source))
+		}
+		fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections), and ready for logical sync\n", o.mapping, len(plan.Collections))
+		return nil
 	}
 	fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections)\n", o.mapping, len(plan.Collections))
 	return nil
