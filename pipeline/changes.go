@@ -64,7 +64,7 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 	defer cs.Close()
 	var goal extract.LSN
 	if once {
-		if goal, err = s.lg.CurrentWAL(ctx); err != nil {
+		if goal, err = s.lg.CommittedWAL(ctx); err != nil {
 			return false, err
 		}
 	}
