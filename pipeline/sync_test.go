@@ -177,5 +177,3 @@ func checkWrites(t *testing.T, ct *countingTarget, coll string, want map[string]
 	}
 	t.Logf("%s: %d documents written, each once", coll, len(got))
 }
-
-
