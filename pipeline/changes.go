@@ -78,15 +78,19 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		if b.empty() {
 			return nil
 		}
+		s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 		if err := s.apply(ctx, b); err != nil {
 			return err
 		}
+		s.opt.Debug("batch written", "end", b.end)
 		pos = b.end
 		s.cp.Sync.Position = pos.String()
 		if err := s.passDone(ctx, &b.st, nil); err != nil {
 			return err
 		}
+		s.opt.Debug("checkpoint saved", "position", pos)
 		cs.Confirm(pos)
+		s.opt.Debug("position confirmed", "position", pos)
 		progressed, lastSave = true, time.Now()
 		b = s.newBatch()
 		return nil

@@ -79,6 +79,9 @@ type SyncOptions struct {
 	// Pass is called after every pass, and in Follow mode after every
 	// batch of changes applied (from Sync's goroutine).
 	Pass func(PassStats)
+	// Debug, when set, is told of each step (a batch applied, saved,
+	// confirmed), for -v.
+	Debug func(msg string, args ...any)
 	// Idle is called when a logical pass saves a new position with
 	// nothing to apply: the job is caught up (lag 0).
 	Idle func(position string)
@@ -124,6 +127,9 @@ func (o *SyncOptions) defaults() {
 	}
 	if o.Idle == nil {
 		o.Idle = func(string) {}
+	}
+	if o.Debug == nil {
+		o.Debug = func(string, ...any) {}
 	}
 }
 

@@ -244,6 +244,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 				m.errors.Inc()
 			}
 		},
+		Debug: g.log.Debug,
 		Idle: func(string) {
 			if m != nil {
 				m.idle()
