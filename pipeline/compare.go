@@ -223,10 +223,11 @@ const matchIdentical = "identical"
 
 // merge walks both sorted sides together, in sort key order (collection,
 // then _id), and calls fn once per record: DiffMissing (exp only, found
-// nil), DiffUnexpected or DiffDuplicate (found only, exp nil; duplicate:
-// the found side held the key before), DiffDifferent or matchIdentical
-// (both; an unsampled record counts as identical, its hash unknown). The
-// entries are only valid during fn.
+// nil), DiffUnexpected (found only, exp nil), DiffDuplicate (a second
+// record of one key on either side: the other side's entry is nil; the
+// source gives an _id to two documents, or the target holds it twice),
+// DiffDifferent or matchIdentical (both; an unsampled record counts as
+// identical, its hash unknown). The entries are only valid during fn.
 func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found *entry) error) error {
 	e, err := c.exp.cursor()
 	if err != nil {
@@ -238,11 +239,29 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 		return err
 	}
 	defer f.it.Close()
-	var prevFound []byte
+	var prevFound, prevExp []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if e.cur.ok && bytes.Equal(e.cur.key, prevExp) {
+			if err := fn(DiffDuplicate, &e.cur, nil); err != nil {
+				return err
+			}
+			if err := e.next(); err != nil {
+				return err
+			}
+			continue
+		}
+		if f.cur.ok && bytes.Equal(f.cur.key, prevFound) {
+			if err := fn(DiffDuplicate, nil, &f.cur); err != nil {
+				return err
+			}
+			if err := f.next(); err != nil {
+				return err
+			}
+			continue
 		}
 		order := 0
 		switch {
@@ -255,6 +274,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 		}
 		switch {
 		case order < 0:
+			prevExp = e.cur.key
 			if err := fn(DiffMissing, &e.cur, nil); err != nil {
 				return err
 			}
@@ -262,11 +282,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 				return err
 			}
 		case order > 0:
-			kind := DiffUnexpected
-			if bytes.Equal(f.cur.key, prevFound) {
-				kind = DiffDuplicate
-			}
-			if err := fn(kind, nil, &f.cur); err != nil {
+			if err := fn(DiffUnexpected, nil, &f.cur); err != nil {
 				return err
 			}
 			prevFound = f.cur.key
@@ -281,7 +297,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 			if err := fn(kind, &e.cur, &f.cur); err != nil {
 				return err
 			}
-			prevFound = f.cur.key
+			prevExp, prevFound = e.cur.key, f.cur.key
 			if err := e.next(); err != nil {
 				return err
 			}
