@@ -95,6 +95,33 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		b = s.newBatch()
 		return nil
 	}
+	// progress moves the position to lsn, a Progress's: everything
+	// committed before it was delivered, and what was delivered is
+	// applied. It saves and confirms the position when a --once pass is
+	// done, or every 10 s while idle.
+	progress := func(lsn extract.LSN) error {
+		if lsn <= pos {
+			return nil
+		}
+		pos = lsn
+		s.cp.Sync.Position = pos.String()
+		if done() || time.Since(lastSave) > 10*time.Second {
+			s.cp.Sync.LagSeconds = 0
+			if err := s.save(ctx); err != nil {
+				return err
+			}
+			cs.Confirm(pos)
+			progressed, lastSave = true, time.Now()
+			s.opt.Idle(s.cp.Sync.Position)
+		}
+		return nil
+	}
+	// deferred is a Progress received while the batch held changes: the
+	// batch is applied when the linger ends (more changes may be waiting
+	// in the stream: the server sends a Progress after each burst of WAL
+	// it decoded, and applying every burst alone could not keep up), and
+	// the position then moves to it.
+	var deferred extract.LSN
 	if done() {
 		return false, nil
 	}
@@ -117,6 +144,9 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
 				if err := apply(); err != nil {
+					return progressed, err
+				}
+				if err := progress(deferred); err != nil {
 					return progressed, err
 				}
 				if done() {
@@ -165,21 +195,12 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			}
 		case extract.OpProgress:
 			// Everything committed before c.LSN was delivered.
-			if err := apply(); err != nil {
-				return progressed, err
+			if !b.empty() {
+				deferred = max(deferred, c.LSN)
+				continue
 			}
-			if c.LSN > pos {
-				pos = c.LSN
-				s.cp.Sync.Position = pos.String()
-				if done() || time.Since(lastSave) > 10*time.Second {
-					s.cp.Sync.LagSeconds = 0
-					if err := s.save(ctx); err != nil {
-						return progressed, err
-					}
-					cs.Confirm(pos)
-					progressed, lastSave = true, time.Now()
-					s.opt.Idle(s.cp.Sync.Position)
-				}
+			if err := progress(c.LSN); err != nil {
+				return progressed, err
 			}
 			if done() {
 				return progressed, nil
