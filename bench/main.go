@@ -15,6 +15,8 @@
 //	blog: A-style and B-style runs of the blog example (buckets of 100)
 //	K  A on the person data keyed by an integer, a uuid and two integers,
 //	   interleaved (keys.go)
+//	S, V  sync: --follow under a steady write load, and a diff pass against
+//	   verify over unchanged documents (sync.go)
 //
 // Every figure compared is a ratio of runs made side by side; medians of
 // REPS repetitions are reported. Results go to stdout as a table and to
@@ -55,6 +57,7 @@ type config struct {
 	skipF       bool
 	skipBlog    bool
 	skipKeys    bool
+	sync        syncConfig
 }
 
 func main() {
@@ -70,6 +73,10 @@ func main() {
 	flag.BoolVar(&c.skipF, "skip-f", os.Getenv("SKIP_F") != "", "skip F (the 4 x SCALE memory run)")
 	flag.BoolVar(&c.skipBlog, "skip-blog", os.Getenv("SKIP_BLOG") != "", "skip the blog runs")
 	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs")
+	syncFlags(&c.sync)
+	if c.sync.only {
+		c.out = "bench/results-sync.json"
+	}
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -152,6 +159,7 @@ type Report struct {
 	Series  map[string]*Series `json:"series"`
 	Ratios  map[string]float64 `json:"ratios"`
 	Checks  []Check            `json:"checks"`
+	Sync    *SyncReport        `json:"sync,omitempty"`
 }
 
 func run(ctx context.Context, c config) error {
@@ -174,6 +182,18 @@ func run(ctx context.Context, c config) error {
 		s := &Series{Name: name, What: what}
 		rep.Series[name] = s
 		return s
+	}
+	check := func(name string, v float64, target string, met bool) {
+		rep.Checks = append(rep.Checks, Check{Name: name, Value: v, Target: target, Met: met})
+	}
+	if c.sync.only {
+		s, err := runSync(ctx, c, admin, mongo)
+		if err != nil {
+			return err
+		}
+		rep.Sync = s
+		syncChecks(s, check)
+		return writeReport(c.out, rep)
 	}
 
 	log.Printf("generating %d persons", c.scale)
@@ -302,9 +322,6 @@ func run(ctx context.Context, c config) error {
 		rep.Ratios[name] = v
 		return v
 	}
-	check := func(name string, v float64, target string, met bool) {
-		rep.Checks = append(rep.Checks, Check{Name: name, Value: v, Target: target, Met: met})
-	}
 	v := ratio("A/B", a, b)
 	check("A/B docs/s, person", v, ">= 2.0", v >= 2.0)
 	v = ratio("D/E", d, e)
@@ -323,18 +340,31 @@ func run(ctx context.Context, c config) error {
 		v = ratio("blogA/blogB", ba, rep.Series["blogB"])
 		check("blog A/B docs/s", v, "> 1.0", v > 1.0)
 	}
+	if !c.sync.skip {
+		s, err := runSync(ctx, c, admin, mongo)
+		if err != nil {
+			return err
+		}
+		rep.Sync = s
+		syncChecks(s, check)
+	}
+	return writeReport(c.out, rep)
+}
+
+// writeReport prints rep and writes it to out as JSON.
+func writeReport(out string, rep *Report) error {
 	print(os.Stdout, rep)
-	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(c.out, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	log.Printf("wrote %s", c.out)
+	log.Printf("wrote %s", out)
 	return nil
 }
 
@@ -354,6 +384,7 @@ func print(w io.Writer, rep *Report) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	printSync(w, rep.Sync)
 	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB", "Kint", "Kuuid", "Kpair"} {
 		if s, ok := rep.Series[name]; ok {
 			fmt.Fprintf(w, "  %-6s %s\n", name, s.What)
