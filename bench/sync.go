@@ -8,7 +8,9 @@ package main
 //	   FerretDB while writers update persons at a steady rate, three rates:
 //	   changes applied per second and the end-to-end lag of every write,
 //	   from its COMMIT returning to the poller first reading the new value
-//	   in the target
+//	   in the target (and sync's own commit -> acknowledgement lag, from
+//	   its metrics); 1,000 persons, since every find by _id, the poller's
+//	   included, scans the collection on FerretDB with SQLite
 //	V  a sync --method diff pass over SYNC_DIFF_SCALE persons (1,000,002
 //	   documents by default) that have not changed since the migration,
 //	   against denorm verify of the same data, interleaved: seconds, and the
@@ -71,6 +73,13 @@ type FollowRun struct {
 	LagP99       float64 `json:"lagP99ms"`
 	LagMax       float64 `json:"lagMaxMs"`
 	ResolutionMs float64 `json:"resolutionMs"`
+	// SyncP50 and SyncP99 are the same quantiles of sync's own measure of
+	// each transaction (commit on the source's clock -> the target's
+	// acknowledgement), from its denorm_sync_transaction_lag_seconds
+	// histogram: the upper bound of the bucket holding the quantile
+	// (buckets grow by 38%).
+	SyncP50 float64 `json:"syncLagP50ms"`
+	SyncP99 float64 `json:"syncLagP99ms"`
 	// Superseded counts writes overwritten by a later write of the same
 	// person before they were seen (not in the lags).
 	Superseded int    `json:"superseded"`
@@ -108,7 +117,9 @@ type syncConfig struct {
 func syncFlags(c *syncConfig) {
 	c.only = os.Getenv("SYNC_ONLY") != ""
 	c.skip = os.Getenv("SKIP_SYNC") != ""
-	c.followPersons = envInt("SYNC_FOLLOW_PERSONS", 5_000)
+	// Small: on FerretDB with SQLite every find by _id, the poller's
+	// included, scans the collection.
+	c.followPersons = envInt("SYNC_FOLLOW_PERSONS", 1_000)
 	c.followSeconds = envInt("SYNC_FOLLOW_SECONDS", 20)
 	c.rates = []float64{20, 100, 500}
 	if s := os.Getenv("SYNC_RATES"); s != "" {
@@ -248,8 +259,8 @@ func followBench(ctx context.Context, c config, admin, base string) ([]FollowRun
 			_ = stop()
 			return nil, fmt.Errorf("at %.0f writes/s: %w\n%s", rate, err, stderr.String())
 		}
-		log.Printf("    %d writes at %.1f/s; applied %.1f/s; lag p50 %.0f ms, p99 %.0f ms, max %.0f ms (resolution %.0f ms); load %s",
-			r.Writes, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.Load)
+		log.Printf("    %d writes at %.1f/s; applied %.1f/s; lag p50 %.0f ms, p99 %.0f ms, max %.0f ms (resolution %.0f ms); sync's own p50 <= %.0f ms, p99 <= %.0f ms; load %s",
+			r.Writes, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.SyncP50, r.SyncP99, r.Load)
 		runs = append(runs, r)
 	}
 	if err := stop(); err != nil {
@@ -262,30 +273,72 @@ func followBench(ctx context.Context, c config, admin, base string) ([]FollowRun
 	return runs, dropDB(ctx, admin, name)
 }
 
-// appliedTotal reads the sum of denorm_sync_changes_applied_total.
-func appliedTotal(ctx context.Context, metrics string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metrics, nil)
+// syncMetrics is what followRate reads of sync's metrics: the changes
+// applied, and the transaction lag histogram's cumulative bucket counts.
+type syncMetrics struct {
+	applied float64
+	buckets map[float64]float64
+}
+
+var (
+	appliedLine = regexp.MustCompile(`(?m)^denorm_sync_changes_applied_total\{[^}]*\} (\S+)$`)
+	bucketLine  = regexp.MustCompile(`(?m)^denorm_sync_transaction_lag_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\S+)$`)
+)
+
+func readMetrics(ctx context.Context, url string) (syncMetrics, error) {
+	m := syncMetrics{buckets: map[float64]float64{}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return m, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return m, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return m, err
 	}
-	var sum float64
-	for _, m := range regexp.MustCompile(`(?m)^denorm_sync_changes_applied_total\{[^}]*\} (\S+)$`).FindAllStringSubmatch(string(b), -1) {
-		v, err := strconv.ParseFloat(m[1], 64)
+	for _, x := range appliedLine.FindAllStringSubmatch(string(b), -1) {
+		v, err := strconv.ParseFloat(x[1], 64)
 		if err != nil {
-			return 0, err
+			return m, err
 		}
-		sum += v
+		m.applied += v
 	}
-	return sum, nil
+	for _, x := range bucketLine.FindAllStringSubmatch(string(b), -1) {
+		le, err := strconv.ParseFloat(x[1], 64) // "+Inf" parses
+		if err != nil {
+			return m, err
+		}
+		v, err := strconv.ParseFloat(x[2], 64)
+		if err != nil {
+			return m, err
+		}
+		m.buckets[le] = v
+	}
+	return m, nil
+}
+
+// quantile is the upper bound, in ms, of the histogram bucket holding
+// quantile q of the observations made between before and after.
+func quantile(before, after syncMetrics, q float64) float64 {
+	les := make([]float64, 0, len(after.buckets))
+	for le := range after.buckets {
+		les = append(les, le)
+	}
+	slices.Sort(les)
+	if len(les) == 0 {
+		return math.NaN()
+	}
+	total := after.buckets[les[len(les)-1]] - before.buckets[les[len(les)-1]]
+	for _, le := range les {
+		if after.buckets[le]-before.buckets[le] >= q*total {
+			return le * 1000
+		}
+	}
+	return math.Inf(1)
 }
 
 type pendingWrite struct {
@@ -298,9 +351,9 @@ type pendingWrite struct {
 // reads the written persons' documents every pollEvery until it sees each
 // token.
 func followRate(ctx context.Context, db string, people *mongo.Collection, metrics string, rate float64, dur time.Duration, persons int) (FollowRun, error) {
-	const writers, pollEvery = 8, 20 * time.Millisecond
+	const writers, pollEvery = 8, 50 * time.Millisecond
 	r := FollowRun{Persons: persons, AskedRate: rate}
-	before, err := appliedTotal(ctx, metrics)
+	before, err := readMetrics(ctx, metrics)
 	if err != nil {
 		return r, err
 	}
@@ -431,7 +484,7 @@ func followRate(ctx context.Context, db string, people *mongo.Collection, metric
 	if writeErr != nil {
 		return r, writeErr
 	}
-	after, err := appliedTotal(ctx, metrics)
+	after, err := readMetrics(ctx, metrics)
 	if err != nil {
 		return r, err
 	}
@@ -445,7 +498,8 @@ func followRate(ctx context.Context, db string, people *mongo.Collection, metric
 	slices.Sort(polls)
 	r.Writes = total
 	r.WriteRate = float64(total) / written.Seconds()
-	r.Applied = (after - before) / lastSeen.Sub(start).Seconds()
+	r.Applied = (after.applied - before.applied) / lastSeen.Sub(start).Seconds()
+	r.SyncP50, r.SyncP99 = quantile(before, after, 0.50), quantile(before, after, 0.99)
 	r.LagP50, r.LagP99, r.LagMax = pct(0.50), pct(0.99), pct(1)
 	r.ResolutionMs = float64(pollEvery) / float64(time.Millisecond)
 	if len(polls) > 0 {
@@ -607,9 +661,10 @@ func printSync(w io.Writer, s *SyncReport) {
 	}
 	if len(s.Follow) > 0 {
 		fmt.Fprintln(w, "S  sync --method logical --follow, person example into FerretDB, writes of one person each:")
-		fmt.Fprintln(w, "   asked/s  written/s  applied/s  lag p50 ms  lag p99 ms  max ms  resolution ms  load")
+		fmt.Fprintln(w, "   asked/s  written/s  applied/s  lag p50 ms  lag p99 ms  max ms  resolution ms  sync p50 ms  sync p99 ms  load")
 		for _, r := range s.Follow {
-			fmt.Fprintf(w, "   %7.0f  %9.1f  %9.1f  %10.0f  %10.0f  %6.0f  %13.0f  %s\n", r.AskedRate, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.Load)
+			fmt.Fprintf(w, "   %7.0f  %9.1f  %9.1f  %10.0f  %10.0f  %6.0f  %13.0f  %11.0f  %11.0f  %s\n",
+				r.AskedRate, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.SyncP50, r.SyncP99, r.Load)
 		}
 	}
 	if d := s.Diff; d != nil {
