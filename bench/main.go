@@ -186,13 +186,19 @@ func run(ctx context.Context, c config) error {
 	check := func(name string, v float64, target string, met bool) {
 		rep.Checks = append(rep.Checks, Check{Name: name, Value: v, Target: target, Met: met})
 	}
-	if c.sync.only {
+	withSync := func() error {
 		s, err := runSync(ctx, c, admin, mongo)
 		if err != nil {
 			return err
 		}
 		rep.Sync = s
 		syncChecks(s, check)
+		return nil
+	}
+	if c.sync.only {
+		if err := withSync(); err != nil {
+			return err
+		}
 		return writeReport(c.out, rep)
 	}
 
@@ -341,12 +347,9 @@ func run(ctx context.Context, c config) error {
 		check("blog A/B docs/s", v, "> 1.0", v > 1.0)
 	}
 	if !c.sync.skip {
-		s, err := runSync(ctx, c, admin, mongo)
-		if err != nil {
+		if err := withSync(); err != nil {
 			return err
 		}
-		rep.Sync = s
-		syncChecks(s, check)
 	}
 	return writeReport(c.out, rep)
 }

@@ -34,28 +34,10 @@ func TestKubernetesIndexedJob(t *testing.T) {
 		APIVersion string `yaml:"apiVersion"`
 		Kind       string `yaml:"kind"`
 		Spec       struct {
-			CompletionMode string `yaml:"completionMode"`
-			Completions    int    `yaml:"completions"`
-			Parallelism    int    `yaml:"parallelism"`
-			Template       struct {
-				Spec struct {
-					RestartPolicy string `yaml:"restartPolicy"`
-					Containers    []struct {
-						Image           string   `yaml:"image"`
-						Command         []string `yaml:"command"`
-						Args            []string `yaml:"args"`
-						Env             []envVar `yaml:"env"`
-						SecurityContext struct {
-							RunAsNonRoot           bool `yaml:"runAsNonRoot"`
-							ReadOnlyRootFilesystem bool `yaml:"readOnlyRootFilesystem"`
-						} `yaml:"securityContext"`
-						VolumeMounts []struct {
-							Name      string `yaml:"name"`
-							MountPath string `yaml:"mountPath"`
-						} `yaml:"volumeMounts"`
-					} `yaml:"containers"`
-				} `yaml:"spec"`
-			} `yaml:"template"`
+			CompletionMode string      `yaml:"completionMode"`
+			Completions    int         `yaml:"completions"`
+			Parallelism    int         `yaml:"parallelism"`
+			Template       podTemplate `yaml:"template"`
 		} `yaml:"spec"`
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
