@@ -65,10 +65,11 @@ Methods (--method; a job keeps the method it started with):
            the position is saved in the checkpoint only after the target
            acknowledged the batch, and confirmed to the slot only after the
            checkpoint is saved. Needs wal_level = logical, the REPLICATION
-           attribute, ownership of the mapped tables (or a publication made
-           by their owner) and a replica identity giving the old values of
-           join columns (sync prints the ALTER TABLE statements a DBA must
-           run when it does not). 'denorm migrate --sync logical' creates
+           attribute, CREATE on the database and ownership of the mapped
+           tables (or a publication of the job's name a DBA made for them)
+           and a replica identity giving the old values of join columns
+           (sync prints the ALTER TABLE statements a DBA must run when it
+           does not). 'denorm migrate --sync logical' creates
            the slot with the migration, so sync continues from it.
   diff     No privilege beyond reading. Each pass rebuilds every document
            from one snapshot and writes only those that differ from the
