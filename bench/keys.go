@@ -55,15 +55,16 @@ var keyVariants = []keyVariant{
 
 func keyVariantDB(ctx context.Context, admin, name string, n int, v keyVariant) (string, error) {
 	t0 := time.Now()
-	db, err := freshDB(ctx, admin, name)
-	if err != nil {
-		return "", err
+	desc := fmt.Sprintf("person %s %d", v.name, n)
+	db, reused, err := seededDB(ctx, admin, name, desc)
+	if err != nil || reused {
+		return db, err
 	}
 	sql := fmt.Sprintf(keyVariantSQL, n, v.key, v.personKey, v.contactKey, v.addressKey, v.fkCols, v.indexes)
 	if err := exec1(ctx, db, sql); err != nil {
 		return "", fmt.Errorf("generate %s persons: %w", v.name, err)
 	}
-	if err := exec1(ctx, db, "VACUUM ANALYZE"); err != nil {
+	if err := finishDB(ctx, admin, name, db, desc); err != nil {
 		return "", err
 	}
 	log.Printf("  %s: %d persons in %.1fs", name, n, time.Since(t0).Seconds())

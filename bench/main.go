@@ -1,26 +1,34 @@
 // Command bench is denorm's side-by-side benchmark (make bench). It runs
 // against the throwaway PostgreSQL and FerretDB that scripts/testenv.sh
-// starts (DENORM_TEST_PG, DENORM_TEST_MONGO), generates the person and blog
-// examples' tables at scale inside PostgreSQL, and runs, interleaved and
-// repeated, what a user could run instead of denorm:
+// starts (DENORM_TEST_PG, DENORM_TEST_MONGO), generates the person, blog
+// and wide benchmarks' tables at scale inside PostgreSQL, and runs,
+// interleaved and repeated, what a user could run instead of denorm:
 //
-//	A  denorm migrate of the person example into a directory target
-//	B  PostgreSQL building the same documents (json_agg with GROUP BY + JOIN,
-//	   and with LATERAL; the better of the two), COPY ... TO STDOUT into a file
-//	C  a naive loader: one query per person for its children (a subset)
-//	D  denorm migrate into FerretDB
-//	E  the same documents, already built, inserted into FerretDB with plain
-//	   unordered insertMany batches: the target's own ceiling
-//	F  peak RSS of A at SCALE and 4 x SCALE persons
-//	blog: A-style and B-style runs of the blog example (buckets of 100)
-//	K  A on the person data keyed by an integer, a uuid and two integers,
-//	   interleaved (keys.go)
-//	S, V  sync: --follow under a steady write load, and a diff pass against
-//	   verify over unchanged documents (sync.go)
+//	A      denorm migrate of the person example into a directory target
+//	B      PostgreSQL building the same documents (json_agg with GROUP BY +
+//	       JOIN, and with LATERAL; the better of the two), COPY ... TO STDOUT
+//	       into a file
+//	floor  the source sending every row the mapping reads, in denorm's
+//	       order, COPY ... (FORMAT binary) into a discarding writer (floor.go)
+//	C      a naive loader: one query per person for its children (a subset)
+//	V, P   denorm verify of A's output, denorm plan of the same data
+//	D      denorm migrate into FerretDB
+//	E      the same documents, already built, inserted into FerretDB with plain
+//	       unordered insertMany batches: the target's own ceiling
+//	F      peak RSS of A at SCALE and 4 x SCALE persons
+//	blog   A, B and floor runs of the blog example (buckets of 100), and A on a
+//	       quarter of the data (peak RSS)
+//	wide   A, B and floor runs of orders with wide lines (wide.go), and A on a
+//	       quarter of the data (peak RSS)
+//	K      A on the person data keyed by an integer, a uuid and two integers,
+//	       interleaved (keys.go)
+//	SF, SD sync: --follow under a steady write load, and a diff pass against
+//	       verify over unchanged documents (sync.go)
 //
 // Every figure compared is a ratio of runs made side by side; medians of
-// REPS repetitions are reported. Results go to stdout as a table and to
-// bench/results.json.
+// REPS repetitions are reported. Results go to stdout as a table, each
+// target met or NOT MET, and to bench/results.json; the exit status is 1
+// when a target is not met.
 package main
 
 import (
@@ -46,16 +54,20 @@ import (
 )
 
 type config struct {
-	scale       int // persons for A, B, C and F
+	scale       int // persons for A, B, C, V, P and F
 	targetScale int // persons for D and E
 	naive       int // persons C reads
 	posts       int // blog posts
 	comments    int // comments per post
+	wide        int // orders of the wide benchmark
 	reps        int
 	bin         string
 	out         string
 	skipF       bool
 	skipBlog    bool
+	skipWide    bool
+	skipTarget  bool
+	skipPerson  bool
 	skipKeys    bool
 	sync        syncConfig
 }
@@ -67,12 +79,16 @@ func main() {
 	flag.IntVar(&c.naive, "naive", envInt("NAIVE", 20_000), "persons the naive loader C reads (env NAIVE)")
 	flag.IntVar(&c.posts, "posts", envInt("POSTS", 100_000), "blog posts (env POSTS)")
 	flag.IntVar(&c.comments, "comments", envInt("COMMENTS_PER_POST", 100), "comments per post (env COMMENTS_PER_POST)")
+	flag.IntVar(&c.wide, "wide", envInt("WIDE", 1_500_000), "orders of the wide benchmark, 4 lines each (env WIDE)")
 	flag.IntVar(&c.reps, "reps", envInt("REPS", 3), "repetitions of each run (env REPS)")
 	flag.StringVar(&c.bin, "bin", "bin/denorm", "denorm binary")
 	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
 	flag.BoolVar(&c.skipF, "skip-f", os.Getenv("SKIP_F") != "", "skip F (the 4 x SCALE memory run)")
 	flag.BoolVar(&c.skipBlog, "skip-blog", os.Getenv("SKIP_BLOG") != "", "skip the blog runs")
-	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs")
+	flag.BoolVar(&c.skipWide, "skip-wide", os.Getenv("SKIP_WIDE") != "", "skip the wide runs")
+	flag.BoolVar(&c.skipTarget, "skip-target", os.Getenv("SKIP_TARGET") != "", "skip D and E (FerretDB)")
+	flag.BoolVar(&c.skipPerson, "skip-person", os.Getenv("SKIP_PERSON") != "", "skip A, B, floor, C, V, P and F (the person runs)")
+	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs (K)")
 	syncFlags(&c.sync)
 	if c.sync.only {
 		c.out = "bench/results-sync.json"
@@ -80,8 +96,19 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
-	if err := run(context.Background(), c); err != nil {
+	rep, err := run(context.Background(), c)
+	if err != nil {
 		log.Fatal(err)
+	}
+	var missed []string
+	for _, ch := range rep.Checks {
+		if !ch.Met {
+			missed = append(missed, ch.Name)
+		}
+	}
+	if len(missed) > 0 {
+		log.Printf("%d target(s) NOT MET: %s", len(missed), strings.Join(missed, "; "))
+		os.Exit(1)
 	}
 }
 
@@ -143,8 +170,11 @@ func (s *Series) finish() {
 	}
 }
 
-// Check is one target of the issue, met or not.
+// Check is one target of an issue, met or not.
 type Check struct {
+	// Goal is the issue and goal the target belongs to: "15.2" is issue
+	// 15, goal 2.
+	Goal   string  `json:"goal"`
 	Name   string  `json:"name"`
 	Value  float64 `json:"value"`
 	Target string  `json:"target"`
@@ -162,79 +192,233 @@ type Report struct {
 	Sync    *SyncReport        `json:"sync,omitempty"`
 }
 
-func run(ctx context.Context, c config) error {
+// order is the order series are printed in.
+var order = []string{"A", "B", "floor", "C", "V", "P", "D", "E", "F1", "F4",
+	"blogA", "blogB", "blogFloor", "blogQ", "wideA", "wideB", "wideFloor", "wideQ", "Kint", "Kuuid", "Kpair"}
+
+func run(ctx context.Context, c config) (*Report, error) {
 	admin := os.Getenv("DENORM_TEST_PG")
 	mongo := os.Getenv("DENORM_TEST_MONGO")
 	if admin == "" || mongo == "" {
-		return errors.New("DENORM_TEST_PG and DENORM_TEST_MONGO are not set: run through `make bench` (scripts/testenv.sh starts the servers)")
+		return nil, errors.New("DENORM_TEST_PG and DENORM_TEST_MONGO are not set: run through `make bench` (scripts/testenv.sh starts the servers)")
 	}
 	if _, err := os.Stat(c.bin); err != nil {
-		return fmt.Errorf("%s: %w (run make build)", c.bin, err)
+		return nil, fmt.Errorf("%s: %w (run make build)", c.bin, err)
 	}
 	tmp, err := os.MkdirTemp("", "denorm-bench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	rep := &Report{When: time.Now().UTC(), Machine: machine(ctx, admin), Series: map[string]*Series{}, Ratios: map[string]float64{},
-		Config: map[string]int{"scale": c.scale, "targetScale": c.targetScale, "naive": c.naive, "posts": c.posts, "commentsPerPost": c.comments, "reps": c.reps}}
+		Config: map[string]int{"scale": c.scale, "targetScale": c.targetScale, "naive": c.naive, "posts": c.posts, "commentsPerPost": c.comments, "wideOrders": c.wide, "reps": c.reps}}
 	series := func(name, what string) *Series {
 		s := &Series{Name: name, What: what}
 		rep.Series[name] = s
 		return s
 	}
-	check := func(name string, v float64, target string, met bool) {
-		rep.Checks = append(rep.Checks, Check{Name: name, Value: v, Target: target, Met: met})
-	}
-	withSync := func() error {
-		s, err := runSync(ctx, c, admin, mongo)
-		if err != nil {
-			return err
-		}
-		rep.Sync = s
-		syncChecks(s, check)
-		return nil
-	}
 	if c.sync.only {
-		if err := withSync(); err != nil {
-			return err
-		}
-		return writeReport(c.out, rep)
+		c.skipPerson, c.skipKeys, c.skipTarget, c.skipBlog, c.skipWide = true, true, true, true, true
 	}
 
+	if !c.skipPerson {
+		if err := personSet(ctx, c, tmp, series); err != nil {
+			return nil, err
+		}
+	}
+
+	if !c.skipKeys {
+		log.Printf("key variants: %d persons keyed by a uuid, by two integers", c.scale)
+		people, err := personDB(ctx, os.Getenv("DENORM_TEST_PG"), "bench_people", c.scale)
+		if err != nil {
+			return nil, err
+		}
+		if err := runKeyVariants(ctx, c, os.Getenv("DENORM_TEST_PG"), people, tmp, series); err != nil {
+			return nil, err
+		}
+	}
+
+	if !c.skipTarget {
+		if err := targetSet(ctx, c, tmp, mongo, series); err != nil {
+			return nil, err
+		}
+	}
+	if !c.skipBlog {
+		log.Printf("blog: %d posts, %d comments", c.posts, c.posts*c.comments)
+		blog, err := blogDB(ctx, admin, "bench_blog", c.posts, c.comments)
+		if err != nil {
+			return nil, err
+		}
+		quarter, err := blogDB(ctx, admin, "bench_blog_quarter", max(c.posts/4, 1), c.comments)
+		if err != nil {
+			return nil, err
+		}
+		const blogMapping = "mappings/examples/blog.yaml"
+		reads, err := fullReads(ctx, blog, blogMapping)
+		if err != nil {
+			return nil, err
+		}
+		err = benchSet(ctx, c, tmp, series, benchSpec{
+			prefix: "blog", mapping: blogMapping, db: blog, quarter: quarter, reads: reads,
+			files:   []string{"posts.jsonl", "comments.jsonl"},
+			what:    fmt.Sprintf("blog example (posts with 3 recent comments, buckets of 100), %d posts, %d comments", c.posts, c.posts*c.comments),
+			bWhat:   "PostgreSQL building the same posts and bucket pages (json_agg), COPY TO STDOUT into files",
+			queries: blogQueries, all: true,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if !c.skipWide {
+		log.Printf("wide: %d orders, %d lines", c.wide, c.wide*wideLines)
+		wide, err := wideDB(ctx, admin, "bench_wide", c.wide)
+		if err != nil {
+			return nil, err
+		}
+		quarter, err := wideDB(ctx, admin, "bench_wide_quarter", max(c.wide/4, 1))
+		if err != nil {
+			return nil, err
+		}
+		reads, err := fullReads(ctx, wide, wideMapping)
+		if err != nil {
+			return nil, err
+		}
+		err = benchSet(ctx, c, tmp, series, benchSpec{
+			prefix: "wide", mapping: wideMapping, db: wide, quarter: quarter, reads: reads,
+			files:   []string{"orders.jsonl"},
+			what:    fmt.Sprintf("orders with %d wide lines each (16 columns: numeric, date, char(n), varchar), %d orders", wideLines, c.wide),
+			bWhat:   "PostgreSQL json_agg (best of GROUP BY+JOIN and LATERAL), COPY TO STDOUT into a file",
+			queries: wideQueries,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if !c.sync.skip {
+		s, err := runSync(ctx, c, admin, mongo)
+		if err != nil {
+			return nil, err
+		}
+		rep.Sync = s
+	}
+
+	for _, s := range rep.Series {
+		s.finish()
+	}
+	rep.Machine["load at end"] = loadAvg()
+	checks(rep)
+	print(os.Stdout, rep)
+	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(c.out, append(data, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	log.Printf("wrote %s", c.out)
+	return rep, nil
+}
+
+const personMapping = "mappings/examples/person.yaml"
+
+// personSet runs A, B, floor, C, V and P on SCALE persons, and F.
+func personSet(ctx context.Context, c config, tmp string, series func(name, what string) *Series) error {
+	admin := os.Getenv("DENORM_TEST_PG")
 	log.Printf("generating %d persons", c.scale)
 	people, err := personDB(ctx, admin, "bench_people", c.scale)
 	if err != nil {
 		return err
 	}
+	personReads, err := fullReads(ctx, people, personMapping)
+	if err != nil {
+		return err
+	}
 	a := series("A", fmt.Sprintf("denorm migrate, person example, %d persons, directory target", c.scale))
 	b := series("B", "PostgreSQL json_agg (best of GROUP BY+JOIN and LATERAL), COPY TO STDOUT into a file")
+	fl := series("floor", floorWhat)
 	cc := series("C", fmt.Sprintf("naive loader: one query per person for its children, %d persons", c.naive))
-	personMapping := "mappings/examples/person.yaml"
+	v := series("V", "denorm verify of A's directory (rebuilds every document and compares)")
+	p := series("P", "denorm plan of the same data (builds every document, writes a report)")
+	var bPick string
 	for i := 0; i < c.reps; i++ {
-		log.Printf("round %d/%d: A, B, C", i+1, c.reps)
-		r, err := denormDir(c.bin, personMapping, people, filepath.Join(tmp, "a"), "people.jsonl")
+		log.Printf("round %d/%d: A, B, floor, C, V, P", i+1, c.reps)
+		out := filepath.Join(tmp, "a")
+		r, err := denormDir(c.bin, personMapping, people, out, "people.jsonl")
 		if err != nil {
 			return fmt.Errorf("A: %w", err)
 		}
 		a.Runs = append(a.Runs, r)
-		r, err = sqlBest(ctx, people, personQueries, filepath.Join(tmp, "b.json"))
+		docs := r.Docs
+		r, err = sqlBest(ctx, people, personQueries, &bPick, filepath.Join(tmp, "b.json"))
 		if err != nil {
 			return fmt.Errorf("B: %w", err)
 		}
 		b.Runs = append(b.Runs, r)
 		if i == 0 {
-			if err := sameDocs(filepath.Join(tmp, "a", "people.jsonl"), filepath.Join(tmp, "b.json"), 2000); err != nil {
+			if err := sameDocs(filepath.Join(out, "people.jsonl"), filepath.Join(tmp, "b.json"), 2000); err != nil {
 				return fmt.Errorf("B does not build the documents A builds: %w", err)
 			}
 		}
+		r, err = floorRun(ctx, people, personReads)
+		if err != nil {
+			return err
+		}
+		fl.Runs = append(fl.Runs, r)
 		r, err = naive(ctx, people, c.naive, filepath.Join(tmp, "c.json"))
 		if err != nil {
 			return fmt.Errorf("C: %w", err)
 		}
 		cc.Runs = append(cc.Runs, r)
+		r, err = denormVerify(c.bin, personMapping, people, out, docs)
+		if err != nil {
+			return fmt.Errorf("V: %w", err)
+		}
+		v.Runs = append(v.Runs, r)
+		r, err = denormPlan(c.bin, personMapping, people, filepath.Join(tmp, "plan.json"), docs)
+		if err != nil {
+			return fmt.Errorf("P: %w", err)
+		}
+		p.Runs = append(p.Runs, r)
 	}
 
+	if !c.skipF {
+		log.Printf("F: %d persons", 4*c.scale)
+		big, err := personDB(ctx, admin, "bench_people_4x", 4*c.scale)
+		if err != nil {
+			return err
+		}
+		f1 := series("F1", fmt.Sprintf("peak RSS of A at %d persons", c.scale))
+		f4 := series("F4", fmt.Sprintf("peak RSS of A at %d persons", 4*c.scale))
+		for i := 0; i < c.reps; i++ {
+			log.Printf("round %d/%d: F", i+1, c.reps)
+			r, err := denormDir(c.bin, personMapping, people, filepath.Join(tmp, "f1"), "people.jsonl")
+			if err != nil {
+				return fmt.Errorf("F: %w", err)
+			}
+			f1.Runs = append(f1.Runs, r)
+			r, err = denormDir(c.bin, personMapping, big, filepath.Join(tmp, "f4"), "people.jsonl")
+			if err != nil {
+				return fmt.Errorf("F: %w", err)
+			}
+			f4.Runs = append(f4.Runs, r)
+		}
+		if !reuse {
+			if err := dropDB(ctx, admin, "bench_people_4x"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// targetSet runs D and E (FerretDB).
+func targetSet(ctx context.Context, c config, tmp, mongo string, series func(name, what string) *Series) error {
+	admin := os.Getenv("DENORM_TEST_PG")
 	log.Printf("D and E: %d persons into FerretDB", c.targetScale)
 	small, err := personDB(ctx, admin, "bench_people_small", c.targetScale)
 	if err != nil {
@@ -263,118 +447,144 @@ func run(ctx context.Context, c config) error {
 		}
 		e.Runs = append(e.Runs, r)
 	}
-	docs = nil
+	return nil
+}
 
-	if !c.skipF {
-		log.Printf("F: %d persons", 4*c.scale)
-		big, err := personDB(ctx, admin, "bench_people_4x", 4*c.scale)
+const floorWhat = "COPY (the rows A reads, in its order) TO STDOUT (FORMAT binary) into a discarding writer, a collection's relations concurrently (docs: rows sent)"
+
+// benchSpec is a benchmark run as A, B and floor, plus A on a quarter of
+// the data for the peak RSS.
+type benchSpec struct {
+	prefix, mapping string
+	db, quarter     string
+	reads           [][]string
+	files           []string
+	what, bWhat     string
+	queries         map[string]string
+	// all: every query of queries is one collection (summed), not
+	// alternatives (the best taken).
+	all bool
+}
+
+func benchSet(ctx context.Context, c config, tmp string, series func(name, what string) *Series, s benchSpec) error {
+	a := series(s.prefix+"A", "denorm migrate, "+s.what+", directory target")
+	b := series(s.prefix+"B", s.bWhat)
+	fl := series(s.prefix+"Floor", floorWhat)
+	q := series(s.prefix+"Q", "A on a quarter of the data (peak RSS)")
+	out := filepath.Join(tmp, s.prefix)
+	var pick string
+	for i := 0; i < c.reps; i++ {
+		log.Printf("round %d/%d: %s A, B, floor, quarter", i+1, c.reps, s.prefix)
+		r, err := denormDir(c.bin, s.mapping, s.db, out, s.files...)
+		if err != nil {
+			return fmt.Errorf("%s A: %w", s.prefix, err)
+		}
+		a.Runs = append(a.Runs, r)
+		bFile := filepath.Join(tmp, s.prefix+"-b.json")
+		if s.all {
+			r, err = sqlAll(ctx, s.db, s.queries, bFile)
+		} else {
+			r, err = sqlBest(ctx, s.db, s.queries, &pick, bFile)
+		}
+		if err != nil {
+			return fmt.Errorf("%s B: %w", s.prefix, err)
+		}
+		b.Runs = append(b.Runs, r)
+		if i == 0 && !s.all {
+			if err := sameDocs(filepath.Join(out, s.files[0]), bFile, 2000); err != nil {
+				return fmt.Errorf("%s B does not build the documents A builds: %w", s.prefix, err)
+			}
+		}
+		r, err = floorRun(ctx, s.db, s.reads)
 		if err != nil {
 			return err
 		}
-		f1 := series("F1", fmt.Sprintf("peak RSS of A at %d persons", c.scale))
-		f4 := series("F4", fmt.Sprintf("peak RSS of A at %d persons", 4*c.scale))
-		for i := 0; i < c.reps; i++ {
-			log.Printf("round %d/%d: F", i+1, c.reps)
-			r, err := denormDir(c.bin, personMapping, people, filepath.Join(tmp, "f1"), "people.jsonl")
-			if err != nil {
-				return fmt.Errorf("F: %w", err)
-			}
-			f1.Runs = append(f1.Runs, r)
-			r, err = denormDir(c.bin, personMapping, big, filepath.Join(tmp, "f4"), "people.jsonl")
-			if err != nil {
-				return fmt.Errorf("F: %w", err)
-			}
-			f4.Runs = append(f4.Runs, r)
-		}
-		if err := dropDB(ctx, admin, "bench_people_4x"); err != nil {
-			return err
-		}
-	}
-
-	if !c.skipBlog {
-		log.Printf("blog: %d posts, %d comments", c.posts, c.posts*c.comments)
-		blog, err := blogDB(ctx, admin, "bench_blog", c.posts, c.comments)
+		fl.Runs = append(fl.Runs, r)
+		r, err = denormDir(c.bin, s.mapping, s.quarter, filepath.Join(tmp, s.prefix+"-q"), s.files...)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s quarter: %w", s.prefix, err)
 		}
-		ba := series("blogA", fmt.Sprintf("denorm migrate, blog example (posts with 3 recent comments, buckets of 100), %d posts, %d comments", c.posts, c.posts*c.comments))
-		bb := series("blogB", "PostgreSQL building the same posts and bucket pages (json_agg), COPY TO STDOUT into files")
-		for i := 0; i < c.reps; i++ {
-			log.Printf("round %d/%d: blog A, B", i+1, c.reps)
-			r, err := denormDir(c.bin, "mappings/examples/blog.yaml", blog, filepath.Join(tmp, "blog"), "posts.jsonl", "comments.jsonl")
-			if err != nil {
-				return fmt.Errorf("blog A: %w", err)
-			}
-			ba.Runs = append(ba.Runs, r)
-			r, err = sqlAll(ctx, blog, blogQueries, filepath.Join(tmp, "blog.json"))
-			if err != nil {
-				return fmt.Errorf("blog B: %w", err)
-			}
-			bb.Runs = append(bb.Runs, r)
-		}
+		q.Runs = append(q.Runs, r)
 	}
+	return nil
+}
 
-	if !c.skipKeys {
-		log.Printf("key variants: %d persons keyed by a uuid, by two integers", c.scale)
-		if err := runKeyVariants(ctx, c, admin, people, tmp, series); err != nil {
-			return err
-		}
+// checks evaluates the targets of the issues on the medians.
+func checks(rep *Report) {
+	check := func(goal, name string, v float64, target string, met bool) {
+		rep.Checks = append(rep.Checks, Check{Goal: goal, Name: name, Value: v, Target: target, Met: met})
 	}
-	for _, s := range rep.Series {
-		s.finish()
-	}
-	ratio := func(name string, x, y *Series) float64 {
+	// rate is x's docs/s over y's; slower is x's time over y's.
+	rate := func(name string, x, y *Series) float64 {
 		v := x.DocsPS / y.DocsPS
 		rep.Ratios[name] = v
 		return v
 	}
-	v := ratio("A/B", a, b)
-	check("A/B docs/s, person", v, ">= 2.0", v >= 2.0)
-	v = ratio("D/E", d, e)
-	check("D/E docs/s, FerretDB", v, ">= 0.9", v >= 0.9)
-	v = ratio("A/C", a, cc)
-	check("A/C docs/s (C is slower by this factor)", v, ">= 20", v >= 20)
-	if f1, ok := rep.Series["F1"]; ok {
-		f4 := rep.Series["F4"]
-		v = f4.PeakMiB / f1.PeakMiB
-		rep.Ratios["F4/F1 peak RSS"] = v
-		check("F: peak RSS 4x/1x", v, "<= 1.2", v <= 1.2)
-		check("F: peak RSS at 4x, MiB", f4.PeakMiB, "< 300", f4.PeakMiB < 300)
+	slower := func(name string, x, y *Series) float64 {
+		v := x.Median.Seconds / y.Median.Seconds
+		rep.Ratios[name] = v
+		return v
 	}
-	keyChecks(rep, check)
-	if ba, ok := rep.Series["blogA"]; ok {
-		v = ratio("blogA/blogB", ba, rep.Series["blogB"])
-		check("blog A/B docs/s", v, "> 1.0", v > 1.0)
+	s := rep.Series
+	var peak float64
+	for _, x := range s {
+		peak = max(peak, x.PeakMiB)
 	}
-	if !c.sync.skip {
-		if err := withSync(); err != nil {
-			return err
+	for _, p := range []struct{ prefix, label string }{{"", "person"}, {"blog", "blog"}, {"wide", "wide"}} {
+		a, ok := s[p.prefix+"A"]
+		if !ok {
+			continue
+		}
+		v := rate(p.prefix+"A/"+p.prefix+"B", a, s[p.prefix+"B"])
+		check("15.2", p.label+": A/B docs/s (PostgreSQL-native JSON)", v, ">= 3.0", v >= 3.0)
+		fl := s[p.prefix+"Floor"]
+		if p.prefix == "" {
+			fl = s["floor"]
+		}
+		v = slower(p.prefix+"A time/floor time", a, fl)
+		check("15.1-2", p.label+": A time / floor time", v, "<= 1.5", v <= 1.5)
+		if q, ok := s[p.prefix+"Q"]; ok {
+			v = a.PeakMiB / q.PeakMiB
+			rep.Ratios[p.prefix+"A/"+p.prefix+"Q peak RSS"] = v
+			check("15.6", p.label+": peak RSS 4x data / 1x", v, "<= 1.2", v <= 1.2)
 		}
 	}
-	return writeReport(c.out, rep)
-}
-
-// writeReport prints rep and writes it to out as JSON.
-func writeReport(out string, rep *Report) error {
-	print(os.Stdout, rep)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+	keyChecks(rep, func(name string, v float64, target string, met bool) { check("15.3", name, v, target, met) })
+	if v, ok := s["V"]; ok {
+		x := rate("V/A", v, s["A"])
+		check("15.4", "verify docs/s / migrate docs/s", x, ">= 0.5", x >= 0.5)
 	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
+	if p, ok := s["P"]; ok {
+		x := rate("P/A", p, s["A"])
+		check("15.5", "plan docs/s / migrate docs/s", x, ">= 1.0", x >= 1.0)
 	}
-	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
-		return err
+	if d, ok := s["D"]; ok {
+		v := rate("D/E", d, s["E"])
+		check("7", "D/E docs/s, FerretDB", v, ">= 0.9", v >= 0.9)
 	}
-	log.Printf("wrote %s", out)
-	return nil
+	if cc, ok := s["C"]; ok {
+		v := rate("A/C", s["A"], cc)
+		check("7", "A/C docs/s (C is slower by this factor)", v, ">= 20", v >= 20)
+	}
+	if f1, ok := s["F1"]; ok {
+		f4 := s["F4"]
+		v := f4.PeakMiB / f1.PeakMiB
+		rep.Ratios["F4/F1 peak RSS"] = v
+		check("7, 15.6", "person: peak RSS 4x data / 1x", v, "<= 1.2", v <= 1.2)
+	}
+	if peak > 0 {
+		mb := peak * (1 << 20) / 1e6
+		check("7, 15.6", "highest peak RSS of any denorm run, MB", mb, "< 300", mb < 300)
+	}
+	if rep.Sync != nil {
+		syncChecks(rep.Sync, func(name string, v float64, target string, met bool) { check("14", name, v, target, met) })
+	}
 }
 
 func print(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tdocs\tmedian s\tdocs/s\tMB/s\tpeak RSS MiB\t")
-	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB", "Kint", "Kuuid", "Kpair"} {
+	for _, name := range order {
 		s, ok := rep.Series[name]
 		if !ok {
 			continue
@@ -388,25 +598,25 @@ func print(w io.Writer, rep *Report) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	printSync(w, rep.Sync)
-	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB", "Kint", "Kuuid", "Kpair"} {
+	for _, name := range order {
 		if s, ok := rep.Series[name]; ok {
-			fmt.Fprintf(w, "  %-6s %s\n", name, s.What)
+			fmt.Fprintf(w, "  %-9s %s\n", name, s.What)
 		}
 	}
 	fmt.Fprintln(w)
 	for _, c := range rep.Checks {
-		mark := "MET"
+		mark := "met"
 		if !c.Met {
 			mark = "NOT MET"
 		}
-		fmt.Fprintf(w, "%-44s %8.2f  target %-7s %s\n", c.Name, c.Value, c.Target, mark)
+		fmt.Fprintf(w, "goal %-8s %-46s %8.2f  target %-7s %s\n", c.Goal, c.Name, c.Value, c.Target, mark)
 	}
 	fmt.Fprintf(w, "\nmachine: %s\n", strings.Join(machineLine(rep.Machine), ", "))
 }
 
 func machineLine(m map[string]string) []string {
 	var out []string
-	for _, k := range []string{"cpu", "cores", "memory", "os", "go", "postgres"} {
+	for _, k := range []string{"cpu", "cores", "memory", "os", "go", "postgres", "load at start", "load at end"} {
 		if v := m[k]; v != "" {
 			out = append(out, k+" "+v)
 		}
@@ -414,8 +624,23 @@ func machineLine(m map[string]string) []string {
 	return out
 }
 
+// loadAvg is the 1, 5 and 15 minute load averages: the machine may be
+// shared, and the figures say under which load they were measured.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
 func machine(ctx context.Context, admin string) map[string]string {
-	m := map[string]string{"cores": fmt.Sprint(runtime.NumCPU()), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH}
+	m := map[string]string{"cores": fmt.Sprint(runtime.NumCPU()), "go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
+		"load at start": loadAvg()}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -452,6 +677,12 @@ func machine(ctx context.Context, admin string) map[string]string {
 
 // timeCmd runs a command, measuring wall time and peak RSS.
 func timeCmd(name string, args ...string) (time.Duration, int64, error) {
+	el, peak, _, err := timeCmdOut(name, args...)
+	return el, peak, err
+}
+
+// timeCmdOut is timeCmd also returning the command's output.
+func timeCmdOut(name string, args ...string) (time.Duration, int64, string, error) {
 	cmd := exec.Command(name, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -459,7 +690,7 @@ func timeCmd(name string, args ...string) (time.Duration, int64, error) {
 	peak, err := procmem.Run(cmd, 10*time.Millisecond)
 	el := time.Since(start)
 	if err != nil {
-		return el, peak, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+		return el, peak, out.String(), fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
 	}
-	return el, peak, nil
+	return el, peak, out.String(), nil
 }

@@ -45,24 +45,56 @@ func dropDB(ctx context.Context, admin, name string) error {
 	return exec1(ctx, admin, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 }
 
-// freshDB creates database name holding the example schema (and the seed
-// rows) and returns its URL.
-func freshDB(ctx context.Context, admin, name string) (string, error) {
-	if err := dropDB(ctx, admin, name); err != nil {
-		return "", err
-	}
-	if err := exec1(ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", err
-	}
-	db, err := dbURL(admin, name)
+// reuse keeps the generated databases of an earlier run with the same
+// parameters (REUSE=1): for quick iterations on denorm itself.
+var reuse = os.Getenv("REUSE") != ""
+
+// benchDB returns the URL of database name, created empty. With reuse, a
+// database an earlier run completed for the same desc (kept as its
+// comment) is kept as it is and reused is true.
+func benchDB(ctx context.Context, admin, name, desc string) (db string, reused bool, err error) {
+	db, err = dbURL(admin, name)
 	if err != nil {
-		return "", err
+		return "", false, err
+	}
+	if reuse {
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return "", false, err
+		}
+		var comment *string
+		err = conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&comment)
+		conn.Close(ctx)
+		if err == nil && comment != nil && *comment == "denorm bench: "+desc {
+			log.Printf("  %s: reusing (%s)", name, desc)
+			return db, true, nil
+		}
+	}
+	if err := dropDB(ctx, admin, name); err != nil {
+		return "", false, err
+	}
+	return db, false, exec1(ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+}
+
+// finishDB analyzes a generated database and marks it complete for desc.
+func finishDB(ctx context.Context, admin, name, db, desc string) error {
+	if err := exec1(ctx, db, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+	return exec1(ctx, admin, fmt.Sprintf("COMMENT ON DATABASE %s IS '%s'", pgx.Identifier{name}.Sanitize(), "denorm bench: "+desc))
+}
+
+// seededDB is benchDB holding the example schema (and the seed rows).
+func seededDB(ctx context.Context, admin, name, desc string) (string, bool, error) {
+	db, reused, err := benchDB(ctx, admin, name, desc)
+	if err != nil || reused {
+		return db, reused, err
 	}
 	seed, err := os.ReadFile("testdata/examples/seed.sql")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return db, exec1(ctx, db, string(seed))
+	return db, false, exec1(ctx, db, string(seed))
 }
 
 // personDB is a database with n generated persons (ids from 1000), two
@@ -70,9 +102,10 @@ func freshDB(ctx context.Context, admin, name string) (string, error) {
 // the person example's tables in production.
 func personDB(ctx context.Context, admin, name string, n int) (string, error) {
 	t0 := time.Now()
-	db, err := freshDB(ctx, admin, name)
-	if err != nil {
-		return "", err
+	desc := fmt.Sprintf("person %d", n)
+	db, reused, err := seededDB(ctx, admin, name, desc)
+	if err != nil || reused {
+		return db, err
 	}
 	err = exec1(ctx, db, fmt.Sprintf(`
 INSERT INTO person (id, first_name, last_name)
@@ -86,7 +119,7 @@ SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1 + g %% 2, g || ' Main Street', CASE W
 FROM generate_series(1, (3 * %[1]d) / 2) g;
 `, n))
 	if err == nil {
-		err = exec1(ctx, db, "VACUUM ANALYZE")
+		err = finishDB(ctx, admin, name, db, desc)
 	}
 	if err != nil {
 		return "", fmt.Errorf("generate persons: %w", err)
@@ -98,9 +131,10 @@ FROM generate_series(1, (3 * %[1]d) / 2) g;
 // blogDB is a database with posts posts of perPost comments each.
 func blogDB(ctx context.Context, admin, name string, posts, perPost int) (string, error) {
 	t0 := time.Now()
-	db, err := freshDB(ctx, admin, name)
-	if err != nil {
-		return "", err
+	desc := fmt.Sprintf("blog %d %d", posts, perPost)
+	db, reused, err := seededDB(ctx, admin, name, desc)
+	if err != nil || reused {
+		return db, err
 	}
 	err = exec1(ctx, db, fmt.Sprintf(`
 INSERT INTO post (id, name, summary)
@@ -111,7 +145,7 @@ SELECT 1000 + g, 1000 + 1 + (g - 1) / %[2]d, 'author' || g %% 97, 'comment numbe
 FROM generate_series(1, %[1]d * %[2]d) g;
 `, posts, perPost))
 	if err == nil {
-		err = exec1(ctx, db, "VACUUM ANALYZE")
+		err = finishDB(ctx, admin, name, db, desc)
 	}
 	if err != nil {
 		return "", fmt.Errorf("generate blog: %w", err)
@@ -148,6 +182,47 @@ func denormDir(bin, mapping, db, dir string, files ...string) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Docs: docs, Bytes: size, Seconds: el.Seconds(), PeakKiB: peak}, nil
+}
+
+// denormVerify is a V run: verify a directory target that holds exactly
+// what the source gives (docs documents).
+func denormVerify(bin, mapping, db, dir string, docs int64) (Result, error) {
+	el, peak, out, err := timeCmdOut(bin, "verify", "--mapping", mapping, "--source", db, "--target", dir)
+	if err != nil {
+		return Result{}, err
+	}
+	if !strings.Contains(out, "result: identical") {
+		return Result{}, fmt.Errorf("verify does not find the target identical:\n%s", out)
+	}
+	return Result{Docs: docs, Seconds: el.Seconds(), PeakKiB: peak}, nil
+}
+
+// denormPlan is a P run: plan the mapping (docs documents), the JSON
+// report into file.
+func denormPlan(bin, mapping, db, file string, docs int64) (Result, error) {
+	el, peak, _, err := timeCmdOut(bin, "plan", "-q", "--mapping", mapping, "--source", db, "--format", "json", "--output", file)
+	if err != nil {
+		return Result{}, err
+	}
+	var rep struct {
+		Collections []struct{ Documents int64 } `json:"collections"`
+	}
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &rep)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("plan report: %w", err)
+	}
+	var n int64
+	for _, c := range rep.Collections {
+		n += c.Documents
+	}
+	if n != docs {
+		return Result{}, fmt.Errorf("plan counts %d documents, migrate wrote %d", n, docs)
+	}
+	st, _ := os.Stat(file)
+	return Result{Docs: docs, Bytes: st.Size(), Seconds: el.Seconds(), PeakKiB: peak}, nil
 }
 
 func mongoDB(ctx context.Context, base, name string) (*mongo.Client, *mongo.Database, string, error) {
@@ -267,7 +342,9 @@ func copyOut(ctx context.Context, conn *pgx.Conn, query, file string) (Result, e
 }
 
 // sqlBest runs each query and keeps the fastest: what a user would pick.
-func sqlBest(ctx context.Context, db string, queries map[string]string, file string) (Result, error) {
+// The first call tries them all and sets *pick to the fastest; later calls
+// run only that one.
+func sqlBest(ctx context.Context, db string, queries map[string]string, pick *string, file string) (Result, error) {
 	conn, err := pgx.Connect(ctx, db)
 	if err != nil {
 		return Result{}, err
@@ -275,6 +352,9 @@ func sqlBest(ctx context.Context, db string, queries map[string]string, file str
 	defer conn.Close(ctx)
 	var best Result
 	for name, q := range queries {
+		if *pick != "" && name != *pick {
+			continue
+		}
 		r, err := copyOut(ctx, conn, q, file)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: %w", name, err)
@@ -282,6 +362,14 @@ func sqlBest(ctx context.Context, db string, queries map[string]string, file str
 		r.Note = name
 		if best.Seconds == 0 || r.Seconds < best.Seconds {
 			best = r
+		}
+	}
+	if *pick == "" {
+		*pick = best.Note
+		// The file holds the last query's output: keep the best one's for
+		// the comparison with A.
+		if _, err := copyOut(ctx, conn, queries[best.Note], file); err != nil {
+			return Result{}, err
 		}
 	}
 	return best, nil

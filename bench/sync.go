@@ -4,14 +4,14 @@ package main
 // (SKIP_SYNC=1 skips them; SYNC_ONLY=1 runs only them and writes
 // bench/results-sync.json):
 //
-//	S  denorm sync --method logical --follow of the person example into
+//	SF denorm sync --method logical --follow of the person example into
 //	   FerretDB while writers update persons at a steady rate, three rates:
 //	   changes applied per second and the end-to-end lag of every write,
 //	   from its COMMIT returning to the poller first reading the new value
 //	   in the target (and sync's own commit -> acknowledgement lag, from
 //	   its metrics); 1,000 persons, since every find by _id, the poller's
 //	   included, scans the collection on FerretDB with SQLite
-//	V  a sync --method diff pass over SYNC_DIFF_SCALE persons (1,000,002
+//	SD a sync --method diff pass over SYNC_DIFF_SCALE persons (1,000,002
 //	   documents by default) that have not changed since the migration,
 //	   against denorm verify of the same data, interleaved: seconds, and the
 //	   write commands the target received during each (FerretDB's
@@ -42,8 +42,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/denorm/denorm/internal/procmem"
 )
 
 // SyncReport is the sync benchmarks' part of the results.
@@ -52,7 +50,7 @@ type SyncReport struct {
 	Diff   *DiffRun    `json:"diff,omitempty"`
 }
 
-// FollowRun is S at one write rate.
+// FollowRun is SF at one write rate.
 type FollowRun struct {
 	Persons int `json:"persons"`
 	// AskedRate is the writes per second asked for; WriteRate what the
@@ -86,7 +84,7 @@ type FollowRun struct {
 	Load       string `json:"load"`
 }
 
-// DiffRun is V.
+// DiffRun is SD.
 type DiffRun struct {
 	Docs      int64     `json:"docs"`
 	MigrateS  float64   `json:"migrateSeconds"`
@@ -140,20 +138,7 @@ func syncFlags(c *syncConfig) {
 	c.diffScale = envInt("SYNC_DIFF_SCALE", 1_000_000)
 }
 
-// loadAvg is /proc/loadavg's first three figures.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// runSync runs S and V.
+// runSync runs SF and SD.
 func runSync(ctx context.Context, c config, admin, base string) (*SyncReport, error) {
 	rep := &SyncReport{}
 	if !c.sync.skipFollow {
@@ -161,20 +146,20 @@ func runSync(ctx context.Context, c config, admin, base string) (*SyncReport, er
 			return nil, err
 		}
 	}
-	log.Printf("V: a diff pass over %d persons against verify", c.sync.diffScale)
+	log.Printf("SD: a diff pass over %d persons against verify", c.sync.diffScale)
 	d, err := diffBench(ctx, c, admin, base)
 	if err != nil {
-		return nil, fmt.Errorf("V: %w", err)
+		return nil, fmt.Errorf("SD: %w", err)
 	}
 	rep.Diff = d
 	return rep, nil
 }
 
 func runFollow(ctx context.Context, c config, admin, base string, rep *SyncReport) error {
-	log.Printf("S: sync --follow of %d persons at %v writes/s, %d s each", c.sync.followPersons, c.sync.rates, c.sync.followSeconds)
+	log.Printf("SF: sync --follow of %d persons at %v writes/s, %d s each", c.sync.followPersons, c.sync.rates, c.sync.followSeconds)
 	runs, err := followBench(ctx, c, admin, base)
 	if err != nil {
-		return fmt.Errorf("S: %w", err)
+		return fmt.Errorf("SF: %w", err)
 	}
 	rep.Follow = runs
 	return nil
@@ -269,7 +254,7 @@ func followBench(ctx context.Context, c config, admin, base string) ([]FollowRun
 	}
 	var runs []FollowRun
 	for _, rate := range c.sync.rates {
-		log.Printf("  S at %.0f writes/s", rate)
+		log.Printf("  SF at %.0f writes/s", rate)
 		r, err := followRate(ctx, db, tdb.Collection("people"), "http://"+addr+"/metrics", rate, time.Duration(c.sync.followSeconds)*time.Second, c.sync.followPersons)
 		if err != nil {
 			_ = stop()
@@ -548,20 +533,6 @@ func writeCommands(ctx context.Context, client *mongo.Client) (int64, error) {
 	return n, nil
 }
 
-// runOut runs a command and returns its wall time and output.
-func runOut(name string, args ...string) (time.Duration, string, error) {
-	cmd := exec.Command(name, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	_, err := procmem.Run(cmd, 100*time.Millisecond)
-	el := time.Since(start)
-	if err != nil {
-		return el, out.String(), fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
-	}
-	return el, out.String(), nil
-}
-
 func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, error) {
 	const job, name, mapping = "benchdiff", "bench_sync_diff", "mappings/examples/person.yaml"
 	db, err := personDB(ctx, admin, name, c.sync.diffScale)
@@ -574,7 +545,7 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 	}
 	defer client.Disconnect(ctx)
 	r := &DiffRun{}
-	el, _, err := runOut(c.bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", job)
+	el, _, _, err := timeCmdOut(c.bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", job)
 	if err != nil {
 		return nil, err
 	}
@@ -593,7 +564,7 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 		if err != nil {
 			return err
 		}
-		el, out, err := runOut(c.bin, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--temp-dir", tmp)
+		el, _, out, err := timeCmdOut(c.bin, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--temp-dir", tmp)
 		if err != nil {
 			return err
 		}
@@ -611,7 +582,7 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 		if err != nil {
 			return err
 		}
-		el, out, err := runOut(c.bin, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", job, "--method", "diff", "--once", "--temp-dir", tmp)
+		el, _, out, err := timeCmdOut(c.bin, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", job, "--method", "diff", "--once", "--temp-dir", tmp)
 		if err != nil {
 			return err
 		}
@@ -667,9 +638,9 @@ func lastLine(s string) string {
 // syncChecks adds the sync benchmarks' targets.
 func syncChecks(s *SyncReport, check func(name string, v float64, target string, met bool)) {
 	if d := s.Diff; d != nil {
-		check("V: diff pass / verify, unchanged docs (median of rounds)", d.Ratio, "<= 1.2", d.Ratio <= 1.2)
+		check("SD: diff pass / verify, unchanged docs (median of rounds)", d.Ratio, "<= 1.2", d.Ratio <= 1.2)
 		w := slices.Max(d.DiffWrites)
-		check("V: document writes of a diff pass", float64(w), "0", w == 0)
+		check("SD: document writes of a diff pass", float64(w), "0", w == 0)
 	}
 }
 
@@ -679,7 +650,7 @@ func printSync(w io.Writer, s *SyncReport) {
 		return
 	}
 	if len(s.Follow) > 0 {
-		fmt.Fprintln(w, "S  sync --method logical --follow, person example into FerretDB, writes of one person each:")
+		fmt.Fprintln(w, "SF sync --method logical --follow, person example into FerretDB, writes of one person each:")
 		fmt.Fprintln(w, "   asked/s  written/s  applied/s  lag p50 ms  lag p99 ms  max ms  resolution ms  sync p50 ms  sync p99 ms  load")
 		for _, r := range s.Follow {
 			fmt.Fprintf(w, "   %7.0f  %9.1f  %9.1f  %10.0f  %10.0f  %6.0f  %13.0f  %11.0f  %11.0f  %s\n",
@@ -687,7 +658,7 @@ func printSync(w io.Writer, s *SyncReport) {
 		}
 	}
 	if d := s.Diff; d != nil {
-		fmt.Fprintf(w, "V  %d unchanged documents: verify %v s (median %.1f), diff pass %v s (median %.1f): diff/verify by round %v, median %.2f; diff writes %v; load %v\n",
+		fmt.Fprintf(w, "SD %d unchanged documents: verify %v s (median %.1f), diff pass %v s (median %.1f): diff/verify by round %v, median %.2f; diff writes %v; load %v\n",
 			d.Docs, roundAll(d.VerifyS), d.VerifyMed, roundAll(d.DiffS), d.DiffMed, roundAll(d.Pairs), d.Ratio, d.DiffWrites, d.Load)
 	}
 	fmt.Fprintln(w)

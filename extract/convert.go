@@ -275,13 +275,7 @@ func formatNumeric(n *pgtype.Numeric, scale int) string {
 		return "-Infinity"
 	}
 	if n.Int == nil || n.Int.Sign() == 0 {
-		if n.Exp < 0 && -int(n.Exp) > scale {
-			scale = -int(n.Exp)
-		}
-		if scale > 0 {
-			return "0." + strings.Repeat("0", scale)
-		}
-		return "0"
+		return string(appendZero(nil, int(n.Exp), scale))
 	}
 	neg := n.Int.Sign() < 0
 	var digits []byte
@@ -295,36 +289,50 @@ func formatNumeric(n *pgtype.Numeric, scale int) string {
 	} else {
 		digits = new(big.Int).Abs(n.Int).Append(nil, 10)
 	}
-	exp := int(n.Exp)
-	var b []byte
+	return string(appendDecimal(nil, neg, digits, int(n.Exp)))
+}
+
+// appendZero appends the text of a zero value with exponent exp, shown
+// with at least scale fractional digits.
+func appendZero(dst []byte, exp, scale int) []byte {
+	if exp < 0 && -exp > scale {
+		scale = -exp
+	}
+	dst = append(dst, '0')
+	if scale > 0 {
+		dst = append(dst, '.')
+		for range scale {
+			dst = append(dst, '0')
+		}
+	}
+	return dst
+}
+
+// appendDecimal appends the text of the number digits x 10^exp (digits:
+// decimal digits of a nonzero magnitude without leading zeros), negative
+// when neg: the integer digits, then as many fractional digits as -exp.
+func appendDecimal(dst []byte, neg bool, digits []byte, exp int) []byte {
+	if neg {
+		dst = append(dst, '-')
+	}
 	if exp >= 0 {
-		b = make([]byte, 0, len(digits)+exp+1)
-		if neg {
-			b = append(b, '-')
-		}
-		b = append(b, digits...)
+		dst = append(dst, digits...)
 		for range exp {
-			b = append(b, '0')
+			dst = append(dst, '0')
 		}
-		return string(b)
+		return dst
 	}
 	frac := -exp
-	b = make([]byte, 0, len(digits)+frac+3)
-	if neg {
-		b = append(b, '-')
-	}
 	if len(digits) <= frac {
-		b = append(b, '0', '.')
+		dst = append(dst, '0', '.')
 		for range frac - len(digits) {
-			b = append(b, '0')
+			dst = append(dst, '0')
 		}
-		b = append(b, digits...)
-	} else {
-		b = append(b, digits[:len(digits)-frac]...)
-		b = append(b, '.')
-		b = append(b, digits[len(digits)-frac:]...)
+		return append(dst, digits...)
 	}
-	return string(b)
+	dst = append(dst, digits[:len(digits)-frac]...)
+	dst = append(dst, '.')
+	return append(dst, digits[len(digits)-frac:]...)
 }
 
 // numericScale is s of a "numeric(p,s)" (or "numeric(p,s)[]") type, or -1.

@@ -1,36 +1,63 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // rowDecoder turns the raw values of a result row into document values.
-// The commonest column types (integers, text, boolean, double) are decoded
-// straight from their wire bytes into the values Convert would return;
-// every other column goes through pgx's codec for its type and then
-// Convert, exactly as rows.Values() would. It saves an allocation and a
-// type switch per value on the hot path of every migration.
+// Most column types (integers, floats, numeric, text and the other
+// character types, boolean, date, timestamp, timestamptz, uuid, bytea,
+// json/jsonb and every type selected as text, and one-dimensional arrays
+// of these) are decoded straight from their wire bytes into the values
+// Convert would return; every other column, and any value whose bytes are
+// not what its format says, goes through pgx's codec for its type and then
+// Convert, exactly as rows.Values() would. TestConvert and
+// TestDecodeRandom hold the two paths to the same results. The direct path
+// saves pgx's intermediate values (a big.Int per numeric, a map lookup and
+// a scan plan per value) on the hot path of every migration.
+//
+// A rowDecoder is used by one goroutine. The rows it returns are carved out
+// of shared blocks: they stay valid (and are never reused) as long as they
+// are referenced.
 type rowDecoder struct {
 	node  *mappings.Node
 	m     *pgtype.Map
 	cols  []decodeCol
 	width int
+	// block holds rows not yet handed out; blockSize is the number of
+	// rows of the next block.
+	block     []any
+	blockSize int
+	// arena boxes the values.
+	arena arena
 }
+
+// maxBlockRows is the number of rows allocated at a time, once a decoder
+// has returned as many (blocks start small for queries of a few rows).
+const maxBlockRows = 64
 
 type decodeCol struct {
 	col  mappings.Column
 	mode mappings.NumericMode
 	oid  uint32
 	fmt  int16
-	fast func(src []byte) (any, bool)
+	fast fastFunc
 }
+
+// fastFunc decodes one non-NULL value of a column straight from its wire
+// bytes. ok is false when the bytes are not what it expects (then the codec
+// path decides, and reports what is wrong).
+type fastFunc func(a *arena, src []byte) (v any, ok bool)
 
 func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 	fds := rows.FieldDescriptions()
@@ -41,65 +68,373 @@ func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 		c := decodeCol{col: col, mode: mode}
 		if i < len(fds) {
 			c.oid, c.fmt = fds[i].DataTypeOID, fds[i].Format
-			c.fast = fastDecoder(col, c.oid, c.fmt)
+			c.fast = fastDecoder(&c.col, c.mode, c.oid, c.fmt)
 		}
 		d.cols[i] = c
 	}
 	return d
 }
 
-// fastDecoder is the direct decoder of a column of catalog type typeName
-// arriving as oid in format, or nil. Each returns false when the bytes are
-// not what the type's binary format says (then the codec path decides).
-func fastDecoder(col mappings.Column, oid uint32, format int16) func([]byte) (any, bool) {
-	typeName := col.TypeName
-	switch {
-	case typeName == "text" && oid == pgtype.TextOID,
-		typeName == "varchar" && oid == pgtype.VarcharOID,
-		typeName == "name" && oid == pgtype.NameOID:
+// fastDecoder is the direct decoder of col arriving as oid in format, or
+// nil when its values take the codec path.
+func fastDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32, format int16) fastFunc {
+	if textLike(col, oid) {
 		// The same bytes in the text and the binary format.
-		return func(src []byte) (any, bool) { return string(src), true }
-	case typeName == "bpchar" && oid == pgtype.BPCharOID:
-		return func(src []byte) (any, bool) { return trimChar(&col, string(src)), true }
-	case format != pgx.BinaryFormatCode:
+		return scalarDecoder(col, mode, oid)
+	}
+	if format != pgx.BinaryFormatCode {
 		return nil
-	case typeName == "int2" && oid == pgtype.Int2OID:
-		return func(src []byte) (any, bool) {
+	}
+	if col.Category == "A" && col.ElemTypeName != "" && col.TypeName == "_"+col.ElemTypeName {
+		return arrayDecoder(col, mode, oid)
+	}
+	return scalarDecoder(col, mode, oid)
+}
+
+// textLike reports whether values of col arrive as oid as their text in
+// either format: the character types, and every column selected as text
+// (json, jsonb, enums and the types Convert takes as PostgreSQL's text).
+func textLike(col *mappings.Column, oid uint32) bool {
+	return oid == pgtype.TextOID ||
+		col.TypeName == "varchar" && oid == pgtype.VarcharOID ||
+		col.TypeName == "bpchar" && oid == pgtype.BPCharOID ||
+		col.TypeName == "name" && oid == pgtype.NameOID
+}
+
+func stringValue(a *arena, src []byte) (any, bool) { return a.string(src), true }
+
+// scalarDecoder is the direct decoder of a scalar column of catalog type
+// col.TypeName arriving in the binary format as oid, or nil.
+func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) fastFunc {
+	switch {
+	case oid == pgtype.TextOID:
+		switch col.TypeName {
+		case "json", "jsonb":
+			return func(_ *arena, src []byte) (any, bool) {
+				v, err := parseJSONText(src, mode)
+				return v, err == nil
+			}
+		case "numeric":
+			return nil // not selected as text: let Convert report it
+		}
+		return stringValue
+	case col.TypeName == "bpchar" && oid == pgtype.BPCharOID && !col.KeepPadding:
+		// Without its blank padding, as trimChar.
+		return func(a *arena, src []byte) (any, bool) { return a.string(bytes.TrimRight(src, " ")), true }
+	case textLike(col, oid):
+		return stringValue
+	case col.TypeName == "int2" && oid == pgtype.Int2OID:
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 2 {
 				return nil, false
 			}
-			return int32(int16(binary.BigEndian.Uint16(src))), true
+			return a.int32(int32(int16(binary.BigEndian.Uint16(src)))), true
 		}
-	case typeName == "int4" && oid == pgtype.Int4OID:
-		return func(src []byte) (any, bool) {
+	case col.TypeName == "int4" && oid == pgtype.Int4OID:
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 4 {
 				return nil, false
 			}
-			return int32(binary.BigEndian.Uint32(src)), true
+			return a.int32(int32(binary.BigEndian.Uint32(src))), true
 		}
-	case typeName == "int8" && oid == pgtype.Int8OID:
-		return func(src []byte) (any, bool) {
+	case col.TypeName == "int8" && oid == pgtype.Int8OID:
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 8 {
 				return nil, false
 			}
-			return int64(binary.BigEndian.Uint64(src)), true
+			return a.int64(int64(binary.BigEndian.Uint64(src))), true
 		}
-	case typeName == "float8" && oid == pgtype.Float8OID:
-		return func(src []byte) (any, bool) {
+	case col.TypeName == "float8" && oid == pgtype.Float8OID:
+		return func(a *arena, src []byte) (any, bool) {
 			if len(src) != 8 {
 				return nil, false
 			}
-			return math.Float64frombits(binary.BigEndian.Uint64(src)), true
+			return a.float64(math.Float64frombits(binary.BigEndian.Uint64(src))), true
 		}
-	case typeName == "bool" && oid == pgtype.BoolOID:
-		return func(src []byte) (any, bool) {
+	case col.TypeName == "float4" && oid == pgtype.Float4OID:
+		return func(a *arena, src []byte) (any, bool) {
+			if len(src) != 4 {
+				return nil, false
+			}
+			return a.float64(float32To64(math.Float32frombits(binary.BigEndian.Uint32(src)))), true
+		}
+	case col.TypeName == "bool" && oid == pgtype.BoolOID:
+		return func(_ *arena, src []byte) (any, bool) {
 			if len(src) != 1 {
 				return nil, false
 			}
 			return src[0] == 1, true
 		}
+	case col.TypeName == "numeric" && oid == pgtype.NumericOID:
+		return numericDecoder(col, mode)
+	case col.TypeName == "date" && oid == pgtype.DateOID:
+		return decodeDate
+	case col.TypeName == "timestamp" && oid == pgtype.TimestampOID,
+		col.TypeName == "timestamptz" && oid == pgtype.TimestamptzOID:
+		return decodeTimestamp
+	case col.TypeName == "uuid" && oid == pgtype.UUIDOID:
+		return func(a *arena, src []byte) (any, bool) {
+			if len(src) != 16 {
+				return nil, false
+			}
+			return a.uuid(src), true
+		}
+	case col.TypeName == "bytea" && oid == pgtype.ByteaOID:
+		return func(a *arena, src []byte) (any, bool) { return a.binary(src), true }
 	}
 	return nil
+}
+
+// numericDecoder decodes numeric's binary format (digit count, weight,
+// sign, display scale, then base-10000 digits) into the decimal text that
+// numericText gives for the value pgx decodes from the same bytes, without
+// pgx's big.Int, then applies the numeric mode as Convert does.
+func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
+	zeroScale := numericScale(col.Type)
+	var buf, digits []byte
+	return func(a *arena, src []byte) (any, bool) {
+		var ok bool
+		buf, digits, ok = appendNumericWire(buf[:0], digits[:0], src, zeroScale)
+		if !ok {
+			return nil, false
+		}
+		switch mode {
+		case mappings.NumericDecimal, "":
+			return a.decimal(buf), true
+		case mappings.NumericString:
+			return a.string(buf), true
+		}
+		v, err := numericValue(col, string(buf), mode)
+		if f, isFloat := v.(float64); isFloat {
+			return a.float64(f), true
+		}
+		return v, err == nil
+	}
+}
+
+// Numeric signs on the wire.
+const (
+	numericNaN    = 0xC000
+	numericPosInf = 0xD000
+	numericNegInf = 0xF000
+)
+
+// appendNumericWire appends to dst the text of the numeric value src (in
+// the binary format), following pgx's decoding of it into a
+// pgtype.Numeric and numericText's printing of that: a zero takes
+// zeroScale fractional digits (the column's declared scale; pgx drops the
+// display scale of zeros). digits is scratch space. ok is false for bytes
+// pgx would refuse or that PostgreSQL never sends (a digit over 9999, only
+// zero digits): the codec path handles those.
+func appendNumericWire(dst, digits, src []byte, zeroScale int) (outDst, outDigits []byte, ok bool) {
+	if len(src) < 8 {
+		return dst, digits, false
+	}
+	ndigits := int(binary.BigEndian.Uint16(src))
+	weight := int(int16(binary.BigEndian.Uint16(src[2:])))
+	sign := binary.BigEndian.Uint16(src[4:])
+	dscale := int(int16(binary.BigEndian.Uint16(src[6:])))
+	switch sign {
+	case numericNaN:
+		return append(dst, "NaN"...), digits, true
+	case numericPosInf:
+		return append(dst, "Infinity"...), digits, true
+	case numericNegInf:
+		return append(dst, "-Infinity"...), digits, true
+	}
+	if ndigits == 0 {
+		return appendZero(dst, 0, zeroScale), digits, true
+	}
+	if len(src) != 8+2*ndigits {
+		return dst, digits, false
+	}
+	for i := range ndigits {
+		g := binary.BigEndian.Uint16(src[8+2*i:])
+		if g > 9999 {
+			return dst, digits, false
+		}
+		if len(digits) == 0 {
+			// no leading zeros
+			switch {
+			case g == 0:
+				continue
+			case g < 10:
+				digits = append(digits, byte('0'+g))
+				continue
+			case g < 100:
+				digits = append(digits, byte('0'+g/10), byte('0'+g%10))
+				continue
+			case g < 1000:
+				digits = append(digits, byte('0'+g/100), byte('0'+g/10%10), byte('0'+g%10))
+				continue
+			}
+		}
+		digits = append(digits, byte('0'+g/1000), byte('0'+g/100%10), byte('0'+g/10%10), byte('0'+g%10))
+	}
+	if len(digits) == 0 {
+		return dst, digits, false
+	}
+	exp := (weight - ndigits + 1) * 4
+	if dscale > 0 {
+		frac := (ndigits - weight - 1) * 4
+		switch {
+		case dscale > frac:
+			for range dscale - frac {
+				digits = append(digits, '0')
+			}
+			exp -= dscale - frac
+		case dscale < frac:
+			cut := frac - dscale
+			if cut >= len(digits) {
+				return dst, digits, false // truncated to zero: not from PostgreSQL
+			}
+			digits = digits[:len(digits)-cut]
+			exp += cut
+		}
+	}
+	// (pgx moves the trailing zeros of an integer into the exponent: the
+	// text is the same.)
+	return appendDecimal(dst, sign != 0, digits, exp), digits, true
+}
+
+// The Unix time of PostgreSQL's epoch (2000-01-01), the wire values of
+// the infinities, and the range of dates and timestamps pgx accepts (its
+// minDateTime, endDate and endTimestamp), in Unix seconds.
+const (
+	y2kUnixSeconds = 946684800
+	usPerSecond    = 1_000_000
+	secondsPerDay  = 86400
+	infinityDays   = math.MaxInt32
+	negInfDays     = math.MinInt32
+	infinityMicros = math.MaxInt64
+	negInfMicros   = math.MinInt64
+)
+
+var (
+	minTimeUnix      = time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC).Unix()
+	endDateUnix      = time.Date(5874898, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	endTimestampUnix = time.Date(294277, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
+// decodeDate decodes a date (days since 2000-01-01) into the time Convert
+// gives; infinities and dates out of pgx's range take the codec path, which
+// reports them.
+func decodeDate(a *arena, src []byte) (any, bool) {
+	if len(src) != 4 {
+		return nil, false
+	}
+	days := int32(binary.BigEndian.Uint32(src))
+	if days == infinityDays || days == negInfDays {
+		return nil, false
+	}
+	sec := int64(days)*secondsPerDay + y2kUnixSeconds
+	if sec < minTimeUnix || sec >= endDateUnix {
+		return nil, false
+	}
+	return a.time(time.Unix(sec, 0).UTC()), true
+}
+
+// decodeTimestamp decodes a timestamp or timestamptz (microseconds since
+// 2000-01-01 UTC) into the time Convert gives.
+func decodeTimestamp(a *arena, src []byte) (any, bool) {
+	if len(src) != 8 {
+		return nil, false
+	}
+	us := int64(binary.BigEndian.Uint64(src))
+	if us == infinityMicros || us == negInfMicros {
+		return nil, false
+	}
+	t := time.Unix(y2kUnixSeconds+us/usPerSecond, us%usPerSecond*1000).UTC()
+	if sec := t.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {
+		return nil, false
+	}
+	return a.time(t), true
+}
+
+// arrayDecoder is the direct decoder of a one-dimensional array of a type
+// scalarDecoder decodes, or nil.
+func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) fastFunc {
+	elemOID, ok := arrayElemOID[oid]
+	if !ok {
+		return nil
+	}
+	elem := mappings.Column{Name: col.Name, Type: trimArray(col.Type), TypeName: col.ElemTypeName, Category: col.ElemCategory, KeepPadding: col.KeepPadding}
+	dec := scalarDecoder(&elem, mode, elemOID)
+	if dec == nil {
+		return nil
+	}
+	return func(a *arena, src []byte) (any, bool) {
+		// ndim, has-null flag, element type, then per dimension its
+		// length and lower bound, then each element's length (-1: NULL)
+		// and bytes.
+		if len(src) < 12 {
+			return nil, false
+		}
+		ndim := int32(binary.BigEndian.Uint32(src))
+		if uint32(binary.BigEndian.Uint32(src[8:])) != elemOID {
+			return nil, false
+		}
+		if ndim == 0 {
+			if len(src) != 12 {
+				return nil, false
+			}
+			return transform.Array{}, true
+		}
+		if ndim != 1 || len(src) < 20 {
+			return nil, false
+		}
+		n := int32(binary.BigEndian.Uint32(src[12:]))
+		if n < 0 || int(n) > (len(src)-20)/4 {
+			return nil, false
+		}
+		out := make(transform.Array, n)
+		rest := src[20:]
+		for i := range out {
+			if len(rest) < 4 {
+				return nil, false
+			}
+			size := int32(binary.BigEndian.Uint32(rest))
+			rest = rest[4:]
+			if size < 0 {
+				continue // NULL
+			}
+			if int(size) > len(rest) {
+				return nil, false
+			}
+			v, ok := dec(a, rest[:size])
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+			rest = rest[size:]
+		}
+		if len(rest) != 0 {
+			return nil, false
+		}
+		return out, true
+	}
+}
+
+// arrayElemOID maps the array types scalarDecoder's types arrive as to
+// their element types.
+var arrayElemOID = map[uint32]uint32{
+	pgtype.Int2ArrayOID: pgtype.Int2OID, pgtype.Int4ArrayOID: pgtype.Int4OID, pgtype.Int8ArrayOID: pgtype.Int8OID,
+	pgtype.Float4ArrayOID: pgtype.Float4OID, pgtype.Float8ArrayOID: pgtype.Float8OID,
+	pgtype.NumericArrayOID: pgtype.NumericOID, pgtype.BoolArrayOID: pgtype.BoolOID,
+	pgtype.TextArrayOID: pgtype.TextOID, pgtype.VarcharArrayOID: pgtype.VarcharOID,
+	pgtype.BPCharArrayOID: pgtype.BPCharOID, pgtype.NameArrayOID: pgtype.NameOID,
+	pgtype.DateArrayOID: pgtype.DateOID, pgtype.TimestampArrayOID: pgtype.TimestampOID,
+	pgtype.TimestamptzArrayOID: pgtype.TimestamptzOID, pgtype.UUIDArrayOID: pgtype.UUIDOID,
+	pgtype.ByteaArrayOID: pgtype.ByteaOID,
+}
+
+// trimArray is an array type's element type: "numeric(6,2)[]" ->
+// "numeric(6,2)".
+func trimArray(typ string) string {
+	if len(typ) > 2 && typ[len(typ)-2:] == "[]" {
+		return typ[:len(typ)-2]
+	}
+	return typ
 }
 
 // decode converts one row. raw is only read during the call.
@@ -107,7 +442,12 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 	if len(raw) < d.width {
 		return nil, fmt.Errorf("%s: the query returned %d columns, want %d", d.node.Table.Name, len(raw), d.width)
 	}
-	row := make([]any, d.width)
+	if len(d.block) < d.width {
+		d.blockSize = min(max(2*d.blockSize, 8), maxBlockRows)
+		d.block = make([]any, d.blockSize*d.width)
+	}
+	row := d.block[:d.width:d.width]
+	d.block = d.block[d.width:]
 	for i := range d.cols {
 		src := raw[i]
 		if src == nil {
@@ -115,27 +455,12 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		}
 		c := &d.cols[i]
 		if c.fast != nil {
-			if v, ok := c.fast(src); ok {
+			if v, ok := c.fast(&d.arena, src); ok {
 				row[i] = v
 				continue
 			}
 		}
-		var v any
-		var err error
-		if c.col.Category == "A" && c.fmt == pgx.BinaryFormatCode {
-			err = checkArrayDims(&c.col, src)
-		}
-		if err != nil {
-		} else if t, ok := d.m.TypeForOID(c.oid); ok {
-			v, err = t.Codec.DecodeValue(d.m, c.oid, c.fmt, src)
-		} else if c.fmt == pgx.TextFormatCode {
-			v = string(src)
-		} else {
-			v = append([]byte(nil), src...)
-		}
-		if err == nil {
-			v, err = Convert(c.col, v, c.mode)
-		}
+		v, err := d.slow(c, src)
 		if err != nil {
 			// The row is read; a document that would hold the value is
 			// rejected (see transform.Invalid).
@@ -145,4 +470,26 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		row[i] = v
 	}
 	return row, nil
+}
+
+// slow decodes a value through pgx's codec and Convert.
+func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
+	var v any
+	var err error
+	if c.col.Category == "A" && c.fmt == pgx.BinaryFormatCode {
+		if err := checkArrayDims(&c.col, src); err != nil {
+			return nil, err
+		}
+	}
+	if t, ok := d.m.TypeForOID(c.oid); ok {
+		v, err = t.Codec.DecodeValue(d.m, c.oid, c.fmt, src)
+	} else if c.fmt == pgx.TextFormatCode {
+		v = string(src)
+	} else {
+		v = append([]byte(nil), src...)
+	}
+	if err != nil {
+		return v, err
+	}
+	return Convert(c.col, v, c.mode)
 }

@@ -332,10 +332,8 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		}
 		rel := newRelation(c)
 		b.related[c] = rel
-		var rows [][]any
 		take := func(row []any) {
 			s.buf = s.buf[1:]
-			rows = append(rows, row)
 			rel.add(c, row)
 		}
 		var err error
@@ -354,7 +352,7 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind == mappings.NodeEmbed && len(rows) > 0 {
+		if rows := rel.all(); c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)
 			b.Queries += n
 			if err != nil {

@@ -16,11 +16,18 @@ import (
 // PostgreSQL computed (see mappings/joinkey.go). Keys of integer columns
 // on both sides are kept as numbers, a single uuid as its bytes; any other
 // key as the text groupKey makes of it.
+//
+// Rows arrive grouped by key (every query reading a relation orders by its
+// join key, and cached lookup rows are added key by key), so they are kept
+// in one slice in arrival order and each key maps to its run of rows, with
+// no slice per key. A key whose rows come in more than one run is moved to
+// a slice of its own.
 type relation struct {
-	ints  map[int64][][]any
-	multi map[intTuple][][]any
-	uuids map[transform.UUID][][]any
-	strs  map[string][][]any
+	rows  [][]any
+	ints  *runs[int64]
+	multi *runs[intTuple]
+	uuids *runs[transform.UUID]
+	strs  *runs[string]
 }
 
 // maxIntTuple is the most integer columns a key kept as numbers has.
@@ -62,16 +69,32 @@ func shapeOf(n *mappings.Node) keyShape {
 	return shapeText
 }
 
+// runs maps keys to their rows in a relation's rows.
+type runs[K comparable] struct {
+	spans map[K]span
+	// last is the key of the last row added; open is false once another
+	// key's rows followed.
+	last K
+	open bool
+	// extra holds the rows of keys seen in more than one run.
+	extra map[K][][]any
+}
+
+// span is rows[start:end].
+type span struct{ start, end int32 }
+
+func newRuns[K comparable]() *runs[K] { return &runs[K]{spans: map[K]span{}} }
+
 func newRelation(n *mappings.Node) *relation {
 	switch shapeOf(n) {
 	case shapeInt:
-		return &relation{ints: map[int64][][]any{}}
+		return &relation{ints: newRuns[int64]()}
 	case shapeInts:
-		return &relation{multi: map[intTuple][][]any{}}
+		return &relation{multi: newRuns[intTuple]()}
 	case shapeUUID:
-		return &relation{uuids: map[transform.UUID][][]any{}}
+		return &relation{uuids: newRuns[transform.UUID]()}
 	}
-	return &relation{strs: map[string][][]any{}}
+	return &relation{strs: newRuns[string]()}
 }
 
 // add files row (of the relation's node n) under its join key.
@@ -79,21 +102,85 @@ func (r *relation) add(n *mappings.Node, row []any) {
 	switch {
 	case r.ints != nil:
 		if k, ok := intOf(row[n.JoinCols[0]]); ok {
-			r.ints[k] = append(r.ints[k], row)
+			r.rows = r.ints.add(r.rows, k, row)
 		}
 	case r.multi != nil:
 		if k, ok := intTupleOf(row, n.JoinCols); ok {
-			r.multi[k] = append(r.multi[k], row)
+			r.rows = r.multi.add(r.rows, k, row)
 		}
 	case r.uuids != nil:
 		if k, ok := row[n.JoinCols[0]].(transform.UUID); ok {
-			r.uuids[k] = append(r.uuids[k], row)
+			r.rows = r.uuids.add(r.rows, k, row)
 		}
 	default:
 		if k, ok := joinKey(row, n.JoinCols); ok {
-			r.strs[k] = append(r.strs[k], row)
+			r.rows = r.strs.add(r.rows, k, row)
 		}
 	}
+}
+
+// add appends row, of key k, to rows and returns them.
+func (x *runs[K]) add(rows [][]any, k K, row []any) [][]any {
+	s, seen := x.spans[k]
+	switch {
+	case seen && x.open && k == x.last:
+		rows = append(rows, row)
+		x.spans[k] = span{s.start, int32(len(rows))}
+	case seen:
+		// A second run of k: its rows go to a slice of their own.
+		if x.extra == nil {
+			x.extra = map[K][][]any{}
+		}
+		moved, ok := x.extra[k]
+		if !ok {
+			moved = append(moved, rows[s.start:s.end]...)
+		}
+		x.extra[k] = append(moved, row)
+		x.open = false
+	default:
+		rows = append(rows, row)
+		x.spans[k] = span{int32(len(rows) - 1), int32(len(rows))}
+		x.last, x.open = k, true
+	}
+	return rows
+}
+
+// get returns the rows of key k.
+func (x *runs[K]) get(rows [][]any, k K) [][]any {
+	if moved, ok := x.extra[k]; ok {
+		return moved
+	}
+	s, ok := x.spans[k]
+	if !ok {
+		return nil
+	}
+	return rows[s.start:s.end:s.end]
+}
+
+// all returns every row added, each once (in no particular order when a
+// key came in more than one run).
+func (r *relation) all() [][]any {
+	switch {
+	case r.ints != nil:
+		return r.ints.all(r.rows)
+	case r.multi != nil:
+		return r.multi.all(r.rows)
+	case r.uuids != nil:
+		return r.uuids.all(r.rows)
+	}
+	return r.strs.all(r.rows)
+}
+
+func (x *runs[K]) all(rows [][]any) [][]any {
+	if len(x.extra) == 0 {
+		return rows
+	}
+	out := append([][]any(nil), rows...)
+	for k, moved := range x.extra {
+		s := x.spans[k]
+		out = append(out, moved[s.end-s.start:]...)
+	}
+	return out
 }
 
 // get returns the rows joined to parent.
@@ -101,19 +188,19 @@ func (r *relation) get(n *mappings.Node, parent []any) [][]any {
 	switch {
 	case r.ints != nil:
 		if k, ok := intOf(parent[n.ParentCols[0]]); ok {
-			return r.ints[k]
+			return r.ints.get(r.rows, k)
 		}
 	case r.multi != nil:
 		if k, ok := intTupleOf(parent, n.ParentCols); ok {
-			return r.multi[k]
+			return r.multi.get(r.rows, k)
 		}
 	case r.uuids != nil:
 		if k, ok := parent[n.ParentCols[0]].(transform.UUID); ok {
-			return r.uuids[k]
+			return r.uuids.get(r.rows, k)
 		}
 	default:
 		if k, ok := joinKey(parent, n.ParentCols); ok {
-			return r.strs[k]
+			return r.strs.get(r.rows, k)
 		}
 	}
 	return nil

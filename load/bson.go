@@ -121,7 +121,7 @@ func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error)
 	case time.Time:
 		return bsoncore.AppendDateTimeElement(dst, key, x.UnixMilli()), nil
 	case transform.Decimal:
-		d, err := bson.ParseDecimal128(string(x))
+		d, err := parseDecimal(string(x))
 		if err != nil {
 			return dst, fmt.Errorf("field %q: decimal %s does not fit a BSON Decimal128 (34 significant digits, exponent -6176..6111); use numeric mode string or double", (&keyPath{parent, key}).String(), decimalAbbrev(string(x)))
 		}

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ type dirTarget struct {
 
 type dirFile struct {
 	f *os.File
-	w *bufio.Writer
+	w *bgWriter
 }
 
 // openDir opens the directory target dir; the directory itself is created
@@ -66,7 +65,7 @@ func (s *dirTarget) openFile(collection string) error {
 	if err != nil {
 		return fmt.Errorf("target directory: %w", err)
 	}
-	s.files[collection] = &dirFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	s.files[collection] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	return nil
 }
 
@@ -104,7 +103,7 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 		return 0, &UnsupportedError{Target: "directory", Op: fmt.Sprintf("delete chosen documents (collection %q)", collection)}
 	}
 	if df := s.files[collection]; df != nil {
-		df.w.Reset(df.f)
+		df.w.Discard()
 		if err := df.f.Truncate(0); err != nil {
 			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
 		}
@@ -129,7 +128,7 @@ func (s *dirTarget) Reopen(context.Context) (Target, error) {
 func (s *dirTarget) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
-		if err := df.w.Flush(); err != nil && first == nil {
+		if err := df.w.Close(); err != nil && first == nil {
 			first = fmt.Errorf("write %s: %w", df.f.Name(), err)
 		}
 		if err := df.f.Close(); err != nil && first == nil {
@@ -140,19 +139,16 @@ func (s *dirTarget) Close(context.Context) error {
 	return first
 }
 
-// appendJSONLine appends d as one line of relaxed Extended JSON, after
-// checking its BSON size against the limit.
+// appendJSONLine appends d as one line of relaxed Extended JSON, unless
+// its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
-	size, err := DocumentSize(d.Body)
+	start := len(dst)
+	dst, size, err := AppendExtJSONSized(dst, d.Body)
 	if err != nil {
-		return dst, err
+		return dst[:start], err
 	}
 	if size > maxSize {
-		return dst, &TooLargeError{Size: size, Limit: maxSize}
-	}
-	dst, err = AppendExtJSON(dst, d.Body)
-	if err != nil {
-		return dst, err
+		return dst[:start], &TooLargeError{Size: size, Limit: maxSize}
 	}
 	return append(dst, '\n'), nil
 }

@@ -29,8 +29,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/denorm/denorm/transform"
 )
 
@@ -38,77 +36,92 @@ import (
 // Values the BSON encoder refuses are refused here too, with the same
 // messages.
 func AppendExtJSON(dst []byte, d transform.Doc) ([]byte, error) {
-	dst, err := appendJSONDoc(dst, d)
+	dst, _, err := appendJSONDoc(dst, d)
 	return dst, fieldErr(err)
 }
 
-func appendJSONDoc(dst []byte, d transform.Doc) ([]byte, error) {
+// AppendExtJSONSized is AppendExtJSON also returning the length of d's
+// BSON encoding, added up in the same walk (what a size limit checks).
+func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
+	dst, size, err := appendJSONDoc(dst, d)
+	return dst, size, fieldErr(err)
+}
+
+// appendJSONDoc writes d and returns its BSON size.
+func appendJSONDoc(dst []byte, d transform.Doc) ([]byte, int, error) {
 	dst = append(dst, '{')
-	var err error
+	size := 5 // int32 length + terminating NUL
 	for i := range d {
 		f := &d[i]
 		if strings.IndexByte(f.Key, 0) >= 0 {
-			return dst, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
+			return dst, 0, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
 		}
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = appendJSONString(dst, f.Key)
 		dst = append(dst, ':')
-		dst, err = appendJSONValue(dst, f.Key, f.Value)
+		var n int
+		var err error
+		dst, n, err = appendJSONValue(dst, f.Key, f.Value)
 		if err != nil {
-			return dst, err
+			return dst, 0, err
 		}
+		size += 2 + len(f.Key) + n // type byte, key, NUL, value
 	}
-	return append(dst, '}'), nil
+	return append(dst, '}'), size, nil
 }
 
-func appendJSONValue(dst []byte, key string, v any) ([]byte, error) {
+// appendJSONValue writes v and returns the size of its BSON value.
+func appendJSONValue(dst []byte, key string, v any) ([]byte, int, error) {
 	switch x := v.(type) {
 	case nil:
-		return append(dst, "null"...), nil
+		return append(dst, "null"...), 0, nil
 	case string:
-		return appendJSONString(dst, x), nil
+		return appendJSONString(dst, x), 4 + len(x) + 1, nil
 	case int32:
-		return strconv.AppendInt(dst, int64(x), 10), nil
+		return strconv.AppendInt(dst, int64(x), 10), 4, nil
 	case int64:
-		return strconv.AppendInt(dst, x, 10), nil
+		return strconv.AppendInt(dst, x, 10), 8, nil
 	case float64:
-		return appendJSONDouble(dst, x), nil
+		return appendJSONDouble(dst, x), 8, nil
 	case bool:
-		return strconv.AppendBool(dst, x), nil
+		return strconv.AppendBool(dst, x), 1, nil
 	case time.Time:
-		return appendJSONDate(dst, x.UnixMilli()), nil
+		return appendJSONDate(dst, x.UnixMilli()), 8, nil
 	case transform.Decimal:
-		d, err := bson.ParseDecimal128(string(x))
-		if err != nil {
-			return dst, decimalError(key, x)
-		}
 		dst = append(dst, `{"$numberDecimal":"`...)
-		dst = append(dst, d.String()...)
-		return append(dst, `"}`...), nil
+		dst, err := appendDecimalText(dst, string(x))
+		if err != nil {
+			return dst, 0, decimalError(key, x)
+		}
+		return append(dst, `"}`...), 16, nil
 	case transform.UUID:
-		return appendJSONBinary(dst, x[:], "04"), nil
+		return appendJSONBinary(dst, x[:], "04"), 5 + len(x), nil
 	case transform.Binary:
-		return appendJSONBinary(dst, x, "00"), nil
+		return appendJSONBinary(dst, x, "00"), 5 + len(x), nil
 	case transform.Doc:
-		dst, err := appendJSONDoc(dst, x)
-		return dst, under(key, err)
+		dst, n, err := appendJSONDoc(dst, x)
+		return dst, n, under(key, err)
 	case transform.Array:
 		dst = append(dst, '[')
-		var err error
+		size := 5
 		for i, e := range x {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst, err = appendJSONValue(dst, indexKey(i), e)
+			k := indexKey(i)
+			var n int
+			var err error
+			dst, n, err = appendJSONValue(dst, k, e)
 			if err != nil {
-				return dst, under(key, err)
+				return dst, 0, under(key, err)
 			}
+			size += 2 + len(k) + n
 		}
-		return append(dst, ']'), nil
+		return append(dst, ']'), size, nil
 	}
-	return dst, unsupportedError(key, v)
+	return dst, 0, unsupportedError(key, v)
 }
 
 // pathError is a value the encoders refuse, with the keys leading to it
@@ -170,17 +183,73 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 	return append(dst, ".0"...)
 }
 
-// appendJSONDate writes a BSON date (milliseconds since the epoch).
+// appendJSONDate writes a BSON date (milliseconds since the epoch): ISO
+// 8601 in UTC for the years 1970..9999, as the driver does (layout
+// "2006-01-02T15:04:05.999Z07:00"), formatted here without time.Time.
 func appendJSONDate(dst []byte, ms int64) []byte {
-	t := time.Unix(ms/1e3, ms%1e3*1e6).UTC()
-	if y := t.Year(); y < 1970 || y > 9999 {
+	if ms < 0 || ms >= maxISODateMillis {
 		dst = append(dst, `{"$date":{"$numberLong":"`...)
 		dst = strconv.AppendInt(dst, ms, 10)
 		return append(dst, `"}}`...)
 	}
+	days, rest := ms/86_400_000, ms%86_400_000
+	y, m, d := civilDate(days)
 	dst = append(dst, `{"$date":"`...)
-	dst = t.AppendFormat(dst, "2006-01-02T15:04:05.999Z07:00")
-	return append(dst, `"}`...)
+	dst = append4(dst, y)
+	dst = append(dst, '-')
+	dst = append2(dst, m)
+	dst = append(dst, '-')
+	dst = append2(dst, d)
+	dst = append(dst, 'T')
+	dst = append2(dst, int(rest/3_600_000))
+	dst = append(dst, ':')
+	dst = append2(dst, int(rest/60_000%60))
+	dst = append(dst, ':')
+	dst = append2(dst, int(rest/1000%60))
+	if frac := int(rest % 1000); frac != 0 {
+		// ".999": milliseconds without trailing zeros
+		dst = append(dst, '.', byte('0'+frac/100))
+		if frac%100 != 0 {
+			dst = append(dst, byte('0'+frac/10%10))
+			if frac%10 != 0 {
+				dst = append(dst, byte('0'+frac%10))
+			}
+		}
+	}
+	return append(dst, `Z"}`...)
+}
+
+// maxISODateMillis is 10000-01-01T00:00:00Z: later dates, and those before
+// 1970, are written as $numberLong.
+const maxISODateMillis = 253402300800000
+
+// civilDate is the proleptic Gregorian date of a day count since
+// 1970-01-01 (>= 0), by Howard Hinnant's days-to-civil algorithm.
+func civilDate(days int64) (year, month, day int) {
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year = int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
+}
+
+func append2(dst []byte, v int) []byte {
+	return append(dst, byte('0'+v/10), byte('0'+v%10))
+}
+
+func append4(dst []byte, v int) []byte {
+	return append(dst, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
 }
 
 func appendJSONBinary(dst, b []byte, subtype string) []byte {
@@ -201,6 +270,22 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// Bytes of a word, for safe8.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// safe8 reports whether none of the 8 bytes of s needs attention in a JSON
+// string: no control character, quote, backslash or non-ASCII byte.
+func safe8(s string) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	less := (x - ones*0x20) &^ x & highs // a byte below 0x20
+	return (less | hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | x&highs) == 0
+}
+
 // appendJSONString writes s as a JSON string the way the driver does:
 // control characters, quote and backslash escaped, U+2028 and U+2029
 // escaped, invalid UTF-8 replaced by \ufffd, everything else verbatim.
@@ -208,6 +293,13 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while they need no escaping.
+		for i+8 <= len(s) && safe8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if jsonSafe[b] {
@@ -252,67 +344,4 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// DocumentSize is the length of d's BSON encoding, computed without
-// encoding it; it fails where AppendDocument would.
-func DocumentSize(d transform.Doc) (int, error) {
-	n, err := docSize(d)
-	return n, fieldErr(err)
-}
-
-func docSize(d transform.Doc) (int, error) {
-	n := 5 // int32 length + terminating NUL
-	for i := range d {
-		f := &d[i]
-		if strings.IndexByte(f.Key, 0) >= 0 {
-			return 0, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
-		}
-		s, err := elementSize(f.Key, f.Value)
-		if err != nil {
-			return 0, err
-		}
-		n += s
-	}
-	return n, nil
-}
-
-// elementSize is the size of one BSON element: type byte, key, NUL, value.
-func elementSize(key string, v any) (int, error) {
-	head := 2 + len(key)
-	switch x := v.(type) {
-	case nil:
-		return head, nil
-	case string:
-		return head + 4 + len(x) + 1, nil
-	case int32:
-		return head + 4, nil
-	case int64, float64, time.Time:
-		return head + 8, nil
-	case bool:
-		return head + 1, nil
-	case transform.Decimal:
-		if _, err := bson.ParseDecimal128(string(x)); err != nil {
-			return 0, decimalError(key, x)
-		}
-		return head + 16, nil
-	case transform.UUID:
-		return head + 5 + len(x), nil
-	case transform.Binary:
-		return head + 5 + len(x), nil
-	case transform.Doc:
-		s, err := docSize(x)
-		return head + s, under(key, err)
-	case transform.Array:
-		n := 5
-		for i, e := range x {
-			s, err := elementSize(indexKey(i), e)
-			if err != nil {
-				return 0, under(key, err)
-			}
-			n += s
-		}
-		return head + n, nil
-	}
-	return 0, unsupportedError(key, v)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -34,6 +35,12 @@ func driverJSON(t testing.TB, d transform.Doc) string {
 		t.Fatalf("AppendRelaxedJSON: %v", err)
 	}
 	return string(out)
+}
+
+// sizeOf is the BSON size AppendExtJSONSized adds up.
+func sizeOf(d transform.Doc) (int, error) {
+	_, n, err := AppendExtJSONSized(nil, d)
+	return n, err
 }
 
 func TestAppendExtJSONMatchesDriver(t *testing.T) {
@@ -89,13 +96,13 @@ func TestAppendExtJSONMatchesDriver(t *testing.T) {
 			if want := "prefix" + driverJSON(t, d); string(got) != want {
 				t.Errorf("got  %s\nwant %s", got, want)
 			}
-			size, err := DocumentSize(d)
+			size, err := sizeOf(d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			raw, _ := AppendDocument(nil, d)
 			if size != len(raw) {
-				t.Errorf("DocumentSize = %d, BSON is %d bytes", size, len(raw))
+				t.Errorf("AppendExtJSONSized size = %d, BSON is %d bytes", size, len(raw))
 			}
 		})
 	}
@@ -112,8 +119,8 @@ func TestAppendExtJSONErrors(t *testing.T) {
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("AppendExtJSON error %v, AppendDocument error %v: want the same", got, want)
 		}
-		if _, got := DocumentSize(d); got == nil || got.Error() != want.Error() {
-			t.Errorf("DocumentSize error %v, AppendDocument error %v: want the same", got, want)
+		if _, got := sizeOf(d); got == nil || got.Error() != want.Error() {
+			t.Errorf("AppendExtJSONSized size error %v, AppendDocument error %v: want the same", got, want)
 		}
 	}
 }
@@ -196,12 +203,12 @@ func FuzzAppendExtJSON(f *testing.F) {
 		if want := driverJSON(t, d); string(got) != want {
 			t.Fatalf("got  %s\nwant %s", got, want)
 		}
-		size, err := DocumentSize(d)
+		size, err := sizeOf(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if raw, _ := AppendDocument(nil, d); size != len(raw) {
-			t.Fatalf("DocumentSize = %d, BSON is %d bytes", size, len(raw))
+			t.Fatalf("AppendExtJSONSized size = %d, BSON is %d bytes", size, len(raw))
 		}
 	})
 }
@@ -217,9 +224,9 @@ func TestAppendExtJSONRandom(t *testing.T) {
 		if want := driverJSON(t, d); string(got) != want {
 			t.Fatalf("seed %d:\ngot  %s\nwant %s", seed, got, want)
 		}
-		size, _ := DocumentSize(d)
+		size, _ := sizeOf(d)
 		if raw, _ := AppendDocument(nil, d); size != len(raw) {
-			t.Fatalf("seed %d: DocumentSize = %d, BSON is %d bytes", seed, size, len(raw))
+			t.Fatalf("seed %d: AppendExtJSONSized size = %d, BSON is %d bytes", seed, size, len(raw))
 		}
 	}
 }
@@ -263,5 +270,48 @@ func benchDoc() transform.Doc {
 			transform.Doc{{Key: "email", Value: "ada@example.org"}},
 			transform.Doc{{Key: "phone", Value: "+44 20 1234"}, {Key: "extension", Value: int32(12)}},
 		}},
+	}
+}
+
+// TestAppendJSONDate holds the direct date formatting to the driver's, at
+// the edges of the ISO range and on random instants of every era.
+func TestAppendJSONDate(t *testing.T) {
+	ms := []int64{0, -1, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 253_402_300_799_999, 253_402_300_800_000,
+		-62_135_596_800_000, math.MaxInt64, math.MinInt64, 1_709_210_096_120, 1_709_210_096_100, 1_709_210_096_001}
+	r := rand.New(rand.NewPCG(1970, 9999))
+	for range 20000 {
+		switch r.IntN(3) {
+		case 0:
+			ms = append(ms, r.Int64N(maxISODateMillis))
+		case 1:
+			ms = append(ms, r.Int64N(maxISODateMillis)/1000*1000+int64(r.IntN(10))*100)
+		default:
+			ms = append(ms, int64(r.Uint64()))
+		}
+	}
+	for _, m := range ms {
+		d := transform.Doc{{Key: "d", Value: time.UnixMilli(m).UTC()}}
+		got, err := AppendExtJSON(nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := driverJSON(t, d); string(got) != want {
+			t.Fatalf("%d ms:\ngot  %s\nwant %s", m, got, want)
+		}
+	}
+}
+
+// TestSafe8 checks the word-at-a-time test against the byte table on every
+// byte value in every position.
+func TestSafe8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			want := c < utf8.RuneSelf && jsonSafe[c]
+			if got := safe8(string(b)); got != want {
+				t.Fatalf("byte %#x at %d: safe8 %v, want %v", c, pos, got, want)
+			}
+		}
 	}
 }

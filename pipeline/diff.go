@@ -11,6 +11,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -57,42 +58,29 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 		}
 	}
 
-	for _, e := range entries {
-		cp := s.plan.Collections[e]
-		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: s.opt.BatchSize}, func(b Built) error {
-			s.rejects(b.Rejects, st)
-			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(nil, d.Body)
-				if err != nil {
-					s.rejects([]transform.Reject{{Collection: cp.Name, Source: d.Source, ID: d.ID, Err: err}}, st)
-					continue
-				}
-				if err := c.add(&c.exp, cp.Name, raw, d.Source); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	// The target is read by a goroutine of its own while the documents
+	// are built, as verify does: each side keeps a core busy. The first
+	// failure of either side stops the other.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	foundErr := make(chan error, 1)
+	go func() {
+		err := s.scanTarget(sctx, c, names, discKey, types, whole)
 		if err != nil {
-			return fmt.Errorf("rebuild %q: %w", cp.Name, err)
+			cancel()
 		}
+		foundErr <- err
+	}()
+	expErr := s.build(sctx, snap, c, entries, st)
+	if expErr != nil {
+		cancel()
 	}
-	for _, name := range names {
-		key, vals := discKey[name], types[name]
-		err := load.Retry(ctx, s.retryPolicy(), func() error {
-			// A retried scan starts the side over: documents are added
-			// again, and the merge reads the duplicate keys as one.
-			_, err := s.target.Scan(ctx, name, func(doc []byte) error {
-				if key != "" && !whole[name] && !slices.ContainsFunc(vals, func(v any) bool { return load.FieldIs(doc, key, v) }) {
-					return nil // another document type of the shared collection
-				}
-				return c.add(&c.found, name, doc, "")
-			})
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("read target collection %q: %w", name, err)
-		}
+	fErr := <-foundErr
+	if expErr != nil && (fErr == nil || !errors.Is(expErr, context.Canceled)) {
+		return expErr
+	}
+	if fErr != nil {
+		return fErr
 	}
 	if err := c.flush(); err != nil {
 		return err
@@ -161,4 +149,54 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 		return err
 	}
 	return flush()
+}
+
+// build adds the documents of entries, built from snap, to c's expected
+// side; documents that cannot be built are rejects.
+func (s *syncer) build(ctx context.Context, snap *extract.Snapshot, c *comparison, entries []int, st *PassStats) error {
+	for _, e := range entries {
+		cp := s.plan.Collections[e]
+		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: s.opt.BatchSize}, func(b Built) error {
+			s.rejects(b.Rejects, st)
+			for _, d := range b.Docs {
+				raw, err := load.AppendDocument(nil, d.Body)
+				if err != nil {
+					s.rejects([]transform.Reject{{Collection: cp.Name, Source: d.Source, ID: d.ID, Err: err}}, st)
+					continue
+				}
+				if err := c.add(&c.exp, cp.Name, raw, d.Source); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rebuild %q: %w", cp.Name, err)
+		}
+	}
+	return nil
+}
+
+// scanTarget adds the target's documents of names to c's found side:
+// of a shared collection, those of the document types in types unless
+// the pass rebuilds the whole collection.
+func (s *syncer) scanTarget(ctx context.Context, c *comparison, names []string, discKey map[string]string, types map[string][]any, whole map[string]bool) error {
+	for _, name := range names {
+		key, vals := discKey[name], types[name]
+		err := load.Retry(ctx, s.retryPolicy(), func() error {
+			// A retried scan starts the side over: documents are added
+			// again, and the merge passes over the repeated keys.
+			_, err := s.target.Scan(ctx, name, func(doc []byte) error {
+				if key != "" && !whole[name] && !slices.ContainsFunc(vals, func(v any) bool { return load.FieldIs(doc, key, v) }) {
+					return nil // another document type of the shared collection
+				}
+				return c.add(&c.found, name, doc, "")
+			})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("read target collection %q: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -302,7 +302,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 	for {
 		var pendingRows int64
 		progressed := false
-		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part}, func(b Built) error {
+		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part, Reuse: true}, func(b Built) error {
 			if sig.Err() != nil {
 				return errInterrupted
 			}

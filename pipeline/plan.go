@@ -77,7 +77,7 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		if opt.Sample < 100 {
 			run = sampled(cp, opt.Sample)
 		}
-		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
+		err := Produce(ctx, snap, run, ProduceOptions{BatchSize: opt.BatchSize, Reuse: true}, func(b Built) error {
 			rejected := len(b.Rejects)
 			sized = sized[:0]
 			for i := range b.Docs {

@@ -31,6 +31,8 @@ type Built struct {
 	// Keys, in a key-set read (ProduceKeys), are the keys given whose
 	// documents are complete with this batch, each key once.
 	Keys []KeyResult
+	// slab holds Docs' fields when ProduceOptions.Reuse is set.
+	slab *transform.Slab
 }
 
 // KeyResult is what a key-set read (ProduceKeys) found for one key given.
@@ -69,7 +71,17 @@ type ProduceOptions struct {
 	SetWise bool
 	// Part, when Part.N > 1, reads only that part of the root stream.
 	Part extract.Part
+	// Reuse says fn keeps nothing of a batch's documents after it returns
+	// (it encodes or copies what it needs): their memory is then reused
+	// for later batches, which saves the garbage collector most of its
+	// work.
+	Reuse bool
 }
+
+// slabs is the number of batches' slabs kept for reuse (more batches than
+// that can be in flight - one being built, one waiting, one with fn - take
+// a new slab: fewer kept, less memory held).
+const slabs = 2
 
 // Produce builds the documents of one collection entry, reading from snap,
 // and calls fn with each batch, in stream order, from the calling
@@ -80,7 +92,11 @@ type ProduceOptions struct {
 func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.CollectionPlan, opt ProduceOptions, fn func(Built) error) error {
 	reader := extract.NewPartReader(snap, cp, opt.BatchSize, opt.After, opt.Part)
 	reader.SetWise = opt.SetWise
-	return produce(ctx, reader, newBuilder(cp, opt.Pager, false), fn)
+	bld := newBuilder(cp, opt.Pager, false)
+	if opt.Reuse {
+		bld.free = make(chan *transform.Slab, slabs)
+	}
+	return produce(ctx, reader, bld, fn)
 }
 
 // ProduceKeys is Produce for the documents of the given keys only (see
@@ -151,6 +167,7 @@ func produce(ctx context.Context, reader *extract.Reader, bld *builder, fn func(
 			cancel() // stop the producers
 			break
 		}
+		bld.reuse(b.slab)
 	}
 	for range built { // drain until the builder closes it
 	}
@@ -175,6 +192,9 @@ type builder struct {
 	// current group of keys.
 	byKey bool
 	pages map[string]int
+	// free, when not nil, holds the slabs of batches fn is done with, for
+	// the next batches' documents (ProduceOptions.Reuse).
+	free chan *transform.Slab
 }
 
 func newBuilder(cp *mappings.CollectionPlan, resume *transform.PagerState, byKey bool) *builder {
@@ -192,7 +212,18 @@ func newBuilder(cp *mappings.CollectionPlan, resume *transform.PagerState, byKey
 func (b *builder) add(batch *extract.Batch) (Built, error) {
 	out := Built{Rows: len(batch.Roots), Queries: batch.Queries}
 	if b.pager == nil {
-		out.Docs, out.Rejects = transform.Build(b.cp, batch.Roots, batch)
+		if b.free != nil {
+			select {
+			case out.slab = <-b.free:
+			default:
+				out.slab = &transform.Slab{}
+			}
+		}
+		if out.slab != nil {
+			out.Docs, out.Rejects = transform.BuildIn(out.slab, b.cp, batch.Roots, batch)
+		} else {
+			out.Docs, out.Rejects = transform.Build(b.cp, batch.Roots, batch)
+		}
 	} else {
 		out.Docs, out.Rejects = b.pager.Add(batch.Roots, batch)
 		if batch.Asked != nil {
@@ -206,6 +237,19 @@ func (b *builder) add(batch *extract.Batch) (Built, error) {
 		return out, nil
 	}
 	return out, b.position(&out, batch.Roots)
+}
+
+// reuse takes back the slab of a batch fn is done with: its documents'
+// memory is overwritten by later batches.
+func (b *builder) reuse(s *transform.Slab) {
+	if s == nil {
+		return
+	}
+	s.Reset()
+	select {
+	case b.free <- s:
+	default:
+	}
 }
 
 // flush ends the stream: the last page of a bucket collection.

@@ -72,8 +72,10 @@ func produceAll(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *m
 }
 
 // TestMergeStreamsMatchSetWise reads every example collection through
-// merge streams and set-wise, in batches of several sizes, and from the
-// middle (resuming), and requires the very same documents and positions.
+// merge streams and set-wise, in batches of several sizes, from the
+// middle (resuming), and reusing the documents' memory across batches
+// (ProduceOptions.Reuse, see checkReuse), and requires the very same
+// documents and positions.
 func TestMergeStreamsMatchSetWise(t *testing.T) {
 	root := testenv.Root(t)
 	seed := testenv.PostgresDB(t, filepath.Join(root, "testdata", "examples", "seed.sql"))
@@ -87,7 +89,7 @@ func TestMergeStreamsMatchSetWise(t *testing.T) {
 	// A root with a filter: its relations' streams keep only the rows of
 	// the parents it selects.
 	files = append(files, filteredPerson(t, root))
-	streamed := false
+	streamed, reused := false, false
 	for _, file := range files {
 		// Batches of one row cross every parent boundary; Pagila's thousands
 		// of rows make that slow, so it gets batches of 50.
@@ -95,21 +97,23 @@ func TestMergeStreamsMatchSetWise(t *testing.T) {
 		if filepath.Base(file) == "pagila.yaml" {
 			db, sizes = pagila, []int{50, 1000}
 		}
-		if compareReads(t, db, file, sizes) {
-			streamed = true
-		}
+		s, r := compareReads(t, db, file, sizes)
+		streamed, reused = streamed || s, reused || r
 	}
 	if !streamed {
 		t.Fatal("no example collection has a streamable relation: the test tests nothing")
 	}
+	if !reused {
+		t.Fatal("no case had batches enough to reuse a slab: the reuse check tests nothing")
+	}
 }
 
 // compareReads runs TestMergeStreamsMatchSetWise's comparison for one
-// mapping file on db; it reports whether some relation was streamed.
-func compareReads(t *testing.T, db, file string, sizes []int) bool {
+// mapping file on db; it reports whether some relation was streamed and
+// whether some slab was reused.
+func compareReads(t *testing.T, db, file string, sizes []int) (streamed, reused bool) {
 	ctx := context.Background()
 	snap, plan := snapshotPlan(t, db, file)
-	streamedSomething := false
 	{
 		for _, cp := range plan.Collections {
 			for i, bs := range sizes {
@@ -127,12 +131,15 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 						t.Fatalf("positions differ:\n streams  %v\n set-wise %v", got.afters, want.afters)
 					}
 					if len(extract.Streamable(cp)) > 0 && i == 0 {
-						streamedSomething = true
+						streamed = true
 						// (One batch costs a statement per relation
 						// either way.)
 						if got.queries >= want.queries && len(want.keys) > 2 {
 							t.Errorf("merge streams sent %d statements, set-wise %d: the streams were not used", got.queries, want.queries)
 						}
+					}
+					if checkReuse(t, ctx, snap, cp, bs, want.docs) {
+						reused = true
 					}
 					// Resume from the middle: the rest must be the same.
 					if cp.Bucket == nil && len(want.docs) > 2 && i == 1 {
@@ -147,7 +154,7 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 			}
 		}
 	}
-	return streamedSomething
+	return streamed, reused
 }
 
 // filteredPerson is mappings/examples/person.yaml with a filter on the
@@ -330,7 +337,7 @@ func TestMergeStreamsEveryKeyType(t *testing.T) {
 			t.Errorf("%s: %d relations streamed, want at least the embed and the ids", cp.Name, len(extract.Streamable(cp)))
 		}
 	}
-	if !compareReads(t, db, file, []int{1, 7, 1000}) {
+	if streamed, _ := compareReads(t, db, file, []int{1, 7, 1000}); !streamed {
 		t.Fatal("nothing was streamed")
 	}
 }

@@ -29,6 +29,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -205,54 +206,34 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
 	}
 
-	// The expected side, built as migrate builds it.
-	for _, cp := range plan.Collections {
-		st := v.stats[cp.Name]
-		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: opt.BatchSize}, func(b Built) error {
-			for _, e := range b.Rejects {
-				st.Unbuildable++
-				if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
-					return err
-				}
-			}
-			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(nil, d.Body)
-				if err == nil {
-					raw, err = target.Normalize(raw)
-				}
-				if err != nil {
-					st.Unbuildable++
-					if err := opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: d.Source, Error: err.Error()}); err != nil {
-						return err
-					}
-					continue
-				}
-				st.Expected++
-				if err := v.cmp.add(&v.cmp.exp, cp.Name, raw, d.Source); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	// The found side is read in the target's own order by a goroutine of
+	// its own while the expected side is built, so that both keep a core
+	// busy. It touches only its own side, the references and its own
+	// counts; the first failure of either side stops the other.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	found := make([]VerifyStats, len(order))
+	foundErr := make(chan error, 1)
+	go func() {
+		err := v.scanFound(sctx, order, found)
 		if err != nil {
-			return nil, fmt.Errorf("build expected documents: %w", err)
+			cancel()
 		}
+		foundErr <- err
+	}()
+	expErr := v.expected(sctx, snap, plan)
+	if expErr != nil {
+		cancel()
 	}
-
-	// The found side, in the target's own order.
-	for _, name := range order {
-		st := v.stats[name]
-		exists, err := target.Scan(ctx, name, func(doc []byte) error {
-			st.Found++
-			if err := v.cmp.add(&v.cmp.found, name, doc, ""); err != nil {
-				return err
-			}
-			return v.collectRefs(name, doc)
-		})
-		st.Exists = exists
-		if err != nil {
-			return nil, err
-		}
+	fErr := <-foundErr
+	if expErr != nil && (fErr == nil || !errors.Is(expErr, context.Canceled)) {
+		return nil, expErr
+	}
+	if fErr != nil {
+		return nil, fErr
+	}
+	for i, name := range order {
+		v.stats[name].Found, v.stats[name].Exists = found[i].Found, found[i].Exists
 	}
 	if err := v.cmp.flush(); err != nil {
 		return nil, err
@@ -267,6 +248,66 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		res.Collections = append(res.Collections, *v.stats[name])
 	}
 	return res, nil
+}
+
+// expected builds every collection's documents as migrate does and adds
+// them to the expected side; rows that cannot be built are differences.
+func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
+	var buf []byte // each document's BSON, copied by add
+	for _, cp := range plan.Collections {
+		st := v.stats[cp.Name]
+		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
+			for _, e := range b.Rejects {
+				st.Unbuildable++
+				if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: e.Source, Error: e.Err.Error()}); err != nil {
+					return err
+				}
+			}
+			for _, d := range b.Docs {
+				raw, err := load.AppendDocument(buf[:0], d.Body)
+				buf = raw
+				if err == nil {
+					raw, err = v.target.Normalize(raw)
+				}
+				if err != nil {
+					st.Unbuildable++
+					if err := v.opt.Difference(Difference{Collection: cp.Name, Kind: DiffUnbuildable, Source: d.Source, Error: err.Error()}); err != nil {
+						return err
+					}
+					continue
+				}
+				st.Expected++
+				if err := v.cmp.add(&v.cmp.exp, cp.Name, raw, d.Source); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("build expected documents: %w", err)
+		}
+	}
+	return nil
+}
+
+// scanFound reads every collection of order from the target into the
+// found side, counting into found (by position in order).
+func (v *verifier) scanFound(ctx context.Context, order []string, found []VerifyStats) error {
+	for i, name := range order {
+		st := &found[i]
+		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
+			st.Found++
+			if err := v.cmp.add(&v.cmp.found, name, doc, ""); err != nil {
+				return err
+			}
+			return v.collectRefs(name, doc)
+		})
+		st.Exists = exists
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // merge walks both sorted sides together, counting and reporting the

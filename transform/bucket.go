@@ -26,6 +26,8 @@ type Pager struct {
 	last      []any // the source row of the last item on the page
 	// held are the rows held back for SkipLast, oldest first.
 	held []heldItem
+	// slab holds the items' fields (never reset: pages span batches).
+	slab Slab
 	// done is where the pages emitted so far end (see Position).
 	done     []any
 	donePage PagerState
@@ -63,30 +65,37 @@ func (p *Pager) Add(rows [][]any, rel Related) ([]Document, []Reject) {
 	var docs []Document
 	var errs []Reject
 	for _, row := range rows {
-		key, err := p.parentText(row)
-		if err != nil {
-			errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
-			continue
-		}
-		if p.parent == nil || key != p.parentKey {
-			if d, ok := p.endParent(); ok {
-				docs = append(docs, d)
+		// Rows come grouped by parent: the same parent values need no
+		// new key text.
+		if !p.sameParent(row) {
+			key, err := p.parentText(row)
+			if err != nil {
+				errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
+				continue
 			}
-			p.parent, p.parentKey, p.page = p.parentValues(row), key, 0
-		} else if len(p.parent) == 0 {
-			p.parent = p.parentValues(row) // resumed: now the values are known
+			if p.parent == nil || key != p.parentKey {
+				if d, ok := p.endParent(); ok {
+					docs = append(docs, d)
+				}
+				p.parent, p.parentKey, p.page = p.parentValues(row), key, 0
+			} else if len(p.parent) == 0 {
+				p.parent = p.parentValues(row) // resumed: now the values are known
+			}
 		}
-		item, err := appendFields(make(Doc, 0, len(p.cp.Root.Fields)), p.cp.Root, row, rel)
+		item, err := appendFieldsIn(p.slab.doc(len(p.cp.Root.Fields)), p.cp.Root, row, rel, &p.slab)
 		if err != nil {
 			errs = append(errs, Reject{Collection: p.cp.Name, Source: SourceKey(p.cp, row), Err: err})
 			continue
 		}
-		p.held = append(p.held, heldItem{item: item, row: row})
-		if len(p.held) <= p.bp.SkipLast {
-			continue
+		h := heldItem{item: item, row: row}
+		if p.bp.SkipLast > 0 {
+			p.held = append(p.held, h)
+			if len(p.held) <= p.bp.SkipLast {
+				continue
+			}
+			h = p.held[0]
+			p.held = p.held[1:]
 		}
-		h := p.held[0]
-		p.held = p.held[1:]
 		p.items = append(p.items, h.item)
 		p.last = h.row
 		if len(p.items) == p.bp.Size {
@@ -148,6 +157,25 @@ func (p *Pager) source() string {
 		cols[i] = p.cp.Root.Columns[c].Name
 	}
 	return fmt.Sprintf("%s (%s)=(%s) page %d", p.cp.Root.Table.Name, strings.Join(cols, ", "), p.parentKey, p.page)
+}
+
+// sameParent reports whether row's parent values are those of the current
+// parent (false when unsure: then the key text decides).
+func (p *Pager) sameParent(row []any) bool {
+	if len(p.parent) != len(p.bp.By) {
+		return false
+	}
+	for i, c := range p.bp.By {
+		switch x := row[c].(type) {
+		case int32, int64, string, bool, Decimal:
+			if x != p.parent[i] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Pager) parentValues(row []any) []any {

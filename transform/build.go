@@ -26,10 +26,17 @@ type Related interface {
 // made into a document are returned as rejects, one per row; the others
 // still produce documents.
 func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []Reject) {
+	return BuildIn(&Slab{}, cp, roots, rel)
+}
+
+// BuildIn is Build taking the documents' fields, arrays and embedded
+// documents from s: after s.Reset they are overwritten, so the caller must
+// be done with them (see Slab).
+func BuildIn(s *Slab, cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document, []Reject) {
 	docs := make([]Document, 0, len(roots))
 	var errs []Reject
 	for _, row := range roots {
-		d, err := BuildOne(cp, row, rel)
+		d, err := buildOne(cp, row, rel, s)
 		if err != nil {
 			errs = append(errs, Reject{Collection: cp.Name, Source: SourceKey(cp, row), Err: err})
 			continue
@@ -41,13 +48,17 @@ func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document,
 
 // BuildOne makes the document of one root row.
 func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, error) {
+	return buildOne(cp, row, rel, nil)
+}
+
+func buildOne(cp *mappings.CollectionPlan, row []any, rel Related, s *Slab) (Document, error) {
 	id := ID(cp, row)
 	if err := invalidIn(id); err != nil {
 		return Document{}, fmt.Errorf("_id: %w", err)
 	}
-	body := make(Doc, 0, len(cp.Root.Fields)+1)
+	body := s.doc(len(cp.Root.Fields) + 1)
 	body = append(body, Field{Key: "_id", Value: id})
-	body, err := appendFields(body, cp.Root, row, rel)
+	body, err := appendFieldsIn(body, cp.Root, row, rel, s)
 	if err != nil {
 		return Document{}, err
 	}
@@ -112,6 +123,12 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 
 // appendFields appends n's fields for row to d.
 func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) {
+	return appendFieldsIn(d, n, row, rel, nil)
+}
+
+// appendFieldsIn is appendFields taking embedded documents and arrays
+// from s.
+func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (Doc, error) {
 	var env map[string]any
 	for i := range n.Fields {
 		f := &n.Fields[i]
@@ -139,13 +156,13 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 				v = idDocs(c, rows)
 				break
 			}
-			arr := make(Array, 0, len(rows))
+			arr := s.array(len(rows))
 			for _, r := range rows {
 				if r[c.Value] != nil {
 					arr = append(arr, r[c.Value])
 				}
 			}
-			v = arr
+			v = s.boxArray(arr)
 		case mappings.FieldEmbed:
 			c := f.Embed
 			rows := rel.Related(c, row)
@@ -153,22 +170,22 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 				if len(rows) == 0 {
 					continue // no related row: left out, like NULL
 				}
-				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, rows[0], rel)
+				sub, err := appendFieldsIn(s.doc(len(c.Fields)), c, rows[0], rel, s)
 				if err != nil {
 					return nil, err
 				}
-				v = sub
+				v = s.boxDoc(sub)
 				break
 			}
-			arr := make(Array, 0, len(rows))
+			arr := s.array(len(rows))
 			for _, r := range rows {
-				sub, err := appendFields(make(Doc, 0, len(c.Fields)), c, r, rel)
+				sub, err := appendFieldsIn(s.doc(len(c.Fields)), c, r, rel, s)
 				if err != nil {
 					return nil, err
 				}
-				arr = append(arr, sub)
+				arr = append(arr, s.boxDoc(sub))
 			}
-			v = arr
+			v = s.boxArray(arr)
 		}
 		if v == nil {
 			continue // NULL scalars are left out

@@ -55,4 +55,5 @@ func TestBucketBoundedMemory(t *testing.T) {
 	if ratio >= 1.2 {
 		t.Errorf("median peak RSS grew %.2fx for 10x the comments of one post (%d KiB -> %d KiB); want less than 1.2x", ratio, small, large)
 	}
+	underCeiling(t, large)
 }

@@ -34,6 +34,20 @@ func TestBoundedMemory(t *testing.T) {
 	if ratio := float64(large) / float64(small); ratio > 1.2 {
 		t.Errorf("median peak RSS grew %.2fx for 10x the rows (%d KiB -> %d KiB); want at most 1.2x", ratio, small, large)
 	}
+	underCeiling(t, large)
+}
+
+// memCeilingKiB is the absolute ceiling of a run's peak RSS (300 MB, as
+// README and make bench promise), checked besides each memory test's
+// ratio: a ratio alone passes when both sizes are equally too large.
+const memCeilingKiB = 300_000_000 / 1024
+
+// underCeiling fails the test when a median peak RSS is over the ceiling.
+func underCeiling(t *testing.T, kib int64) {
+	t.Helper()
+	if kib >= memCeilingKiB {
+		t.Errorf("median peak RSS %d KiB, want under %d KiB (300 MB)", kib, int64(memCeilingKiB))
+	}
 }
 
 // TestNoPerParentQueries counts, with pg_stat_statements, the statements

@@ -60,6 +60,7 @@ func TestVerifyBoundedMemory(t *testing.T) {
 	if ratio := float64(large) / float64(small); ratio > 1.25 {
 		t.Errorf("median peak RSS grew %.2fx for 10x the documents (%d KiB -> %d KiB); want at most 1.25x", ratio, small, large)
 	}
+	underCeiling(t, large)
 }
 
 // BenchmarkVerify1M verifies one million documents (a directory target:

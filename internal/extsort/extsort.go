@@ -20,6 +20,10 @@ import (
 	"slices"
 )
 
+// runBuffer is the read buffer of each run merged: with up to maxRuns runs
+// per sort, it is what the merge's memory grows with as runs multiply.
+const runBuffer = 16 << 10
+
 // maxRuns caps the run files merged at once; beyond it runs are merged
 // into bigger runs first, so open files stay bounded.
 const maxRuns = 64
@@ -272,7 +276,7 @@ func openRuns(names []string) (*Iter, error) {
 			return nil, fmt.Errorf("sort run: %w", err)
 		}
 		it.files = append(it.files, f)
-		r := &run{idx: i, r: bufio.NewReaderSize(f, 1<<16), name: name}
+		r := &run{idx: i, r: bufio.NewReaderSize(f, runBuffer), name: name}
 		ok, err := r.next()
 		if err != nil {
 			it.Close()

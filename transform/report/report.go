@@ -239,6 +239,18 @@ type arrayAcc struct {
 type pathAcc struct {
 	types   map[string]int64
 	present int64
+	// counts are the counts of the common types, by typeIndex, added to
+	// types by Finish (a map update per value was the walk's main cost).
+	counts [len(typeNames)]int64
+}
+
+// count records one value of type v.
+func (a *pathAcc) count(v any) {
+	if i := typeIndex(v); i >= 0 {
+		a.counts[i]++
+		return
+	}
+	a.types[typeName(v)]++
 }
 
 // Collector accumulates one collection entry's report from its documents.
@@ -254,7 +266,10 @@ type Collector struct {
 	arrays     map[string]*arrayAcc
 	paths      map[string]*pathAcc
 	order      []string
-	containers map[string]int64 // path prefix -> times seen (for Of)
+	containers map[string]*int64 // path prefix -> times seen (for Of)
+	// root and the nodes below it find a document's paths key by key.
+	root  *shapeNode
+	nodes int
 	// candidates for the typical sample: a few documents spread over the run.
 	candidates []Sample
 	cand       int64
@@ -286,7 +301,7 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Co
 	c := &Collection{Name: cp.Name, Table: tableName(cp.Root.Table), Kind: kind, Tables: tableTree(cp.Root)}
 	col := &Collector{
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
-		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]int64{},
+		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]*int64{},
 		minSize: -1, json: json,
 	}
 	col.refs = refFields(cp)
@@ -371,7 +386,10 @@ func (col *Collector) add(d *transform.Document, size int) {
 			col.candidates[int(col.cand)%64] = *s
 		}
 	}
-	col.walk(d.Body, "", d.Source)
+	if col.root == nil {
+		col.root = col.node("")
+	}
+	col.walk(d.Body, col.root, d.Source)
 	for _, r := range col.refs {
 		r.collect(d)
 	}
@@ -386,20 +404,74 @@ func (col *Collector) idText(v any) string {
 	return strings.TrimSpace(s)
 }
 
-// walk records the shape and array lengths below prefix.
-func (col *Collector) walk(d transform.Doc, prefix, source string) {
-	col.containers[prefix]++
-	col.fields(d, prefix, source)
+// shapeNode is one field path of the shape with what the walk updates
+// for it, reached from the root key by key: a document's walk neither
+// builds path names nor looks them up once its paths are known.
+type shapeNode struct {
+	path      string
+	acc       *pathAcc // nil: the shape was truncated before this path
+	container *int64
+	array     *arrayAcc
+	children  map[string]*shapeNode
+	items     *shapeNode // path + "[]"
 }
 
-// fields records d's fields below prefix.
-func (col *Collector) fields(d transform.Doc, prefix, source string) {
-	for _, f := range d {
-		p := f.Key
-		if prefix != "" {
-			p = prefix + "." + f.Key
+// maxNodes caps the nodes kept: past it (pivot keys from data can make
+// many) nodes are made afresh for each use.
+const maxNodes = 4 * MaxPaths
+
+// node makes the node of path p.
+func (col *Collector) node(p string) *shapeNode {
+	c := col.containers[p]
+	if c == nil {
+		c = new(int64)
+		col.containers[p] = c
+	}
+	return &shapeNode{path: p, container: c}
+}
+
+// child is the node of n's field key.
+func (col *Collector) child(n *shapeNode, key string) *shapeNode {
+	if c := n.children[key]; c != nil {
+		return c
+	}
+	p := key
+	if n.path != "" {
+		p = n.path + "." + key
+	}
+	c := col.node(p)
+	c.acc = col.path(p)
+	if col.nodes < maxNodes {
+		if n.children == nil {
+			n.children = map[string]*shapeNode{}
 		}
-		col.value(p, f.Value, source)
+		n.children[key] = c
+		col.nodes++
+	}
+	return c
+}
+
+// itemsOf is the node of n's array items.
+func (col *Collector) itemsOf(n *shapeNode) *shapeNode {
+	if n.items != nil {
+		return n.items
+	}
+	c := col.node(n.path + "[]")
+	c.acc = col.path(c.path)
+	n.items = c
+	return c
+}
+
+// walk records the shape and array lengths of d, found at n.
+func (col *Collector) walk(d transform.Doc, n *shapeNode, source string) {
+	*n.container++
+	col.fields(d, n, source)
+}
+
+// fields records d's fields below n.
+func (col *Collector) fields(d transform.Doc, n *shapeNode, source string) {
+	for _, f := range d {
+		col.value(col.child(n, f.Key), f.Value, source)
 	}
 }
 
@@ -419,35 +491,38 @@ func (col *Collector) path(p string) *pathAcc {
 	return acc
 }
 
-func (col *Collector) value(p string, v any, source string) {
-	acc := col.path(p)
+func (col *Collector) value(n *shapeNode, v any, source string) {
+	acc := n.acc
 	if acc == nil {
 		return
 	}
 	acc.present++
-	acc.types[typeName(v)]++
+	acc.count(v)
 	switch x := v.(type) {
 	case transform.Doc:
-		col.walk(x, p, source)
+		col.walk(x, n, source)
 	case transform.Array:
-		a := col.arrays[p]
+		a := n.array
 		if a == nil {
-			a = &arrayAcc{lens: newReservoir(), max: -1}
-			col.arrays[p] = a
+			if a = col.arrays[n.path]; a == nil {
+				a = &arrayAcc{lens: newReservoir(), max: -1}
+				col.arrays[n.path] = a
+			}
+			n.array = a
 		}
 		a.lens.add(len(x))
 		if len(x) > a.max {
 			a.max, a.maxSource = len(x), source
 		}
-		item := p + "[]"
+		item := col.itemsOf(n)
 		for _, e := range x {
-			col.containers[item]++
-			ia := col.path(item)
+			*item.container++
+			ia := item.acc
 			if ia == nil {
 				continue
 			}
 			ia.present++
-			ia.types[typeName(e)]++
+			ia.count(e)
 			if sub, ok := e.(transform.Doc); ok {
 				col.fields(sub, item, source) // items are counted above
 			}
@@ -455,32 +530,43 @@ func (col *Collector) value(p string, v any, source string) {
 	}
 }
 
-func typeName(v any) string {
+// typeNames are the names typeName gives, by typeIndex.
+var typeNames = [...]string{"null", "int", "long", "double", "string", "bool", "date", "decimal", "uuid", "binData", "object", "array"}
+
+// typeIndex is the index in typeNames of v's type name, -1 for others.
+func typeIndex(v any) int {
 	switch v.(type) {
 	case nil:
-		return "null"
+		return 0
 	case int32:
-		return "int"
+		return 1
 	case int64:
-		return "long"
+		return 2
 	case float64:
-		return "double"
+		return 3
 	case string:
-		return "string"
+		return 4
 	case bool:
-		return "bool"
+		return 5
 	case time.Time:
-		return "date"
+		return 6
 	case transform.Decimal:
-		return "decimal"
+		return 7
 	case transform.UUID:
-		return "uuid"
+		return 8
 	case transform.Binary:
-		return "binData"
+		return 9
 	case transform.Doc:
-		return "object"
+		return 10
 	case transform.Array:
-		return "array"
+		return 11
+	}
+	return -1
+}
+
+func typeName(v any) string {
+	if i := typeIndex(v); i >= 0 {
+		return typeNames[i]
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -531,7 +617,17 @@ func (col *Collector) Finish(scale float64) *Collection {
 	})
 	for _, p := range col.order {
 		a := col.paths[p]
-		c.Shape = append(c.Shape, PathStat{Path: p, Types: a.types, Present: a.present, Of: col.containers[parentPath(p)]})
+		for i, n := range a.counts {
+			if n > 0 {
+				a.types[typeNames[i]] += n
+			}
+			a.counts[i] = 0
+		}
+		var of int64
+		if n := col.containers[parentPath(p)]; n != nil {
+			of = *n
+		}
+		c.Shape = append(c.Shape, PathStat{Path: p, Types: a.types, Present: a.present, Of: of})
 	}
 	for _, r := range col.refs {
 		c.References = append(c.References, r.rep)

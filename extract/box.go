@@ -1,0 +1,155 @@
+package extract
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/denorm/denorm/internal/box"
+	"github.com/denorm/denorm/transform"
+)
+
+// Boxing without an allocation per value (see internal/box): a row's
+// values are interfaces, and putting a string, a time or a number into an
+// interface allocates a small object for it - about one allocation per
+// column per row, which with the garbage collector's work for them was the
+// largest cost of reading wide tables. The arena keeps the values in
+// slices of their type instead, and copies string bytes into shared byte
+// blocks.
+
+var (
+	stringType  = box.TypeOf("")
+	decimalType = box.TypeOf(transform.Decimal(""))
+	timeType    = box.TypeOf(time.Time{})
+	int32Type   = box.TypeOf(int32(0))
+	int64Type   = box.TypeOf(int64(0))
+	float64Type = box.TypeOf(float64(0))
+	uuidType    = box.TypeOf(transform.UUID{})
+	binaryType  = box.TypeOf(transform.Binary(nil))
+)
+
+// Block sizes: values per typed slice, bytes per byte block, and the
+// longest string copied into a shared block (longer ones get their own).
+const (
+	arenaValues   = 128
+	arenaBytes    = 8 << 10
+	arenaMaxShare = 1 << 10
+)
+
+// arena boxes the values of one decoder. It is used by one goroutine.
+type arena struct {
+	strs  []string
+	decs  []transform.Decimal
+	times []time.Time
+	i32s  []int32
+	i64s  []int64
+	f64s  []float64
+	uuids []transform.UUID
+	bins  []transform.Binary
+	bytes []byte
+}
+
+// next returns the next free element of *s, starting a new slice when it
+// is full.
+func next[T any](s *[]T) *T {
+	if len(*s) == cap(*s) {
+		*s = make([]T, 0, arenaValues)
+	}
+	*s = (*s)[:len(*s)+1]
+	return &(*s)[len(*s)-1]
+}
+
+// text copies b into a byte block and returns it as a string.
+func (a *arena) text(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaMaxShare {
+		return string(b)
+	}
+	if cap(a.bytes)-len(a.bytes) < len(b) {
+		a.bytes = make([]byte, 0, arenaBytes)
+	}
+	start := len(a.bytes)
+	a.bytes = append(a.bytes, b...)
+	return unsafe.String(&a.bytes[start], len(b))
+}
+
+func (a *arena) string(b []byte) any {
+	if !box.Works {
+		return string(b)
+	}
+	p := next(&a.strs)
+	*p = a.text(b)
+	return box.At(stringType, unsafe.Pointer(p))
+}
+
+func (a *arena) decimal(b []byte) any {
+	if !box.Works {
+		return transform.Decimal(b)
+	}
+	p := next(&a.decs)
+	*p = transform.Decimal(a.text(b))
+	return box.At(decimalType, unsafe.Pointer(p))
+}
+
+func (a *arena) time(t time.Time) any {
+	if !box.Works {
+		return t
+	}
+	p := next(&a.times)
+	*p = t
+	return box.At(timeType, unsafe.Pointer(p))
+}
+
+func (a *arena) int32(v int32) any {
+	if !box.Works || v >= 0 && v < 256 {
+		return v // small values are boxed without an allocation anyway
+	}
+	p := next(&a.i32s)
+	*p = v
+	return box.At(int32Type, unsafe.Pointer(p))
+}
+
+func (a *arena) int64(v int64) any {
+	if !box.Works || v >= 0 && v < 256 {
+		return v
+	}
+	p := next(&a.i64s)
+	*p = v
+	return box.At(int64Type, unsafe.Pointer(p))
+}
+
+func (a *arena) float64(v float64) any {
+	if !box.Works {
+		return v
+	}
+	p := next(&a.f64s)
+	*p = v
+	return box.At(float64Type, unsafe.Pointer(p))
+}
+
+func (a *arena) uuid(b []byte) any {
+	if !box.Works {
+		return transform.UUID(b)
+	}
+	p := next(&a.uuids)
+	*p = transform.UUID(b)
+	return box.At(uuidType, unsafe.Pointer(p))
+}
+
+// binary copies b (the value must not share the wire buffer).
+func (a *arena) binary(b []byte) any {
+	if !box.Works || len(b) == 0 || len(b) > arenaMaxShare {
+		c := make(transform.Binary, len(b))
+		copy(c, b)
+		return c
+	}
+	p := next(&a.bins)
+	if cap(a.bytes)-len(a.bytes) < len(b) {
+		a.bytes = make([]byte, 0, arenaBytes)
+	}
+	start := len(a.bytes)
+	a.bytes = append(a.bytes, b...)
+	*p = transform.Binary(a.bytes[start:len(a.bytes):len(a.bytes)])
+	return box.At(binaryType, unsafe.Pointer(p))
+}
