@@ -1,8 +1,8 @@
 package main
 
 // The sync benchmarks (issue 14), run by make bench after the others
-// (SKIP_SYNC=1 skips them; SYNC_ONLY=1 runs only them and writes
-// bench/results-sync.json):
+// (SKIP_SYNC=1 skips them, SKIP_SYNC_FOLLOW=1 and SKIP_SYNC_DIFF=1 one of
+// them; SYNC_ONLY=1 runs only them and writes bench/results-sync.json):
 //
 //	SF denorm sync --method logical --follow of the person example into
 //	   FerretDB while writers update persons at a steady rate, three rates:
@@ -112,6 +112,7 @@ type syncConfig struct {
 	only          bool
 	skip          bool
 	skipFollow    bool
+	skipDiff      bool
 	followPersons int
 	followSeconds int
 	rates         []float64
@@ -122,6 +123,7 @@ func syncFlags(c *syncConfig) {
 	c.only = os.Getenv("SYNC_ONLY") != ""
 	c.skip = os.Getenv("SKIP_SYNC") != ""
 	c.skipFollow = os.Getenv("SKIP_SYNC_FOLLOW") != ""
+	c.skipDiff = os.Getenv("SKIP_SYNC_DIFF") != ""
 	// Small: on FerretDB with SQLite every find by _id, the poller's
 	// included, scans the collection.
 	c.followPersons = envInt("SYNC_FOLLOW_PERSONS", 1_000)
@@ -145,6 +147,9 @@ func runSync(ctx context.Context, c config, admin, base string) (*SyncReport, er
 		if err := runFollow(ctx, c, admin, base, rep); err != nil {
 			return nil, err
 		}
+	}
+	if c.sync.skipDiff {
+		return rep, nil
 	}
 	log.Printf("SD: a diff pass over %d persons against verify", c.sync.diffScale)
 	d, err := diffBench(ctx, c, admin, base)
