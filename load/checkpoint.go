@@ -53,6 +53,11 @@ type Checkpoint struct {
 	Started    time.Time `json:"started"`
 	Updated    time.Time `json:"updated"`
 	Resumes    int       `json:"resumes"`
+	// RunStarted is when the latest run of the job (a start or a resume)
+	// began, and RunRows the rows the job had read then: status's rate
+	// and ETA are this run's.
+	RunStarted time.Time `json:"runStarted,omitzero"`
+	RunRows    int64     `json:"runRows,omitempty"`
 	// Streams are the positions of every stream (collection entry x worker).
 	Streams []StreamState `json:"streams"`
 	// Files are, for directory targets, the acknowledged length in bytes of
@@ -116,6 +121,10 @@ type StreamState struct {
 	Rows       int64                 `json:"rows"`
 	Written    int64                 `json:"written"`
 	Failed     int64                 `json:"failed"`
+	// Estimate is the catalog's estimate of the rows this stream reads
+	// (its share of the root table's), 0 when unknown: status's
+	// percentage and ETA.
+	Estimate int64 `json:"estimate,omitempty"`
 }
 
 // CheckpointID is the record key of a job's partition i of n (n <= 1: the
@@ -180,8 +189,9 @@ func (c *Checkpoint) Validate() error {
 	return nil
 }
 
-// Checkpoints stores a target's checkpoints (Target.Checkpoints). One
-// goroutine at a time uses it.
+// Checkpoints stores a target's checkpoints (Target.Checkpoints) and the
+// leases that keep one writer per job (lease.go). One goroutine at a time
+// uses it.
 type Checkpoints interface {
 	// Load returns the checkpoint with that ID, nil when there is none, or
 	// a *CorruptCheckpointError.
@@ -195,6 +205,16 @@ type Checkpoints interface {
 	List(ctx context.Context) ([]*Checkpoint, []error, error)
 	// Where names the store for messages.
 	Where() string
+
+	// AcquireLease takes the lease of job id (a checkpoint id) for
+	// holder, who must hold it before loading, saving or deleting the
+	// job's checkpoint and before writing the job's documents. A lease
+	// another process holds is a *LeaseHeldError. ttl is how long a
+	// server lease lasts without Renew (<= 0: DefaultLeaseTTL); a
+	// directory lock lasts as long as the process.
+	AcquireLease(ctx context.Context, id string, holder LeaseHolder, ttl time.Duration) (Lease, error)
+	// Leases returns every lease the store knows of, by id, live or not.
+	Leases(ctx context.Context) ([]LeaseState, error)
 }
 
 // --- server targets: one document per checkpoint in _denorm ---
@@ -297,6 +317,9 @@ func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, e
 	var bad []error
 	for cur.Next(ctx) {
 		id, _ := cur.Current.Lookup("_id").StringValueOK()
+		if isLeaseDoc(id) {
+			continue
+		}
 		c, err := decodeCheckpointDoc(id, s.Where(), cur.Current)
 		if err != nil {
 			bad = append(bad, err)

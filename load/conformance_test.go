@@ -70,7 +70,8 @@ var conformTargets = []conformTarget{
 				}
 			}
 		},
-		caps: Caps{Parallel: true, Delete: true},
+		// The test server is FerretDB (buildInfo's ferretdbVersion).
+		caps: Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
 	},
 }
 
@@ -91,6 +92,8 @@ func TestTargetConformance(t *testing.T) {
 		{"empty collections for a restart", testEmpty},
 		{"checkpoint store", testCheckpoints},
 		{"scan gives what normalize predicts", testScanNormalize},
+		{"one lease holder per job", testLeases},
+		{"lease expiry and takeover", testLeaseExpiry},
 	}
 	for _, k := range conformTargets {
 		t.Run(k.name, func(t *testing.T) {

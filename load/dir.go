@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -37,9 +38,14 @@ func openDir(dir string, opt Options) *dirTarget {
 
 func (s *dirTarget) Caps() Caps { return Caps{} }
 
-// path is the file a collection is written to.
-func (s *dirTarget) path(collection string) string {
-	return filepath.Join(s.dir, collection+".jsonl")
+// path is the file a collection is written to, or an error when the
+// collection's name is not a safe file name inside the directory (a name
+// like "../x" would write outside it).
+func (s *dirTarget) path(collection string) (string, error) {
+	if why := mappings.CollectionNameProblem(collection); why != "" {
+		return "", fmt.Errorf("a directory target cannot hold collection %q: %s", collection, why)
+	}
+	return filepath.Join(s.dir, collection+".jsonl"), nil
 }
 
 // Prepare opens the file of every collection, truncated to its acked
@@ -112,9 +118,13 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 		}
 		return -1, nil
 	}
-	err := os.Truncate(s.path(collection), 0)
+	path, err := s.path(collection)
+	if err != nil {
+		return 0, err
+	}
+	err = os.Truncate(path, 0)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("empty %s: %w", s.path(collection), err)
+		return 0, fmt.Errorf("empty %s: %w", path, err)
 	}
 	return -1, nil
 }
@@ -142,6 +152,9 @@ func (s *dirTarget) Close(context.Context) error {
 // appendJSONLine appends d as one line of relaxed Extended JSON, unless
 // its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
+	if err := transform.CheckKeys(d.Body); err != nil {
+		return dst, err
+	}
 	start := len(dst)
 	dst, size, err := AppendExtJSONSized(dst, d.Body)
 	if err != nil {

@@ -13,18 +13,29 @@ import (
 // acked[name] bytes (name is the file's base name) and drops what follows:
 // what was written after the checkpoint that recorded the lengths. Files
 // not in acked are emptied, as on a fresh run.
+//
+// The file is locked first (lockWriter): two processes writing one file
+// would interleave and overwrite each other's lines.
 func (s *dirTarget) open(collection string) (*os.File, error) {
-	if s.acked == nil {
-		return os.Create(s.path(collection))
+	path, err := s.path(collection)
+	if err != nil {
+		return nil, err
 	}
-	path := s.path(collection)
-	off := s.acked[filepath.Base(path)]
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil && st.Size() < off {
+	if err := lockWriter(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var off int64
+	var st os.FileInfo
+	if s.acked != nil {
+		off = s.acked[filepath.Base(path)]
+		st, err = f.Stat()
+	}
+	if err == nil && st != nil && st.Size() < off {
 		err = fmt.Errorf("%s is %d bytes, shorter than the %d bytes the checkpoint recorded: the file was changed since; start over with --restart", path, st.Size(), off)
 	}
 	if err == nil {

@@ -47,6 +47,9 @@ func connectionClosed(err error) bool {
 // isolate writes docs, whose batch made the server close the connection,
 // in halves: a single document it still will not take is rejected.
 func (s *serverTarget) isolate(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
+	if s.opt.Notice != nil {
+		s.opt.Notice(fmt.Sprintf("target closed the connection during a write of %d documents to %q and still answers: writing them again in halves (a document it will not store is rejected)", len(docs), collection))
+	}
 	if len(docs) == 1 {
 		d := docs[0]
 		return []transform.Reject{{Collection: collection, ID: d.ID, Source: d.Source,

@@ -52,7 +52,10 @@ const maxLine = 256 << 20
 // Scan reads the collection's file, including what this handle wrote
 // and has not flushed yet.
 func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte) error) (bool, error) {
-	path := s.path(collection)
+	path, err := s.path(collection)
+	if err != nil {
+		return false, err
+	}
 	if df := s.files[collection]; df != nil {
 		if err := df.w.Flush(); err != nil {
 			return false, fmt.Errorf("write %s: %w", path, err)

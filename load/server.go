@@ -25,10 +25,8 @@ type serverTarget struct {
 	uri    connstr.String
 	opt    Options
 	op     time.Duration // bound of one operation (opTimeout); 0: none
-	// swap replaces existing documents by deleting and inserting them
-	// (swapIn): the server is FerretDB, where an update scans the whole
-	// collection.
-	swap bool
+	// server is what buildInfo says the server is (serverInfo).
+	server serverInfo
 }
 
 // openServer connects to the server at uri (checked by ParseTarget); the
@@ -52,18 +50,14 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		}
 		return nil, fmt.Errorf("connect to %s: %w", uri, uri.RedactError(err))
 	}
-	t := &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults(), op: opTimeout(uri)}
-	var info bson.Raw
-	bctx, cancel := bound(ctx, t.op)
-	defer cancel()
-	if err := t.db.RunCommand(bctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err == nil {
-		_, ferret := info.Lookup("ferretdbVersion").StringValueOK()
-		t.swap = ferret
-	}
-	return t, nil
+	db := client.Database(dbName)
+	return &serverTarget{client: client, db: db, uri: uri, opt: opt.withDefaults(), op: opTimeout(uri), server: readServerInfo(ctx, db)}, nil
 }
 
-func (s *serverTarget) Caps() Caps { return Caps{Parallel: true, Delete: true} }
+func (s *serverTarget) Caps() Caps {
+	f := s.server.ferretDB()
+	return Caps{Parallel: true, Delete: true, NoDecimal128: f, EmptyFirst: f, Server: s.server.String()}
+}
 
 // Prepare does nothing: collections are created by their first write, and
 // documents written after a checkpoint are replaced when written again.
@@ -83,8 +77,9 @@ func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
 // one on servers where a lookup by _id scans the collection (FerretDB on
 // SQLite: upserting every document made loading quadratic) - and only the
 // documents refused as duplicate keys (a rerun, or the batch replayed when
-// resuming) are then replaced with upserts. Either way a rerun gives the
-// same result.
+// resuming) are then replaced with upserts (replace), or on FerretDB
+// deleted and inserted again (reinsert). Either way a rerun gives the same
+// result.
 func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
@@ -111,9 +106,9 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 			return err
 		}
 		var (
-			bwe    mongo.BulkWriteException
-			again  []transform.Document
-			models []mongo.WriteModel
+			bwe   mongo.BulkWriteException
+			again []transform.Document
+			araws []bson.Raw
 		)
 		if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
 			for _, we := range bwe.WriteErrors {
@@ -122,50 +117,29 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 					reject(d, fmt.Errorf("target refused the document: %s (code %d)", we.Message, we.Code))
 					continue
 				}
-				again = append(again, d)
-				models = append(models, replaceModel(d, raw))
+				again, araws = append(again, d), append(araws, raw)
 			}
 			err = nil
 		}
 		if err != nil {
 			return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
 		}
-		if s.swap && len(again) > 0 {
-			models = nil
-			if err := s.swapIn(ctx, coll, collection, again, reject); err != nil {
-				return err
-			}
+		if s.server.ferretDB() {
+			err = s.reinsert(ctx, coll, again, araws, reject)
+		} else {
+			err = s.replace(ctx, coll, again, araws, reject)
 		}
-		if len(models) > 0 {
-			_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-			if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
-				// Some servers (FerretDB 1.24) number the failed operations
-				// of a bulk update wrongly. Replaces are idempotent, so the
-				// batch's replaces are made again one at a time: the errors
-				// then belong to known documents.
-				for i, m := range models {
-					r := m.(*mongo.ReplaceOneModel)
-					_, err := coll.ReplaceOne(ctx, r.Filter, r.Replacement, options.Replace().SetUpsert(true))
-					var we mongo.WriteException
-					switch {
-					case err == nil:
-					case errors.As(err, &we) && we.WriteConcernError == nil && len(we.WriteErrors) > 0:
-						reject(again[i], replaceError(again[i], collection, we.WriteErrors[0]))
-					default:
-						return fmt.Errorf("replace a document in %q: %w", collection, err)
-					}
-				}
-				err = nil
-			}
-			if err != nil {
-				return fmt.Errorf("replace %d documents in %q: %w", len(models), collection, err)
-			}
+		if err != nil {
+			return err
 		}
 		raws, batch, bytes = raws[:0], batch[:0], 0
 		return nil
 	}
 	for _, d := range docs {
 		raw, err := encode(d, s.opt.MaxDocSize)
+		if err == nil && s.server.ferretDB() && hasDecimal128(raw) {
+			err = s.noDecimal128()
+		}
 		if err != nil {
 			reject(d, err)
 			continue
@@ -182,65 +156,102 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 	return rejects, flush()
 }
 
-// swapIn replaces existing documents by deleting them, in chunks of
-// deleteChunk _ids (of the same document type), and inserting them again:
-// on FerretDB 1.24 with SQLite an update scans the whole collection, one
-// command per document (5,000 replaces took minutes), and a bulk write of
-// 100 replaces or more stalls the server, while a deleteMany of many _ids
-// scans it once. A
-// reader may miss a document between the two; a run interrupted there
-// writes it again when resumed.
-func (s *serverTarget) swapIn(ctx context.Context, coll *mongo.Collection, collection string, docs []transform.Document, reject func(transform.Document, error)) error {
-	for len(docs) > 0 {
-		n := 1
-		for n < len(docs) && n < deleteChunk && sameType(docs[n], docs[0]) {
-			n++
-		}
-		chunk := docs[:n]
-		docs = docs[n:]
-		ids := make([]any, len(chunk))
-		raws := make([]any, len(chunk))
-		for i, d := range chunk {
-			raw, err := encode(d, s.opt.MaxDocSize)
-			if err != nil {
-				return err
+// replace writes again the documents of a batch whose _id exists, as one
+// unordered bulk write of replace-upserts.
+func (s *serverTarget) replace(ctx context.Context, coll *mongo.Collection, docs []transform.Document, raws []bson.Raw, reject func(transform.Document, error)) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, len(docs))
+	for i, d := range docs {
+		models[i] = replaceModel(d, raws[i])
+	}
+	_, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
+		// Some servers number the failed operations of a bulk update
+		// wrongly. Replaces are idempotent, so the batch's replaces are
+		// made again one at a time: the errors then belong to known
+		// documents.
+		for i, m := range models {
+			r := m.(*mongo.ReplaceOneModel)
+			_, err := coll.ReplaceOne(ctx, r.Filter, r.Replacement, options.Replace().SetUpsert(true))
+			var we mongo.WriteException
+			switch {
+			case err == nil:
+			case errors.As(err, &we) && we.WriteConcernError == nil && len(we.WriteErrors) > 0:
+				reject(docs[i], replaceError(docs[i], coll.Name(), we.WriteErrors[0]))
+			default:
+				return fmt.Errorf("replace a document in %q: %w", coll.Name(), err)
 			}
-			ids[i], raws[i] = d.ID, bson.Raw(raw)
 		}
-		sel := Selection{IDs: ids}
-		if d := chunk[0].Discriminator; d != nil {
-			// Only documents of this type: an _id another type holds
-			// stays, and inserting over it fails below.
-			sel.Match = []transform.Field{*d}
-		}
-		filter, err := deleteFilter(sel, ids, nil)
-		if err != nil {
-			return fmt.Errorf("replace documents in %q: %w", collection, err)
-		}
-		if _, err := coll.DeleteMany(ctx, filter); err != nil {
-			return fmt.Errorf("replace documents in %q: %w", collection, err)
-		}
-		_, err = coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
-		var bwe mongo.BulkWriteException
-		if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
-			for _, we := range bwe.WriteErrors {
-				reject(chunk[we.Index], replaceError(chunk[we.Index], collection, mongo.WriteError{Index: we.Index, Code: we.Code, Message: we.Message}))
-			}
-			err = nil
-		}
-		if err != nil {
-			return fmt.Errorf("replace %d documents in %q: %w", len(chunk), collection, err)
-		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("replace %d documents in %q: %w", len(models), coll.Name(), err)
 	}
 	return nil
 }
 
-// sameType reports whether two documents are of one type (discriminator).
-func sameType(a, b transform.Document) bool {
-	if a.Discriminator == nil || b.Discriminator == nil {
-		return a.Discriminator == nil && b.Discriminator == nil
+// reinsert writes again, on FerretDB, the documents of a batch whose _id
+// exists: it deletes them with one deleteMany per document type and
+// inserts them again. FerretDB 1.24 finds a document by an integer _id
+// (and by any filter but a string or ObjectId _id) by scanning the whole
+// collection, once per command: a replace per document made a rerun
+// quadratic (about 4 s per replace in a collection of 20,000), and a bulk
+// write of 100 or more replaces stalls the server. A delete and an insert
+// cost one scan per batch. Between the two the documents are absent: an
+// interrupted write leaves them absent until the batch is written again
+// (resume, or the retry). The delete is filtered on the document type, as
+// a replace is: an _id another type holds then fails the insert as a
+// duplicate key and the document is rejected, never overwriting it.
+func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, docs []transform.Document, raws []bson.Raw, reject func(transform.Document, error)) error {
+	if len(docs) == 0 {
+		return nil
 	}
-	return a.Discriminator.Key == b.Discriminator.Key && a.Discriminator.Value == b.Discriminator.Value
+	byType := map[string][]any{}
+	var types []string
+	match := map[string]transform.Field{}
+	for _, d := range docs {
+		key := ""
+		if d.Discriminator != nil {
+			key = fmt.Sprintf("%s=%v", d.Discriminator.Key, d.Discriminator.Value)
+			match[key] = *d.Discriminator
+		}
+		if _, ok := byType[key]; !ok {
+			types = append(types, key)
+		}
+		byType[key] = append(byType[key], d.ID)
+	}
+	for _, key := range types {
+		sel := Selection{IDs: byType[key]}
+		if f, ok := match[key]; ok {
+			sel.Match = []transform.Field{f}
+		}
+		filter, err := deleteFilter(sel, sel.IDs, nil)
+		if err != nil {
+			return fmt.Errorf("write again %d documents to %q: %w", len(docs), coll.Name(), err)
+		}
+		if _, err := coll.DeleteMany(ctx, filter); err != nil {
+			return fmt.Errorf("write again %d documents to %q: delete: %w", len(docs), coll.Name(), err)
+		}
+	}
+	ins := make([]any, len(raws))
+	for i, r := range raws {
+		ins[i] = r
+	}
+	_, err := coll.InsertMany(ctx, ins, options.InsertMany().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0 {
+		for _, we := range bwe.WriteErrors {
+			reject(docs[we.Index], replaceError(docs[we.Index], coll.Name(), we.WriteError))
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write again %d documents to %q: insert: %w", len(docs), coll.Name(), err)
+	}
+	return nil
 }
 
 // deleteChunk caps the _ids of one deleteMany: the command stays small,
@@ -255,6 +266,15 @@ func (s *serverTarget) Delete(ctx context.Context, collection string, sel Select
 	what := fmt.Sprintf("delete from %q", collection)
 	if sel.all() {
 		what = fmt.Sprintf("empty collection %q", collection)
+		if s.server.ferretDB() {
+			n, dropped, err := s.dropPlain(ctx, coll)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", what, err)
+			}
+			if dropped {
+				return n, nil
+			}
+		}
 	}
 	if sel.IDs != nil && len(sel.IDs) == 0 {
 		return 0, nil

@@ -120,6 +120,19 @@ type Caps struct {
 	// Delete: Delete takes any Selection (sync). Without it, only the
 	// zero Selection: a whole collection.
 	Delete bool
+	// NoDecimal128: the server cannot store BSON Decimal128 values
+	// (NUMERIC in the default numeric mode): FerretDB 1.24 closes the
+	// connection on one. Such documents are rejected before sending.
+	NoDecimal128 bool
+	// EmptyFirst: a fresh run empties its collections (its document
+	// types, in a shared collection) before writing, as --restart does.
+	// Set for FerretDB 1.24, which finds a document by an integer _id by
+	// scanning the whole collection: a rerun replacing every document
+	// would be quadratic, inserting into an emptied collection is not.
+	EmptyFirst bool
+	// Server names the server's product and version as it reports them
+	// ("FerretDB 1.24.0", "MongoDB 7.0.14"); "" for a directory.
+	Server string
 }
 
 // Selection picks documents of one collection for Delete. Its parts all
@@ -172,6 +185,10 @@ type Options struct {
 	// target). Otherwise the directory is created by the first write or
 	// checkpoint.
 	MustExist bool
+	// Notice, when set, is told of what a write recovered from without
+	// failing: a batch written again in halves after the server closed
+	// its connection (isolate.go).
+	Notice func(msg string)
 }
 
 func (o Options) withDefaults() Options {
@@ -207,6 +224,9 @@ func Open(ctx context.Context, uri string, opt Options) (Target, error) {
 
 // encode encodes a document and rejects it when over the limit.
 func encode(d transform.Document, maxSize int) ([]byte, error) {
+	if err := transform.CheckKeys(d.Body); err != nil {
+		return nil, err
+	}
 	raw, err := AppendDocument(nil, d.Body)
 	if err != nil {
 		return nil, err

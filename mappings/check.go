@@ -2,6 +2,8 @@ package mappings
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,6 +23,9 @@ func (f *File) check() Problems {
 		c.collection(col)
 	}
 	for _, name := range order {
+		if why := CollectionNameProblem(name); why != "" {
+			c.add(byName[name][0].pos.at("name"), "collection name %q cannot be used: %s", name, why)
+		}
 		c.shared(byName[name])
 	}
 	for _, l := range f.Links {
@@ -59,6 +64,8 @@ func (c *checker) collection(col *Collection) {
 		if items == "_id" || page == "_id" {
 			c.add(b.pos.self, "%s: items and page cannot be named \"_id\"", where)
 		}
+		c.fieldName(b.pos.at("items"), where, items)
+		c.fieldName(b.pos.at("page"), where, page)
 	}
 	if col.Discriminator != "" {
 		found := false
@@ -74,7 +81,7 @@ func (c *checker) collection(col *Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator %q names no field; add {name: %s, value: ...} to fields", col.Name, col.Discriminator, col.Discriminator)
 		}
 	}
-	c.entity(&col.Entity, col.Name, col.Bucket == nil)
+	c.entity(&col.Entity, col.pos, col.Name, col.Bucket == nil)
 }
 
 // shared checks the entries that write to one collection: several
@@ -162,11 +169,21 @@ func (c *checker) link(l *Link, byName map[string][]*Collection) {
 		if len(l.Sides) == 1 && s.Field == "" {
 			c.add(s.pos.self, "links: a one-sided link needs field: the name of the id array")
 		}
+		if s.Field != "" {
+			c.fieldName(s.pos.at("field"), "links", s.Field)
+		}
 		key := s.Collection + "\x00" + s.Field
 		if s.Field != "" && fields[key] {
 			c.add(s.pos.self, "links: %s.%s is given twice", s.Collection, s.Field)
 		}
 		fields[key] = true
+	}
+}
+
+// fieldName reports a field name no target can store (FieldNameProblem).
+func (c *checker) fieldName(p Pos, where, name string) {
+	if why := FieldNameProblem(name); why != "" {
+		c.add(p, "%s: field name %q cannot be stored: %s", where, name, why)
 	}
 }
 
@@ -202,7 +219,10 @@ func (fd *Field) kinds() []string {
 
 // entity checks an entity's lookups and fields; document says whether its
 // fields make a document whose _id comes first.
-func (c *checker) entity(e *Entity, where string, document bool) {
+func (c *checker) entity(e *Entity, pos positions, where string, document bool) {
+	for _, col := range slices.Sorted(maps.Keys(e.Rename)) {
+		c.fieldName(pos.at("rename"), where, e.Rename[col])
+	}
 	lookups := map[string]bool{}
 	for _, l := range e.Lookups {
 		if lookups[l.Name] {
@@ -239,6 +259,9 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		}
 		if fd.Name == "" && fd.Key == "" && kind != "column" && kind != "link" && kind != "" {
 			c.add(fd.pos.self, "%s: a field made with %s needs a name", where, kind)
+		}
+		if fd.Name != "" {
+			c.fieldName(fd.pos.at("name"), where, fd.Name)
 		}
 		if document && fd.Name == "_id" {
 			c.add(fd.pos.at("name"), "%s: _id is made from the id columns; choose another field name", where)
@@ -293,7 +316,7 @@ func (c *checker) relation(r *Relation, where, kind string) {
 	}
 	c.orderBy(r.OrderBy, r.pos.at("orderBy"), where)
 	if kind == "embed" {
-		c.entity(&r.Entity, where, false)
+		c.entity(&r.Entity, r.pos, where, false)
 	}
 }
 

@@ -305,6 +305,9 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		i := r.need(n, col)
 		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
+		if why := FieldNameProblem(cp.IDNames[len(cp.IDNames)-1]); why != "" && len(idCols) > 1 {
+			r.nameProblem(c.pos.at("id"), c.Name+"._id", cp.IDNames[len(cp.IDNames)-1], why)
+		}
 	}
 	for _, i := range cp.IDCols {
 		cp.IDKeys = append(cp.IDKeys, r.identity(n, i))
@@ -333,6 +336,10 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
 		bp.ByKeys = append(bp.ByKeys, r.identity(n, i))
+		if why := FieldNameProblem(bp.ByNames[len(bp.ByNames)-1]); why != "" {
+			r.nameProblem(b.pos.at("by"), c.Name+".bucket", bp.ByNames[len(bp.ByNames)-1], why)
+			ok = false
+		}
 		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
@@ -431,11 +438,21 @@ func (fn *fieldNames) add(name string, p Pos) {
 	if name == "" {
 		return
 	}
+	if why := FieldNameProblem(name); why != "" {
+		fn.r.nameProblem(p, fn.where, name, why)
+		return
+	}
 	if prev, dup := fn.seen[name]; dup {
 		fn.r.add(p, "%s: field %q is already defined at line %d", fn.where, name, prev.Line)
 		return
 	}
 	fn.seen[name] = p
+}
+
+// nameProblem reports a field name made from a column that no target
+// can store (FieldNameProblem).
+func (r *resolver) nameProblem(p Pos, where, name, why string) {
+	r.add(p, "%s: field name %q cannot be stored: %s; name the field (name:, or rename: for the columns \"*\" takes)", where, name, why)
 }
 
 // entity compiles fields and lookups of n; skip lists columns "*" leaves

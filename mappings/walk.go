@@ -181,3 +181,80 @@ func (cp *CollectionPlan) References() []Reference {
 	})
 	return out
 }
+
+// DecimalField is a field a plan writes as BSON Decimal128 (see
+// DecimalFields).
+type DecimalField struct {
+	// Collection is the target collection; Path the field's path in its
+	// documents ("_id", "total", "lines[].price"; "<pivot>" for a field
+	// named by the data).
+	Collection, Path string
+	// Pos is where the field is declared.
+	Pos Pos
+}
+
+// DecimalFields lists the fields whose values plan writes as BSON
+// Decimal128: NUMERIC columns, arrays of NUMERIC, and aggregates and sql
+// fields of type NUMERIC, in numeric mode decimal (the default). A jsonb
+// value's numbers beyond a double's precision are Decimal128 too, but
+// which ones only the data says.
+func (p *Plan) DecimalFields() []DecimalField {
+	var out []DecimalField
+	for _, cp := range p.Collections {
+		for _, i := range cp.IDCols {
+			if decimalColumn(cp.Root, i) {
+				out = append(out, DecimalField{Collection: cp.Name, Path: "_id", Pos: cp.Pos})
+				break
+			}
+		}
+		decimalFields(cp, cp.Root, "", &out)
+	}
+	return out
+}
+
+func decimalFields(cp *CollectionPlan, n *Node, prefix string, out *[]DecimalField) {
+	for i := range n.Fields {
+		f := &n.Fields[i]
+		name := f.Name
+		if name == "" {
+			name = "<pivot>"
+		}
+		path := prefix + name
+		owner := n
+		switch f.Kind {
+		case FieldIds:
+			owner = f.Embed
+		case FieldAggregate:
+			if decimalColumn(f.Embed, 0) {
+				*out = append(*out, DecimalField{Collection: cp.Name, Path: path, Pos: f.Pos})
+			}
+			continue
+		case FieldEmbed:
+			sub := path + "."
+			if !f.Embed.Object {
+				sub = path + "[]."
+			}
+			decimalFields(cp, f.Embed, sub, out)
+			continue
+		case FieldColumn:
+		default:
+			continue
+		}
+		if f.Value.Lookup != nil {
+			owner = f.Value.Lookup
+		}
+		if decimalColumn(owner, f.Value.Col) {
+			*out = append(*out, DecimalField{Collection: cp.Name, Path: path, Pos: f.Pos})
+		}
+	}
+}
+
+// decimalColumn reports whether n's column i is NUMERIC (or an array of
+// it) written in numeric mode decimal.
+func decimalColumn(n *Node, i int) bool {
+	if n == nil || i < 0 || i >= len(n.Columns) || i >= len(n.Numeric) {
+		return false
+	}
+	c := n.Columns[i]
+	return (c.TypeName == "numeric" || c.ElemTypeName == "numeric") && n.Numeric[i] == NumericDecimal
+}

@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // JobSpec is a resumable run as asked for.
@@ -38,12 +40,18 @@ type JobSpec struct {
 	Mapping string
 	// Version is denorm's version, recorded in the checkpoint.
 	Version string
+	// Lease tunes the job's lease (one writer per job, see HoldLease).
+	Lease LeaseOptions
 }
 
-// Job is a prepared job: its checkpoint store and the checkpoint Run
-// starts from (JobOptions.Checkpoints and Checkpoint).
+// Job is a prepared job: its lease, its checkpoint store and the
+// checkpoint Run starts from (JobOptions.Checkpoints and Checkpoint).
 type Job struct {
-	ID         string
+	ID string
+	// Lease is the job's lease, held from PrepareJob on: run the job
+	// under Lease.Context() and Release it when the run ends.
+	Lease *HeldLease
+	// Store is the target's checkpoint store, guarded by the lease.
 	Store      load.Checkpoints
 	Checkpoint *load.Checkpoint
 	// Restarted: the job's checkpoint was deleted (and its documents, see
@@ -112,19 +120,34 @@ func (e *JobUnfinishedError) Error() string {
 	return fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s)", e.ID, e.Where, e.Collection, e.Updated.Format(time.RFC3339))
 }
 
-// PrepareJob loads the job's checkpoint from target's store and decides
-// what the run starts from; on Restart it deletes what the job wrote
-// (clearForRestart). It returns *NoCheckpointError, *MappingChangedError,
-// *WorkersChangedError, *JobFinishedError or *JobUnfinishedError for a
-// run that must not go on, and a checkpoint that cannot be read as
-// load.Load's *load.CorruptCheckpointError (Restart ignores it).
-func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, spec JobSpec) (*Job, error) {
+// PrepareJob takes the job's lease (HoldLease: a job another process runs
+// is a *load.LeaseHeldError), loads the job's checkpoint from target's
+// store and decides what the run starts from; on Restart it deletes what
+// the job wrote (clearForRestart). It returns *NoCheckpointError,
+// *MappingChangedError, *WorkersChangedError, *JobFinishedError or
+// *JobUnfinishedError for a run that must not go on, and a checkpoint
+// that cannot be read as load.Load's *load.CorruptCheckpointError
+// (Restart ignores it). On error the lease is released; otherwise the
+// caller releases Job.Lease.
+func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, spec JobSpec) (job *Job, err error) {
 	hash, err := mappingHash(spec.Mapping)
 	if err != nil {
 		return nil, err
 	}
-	store := target.Checkpoints()
 	id := load.CheckpointID(spec.Name, spec.Partition, spec.Partitions)
+	if spec.Lease.Command == "" {
+		spec.Lease.Command = "migrate"
+	}
+	lease, err := HoldLease(ctx, target.Checkpoints(), id, spec.Lease)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = lease.Release(context.WithoutCancel(ctx))
+		}
+	}()
+	store := lease.Guard(target.Checkpoints())
 	old, err := store.Load(ctx, id)
 	var corrupt *load.CorruptCheckpointError
 	switch {
@@ -133,7 +156,7 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 	case err != nil:
 		return nil, err
 	}
-	job := &Job{ID: id, Store: store}
+	job = &Job{ID: id, Lease: lease, Store: store}
 	fresh := &load.Checkpoint{ID: id, Format: load.CheckpointFormat, Job: spec.Name, Partition: spec.Partition, Partitions: spec.Partitions,
 		Workers: spec.Workers, MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: load.PhaseRunning,
 		Started: time.Now().UTC()}
@@ -144,7 +167,11 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		}
 		if spec.Partitions <= 1 {
 			// Partitions share the collections: a partition restarting
-			// alone must not delete the others' documents.
+			// alone must not delete the others' documents, and a whole
+			// job restarting must not while any partition runs.
+			if err := partitionsIdle(ctx, store, spec.Name); err != nil {
+				return nil, err
+			}
 			if err := clearForRestart(ctx, target, plan); err != nil {
 				return nil, err
 			}
@@ -190,14 +217,68 @@ func mappingHash(path string) (string, error) {
 
 // clearForRestart deletes what the job wrote before it starts over, so
 // that documents of rows deleted since do not linger: every document of
-// each of its collections (the zero Selection; a directory's files are
-// emptied, which the run's fresh start does anyway). Narrowing what a
-// restart deletes (only the job's document types of a shared collection)
-// is a matter of the Selection given here.
+// each of its collections, except in a collection shared by several
+// document types (discriminated), where only the job's own types go -
+// another job may write the others. A directory target cannot delete
+// chosen documents; the run's fresh start rewrites its files anyway.
 func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
-	for _, name := range plan.CollectionNames() {
-		if _, err := t.Delete(ctx, name, load.Selection{}); err != nil {
-			return fmt.Errorf("restart: %w", err)
+	_, err := clearDocuments(ctx, t, plan)
+	if err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// clearDocuments deletes the documents plan writes (see clearForRestart)
+// and returns how many (-1: some collection was emptied without counting,
+// see load.Target.Delete).
+func clearDocuments(ctx context.Context, t load.Target, plan *mappings.Plan) (int64, error) {
+	cleared := map[string]bool{}
+	var n int64
+	uncounted := false
+	for _, cp := range plan.Collections {
+		var sel load.Selection
+		switch {
+		case cp.Discriminator != "" && !t.Caps().Delete:
+			continue
+		case cp.Discriminator != "":
+			sel.Match = []transform.Field{{Key: cp.Discriminator, Value: cp.DiscriminatorValue}}
+		case cleared[cp.Name]:
+			continue
+		default:
+			cleared[cp.Name] = true
+		}
+		d, err := t.Delete(ctx, cp.Name, sel)
+		if d < 0 {
+			uncounted = true
+		} else {
+			n += d
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	if uncounted {
+		return -1, nil
+	}
+	return n, nil
+}
+
+// partitionsIdle returns a *load.LeaseHeldError when a partition of job
+// name (checkpoint id "<name>.<i>of<N>") holds a live lease.
+func partitionsIdle(ctx context.Context, store load.Checkpoints, name string) error {
+	leases, err := store.Leases(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range leases {
+		rest, ok := strings.CutPrefix(l.ID, name+".")
+		var i, n int
+		if !ok || !l.Live {
+			continue
+		}
+		if _, err := fmt.Sscanf(rest, "%dof%d", &i, &n); err == nil && load.CheckpointID(name, i, n) == l.ID {
+			return &load.LeaseHeldError{ID: l.ID, Where: store.Where(), Holder: l.Holder, Expiring: !l.Holder.Expires.IsZero()}
 		}
 	}
 	return nil

@@ -138,6 +138,9 @@ func TestPrepareJob(t *testing.T) {
 			spec := c.spec
 			spec.Name, spec.Partitions, spec.Mapping, spec.Version = "j", 1, mapping, "1.0"
 			job, err := PrepareJob(ctx, target, plan, spec)
+			if job != nil {
+				defer job.Lease.Release(ctx)
+			}
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("PrepareJob: %v", err)
@@ -195,6 +198,9 @@ func TestPrepareJobRestartClears(t *testing.T) {
 		job, err := PrepareJob(ctx, target, plan, JobSpec{Name: "j", Restart: true, Partitions: parts, Workers: 1, Mapping: mapping, Version: "1.0"})
 		if err != nil || !job.Restarted {
 			t.Fatalf("restart: %+v, %v", job, err)
+		}
+		if err := job.Lease.Release(ctx); err != nil {
+			t.Fatal(err)
 		}
 		if err := target.Close(ctx); err != nil {
 			t.Fatal(err)

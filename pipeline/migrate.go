@@ -71,6 +71,10 @@ type JobOptions struct {
 	// Notice, when set, is told of events the user must know about: a
 	// retry, a reconnection, a re-taken snapshot.
 	Notice func(msg string)
+	// Lease, when set, is the job's lease (PrepareJob): every batch is
+	// written only after Lease.Check, so a run that lost its job stops
+	// before its next write. Run the job under Lease.Context().
+	Lease *HeldLease
 }
 
 // InterruptedError is a run stopped by its context (a signal) after the
@@ -117,9 +121,29 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
+	if len(r.cp.Streams) == 0 && opt.Partitions == 1 && target.Caps().EmptyFirst {
+		// A fresh run (not a resume, not one partition of several) on a
+		// server that cannot replace documents in place cheaply: its
+		// documents are deleted first, so the run only inserts.
+		n, err := clearDocuments(ctx, target, plan)
+		if err != nil {
+			return nil, fmt.Errorf("empty the collections before a fresh run: %w", err)
+		}
+		if n != 0 && opt.Notice != nil {
+			what := "the documents"
+			if n > 0 {
+				what = fmt.Sprintf("the %d documents", n)
+			}
+			opt.Notice(fmt.Sprintf("%s: deleted %s an earlier run wrote before writing them again: on this server a fresh run empties the mapping's collections (its document types, in a shared one) first, as --restart does, because replacing documents in place is quadratic there (see README)", target.Caps().Server, what))
+		}
+	}
 	r.cp.Phase = load.PhaseRunning
 	r.cp.Snapshot = snap.ID
 	r.initStreams()
+	r.cp.RunStarted, r.cp.RunRows = time.Now().UTC(), 0
+	for _, s := range r.cp.Streams {
+		r.cp.RunRows += s.Rows
+	}
 	r.notice = opt.Notice
 	if r.notice == nil {
 		r.notice = func(string) {}
@@ -193,13 +217,21 @@ func (r *runner) retryPolicy() load.RetryPolicy {
 }
 
 // initStreams gives every entry x worker a stream state, before any
-// worker holds a pointer into the slice.
+// worker holds a pointer into the slice, with its share of the root
+// table's estimated rows.
 func (r *runner) initStreams() {
 	for e, cp := range r.plan.Collections {
+		var estimate int64
+		if est := cp.Root.Table.Estimate; est > 0 {
+			estimate = max(1, est/int64(r.opt.Workers*r.opt.Partitions))
+		}
 		for w := 0; w < r.opt.Workers; w++ {
-			if r.state(e, w) == nil {
+			s := r.state(e, w)
+			if s == nil {
 				r.cp.Streams = append(r.cp.Streams, load.StreamState{Entry: e, Collection: cp.Name, Worker: w})
+				s = &r.cp.Streams[len(r.cp.Streams)-1]
 			}
+			s.Estimate = estimate
 		}
 	}
 }
@@ -317,6 +349,12 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			if len(b.Docs) > 0 {
 				// The in-flight write completes even when a signal arrives.
 				wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opt.Retry.For+time.Minute)
+				if l := r.opt.Lease; l != nil {
+					if err := load.Retry(wctx, r.retryPolicy(), func() error { return l.Check(wctx) }); err != nil {
+						cancel()
+						return sinkError{err}
+					}
+				}
 				rejects, err := sink.Write(wctx, cp.Name, b.Docs)
 				cancel()
 				if err != nil {

@@ -38,6 +38,7 @@ import (
 	"github.com/denorm/denorm/internal/extsort"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // VerifyOptions tune Verify.
@@ -264,8 +265,12 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 				}
 			}
 			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(buf[:0], d.Body)
-				buf = raw
+				var raw []byte
+				err := transform.CheckKeys(d.Body) // migrate rejects the row
+				if err == nil {
+					raw, err = load.AppendDocument(buf[:0], d.Body)
+					buf = raw
+				}
 				if err == nil {
 					raw, err = v.target.Normalize(raw)
 				}

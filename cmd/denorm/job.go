@@ -25,6 +25,7 @@ type jobOptions struct {
 	partition       string
 	checkpointEvery time.Duration
 	retryFor        time.Duration
+	leaseTTL        time.Duration
 	// parsed --partition
 	part, parts int
 }
@@ -73,6 +74,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
 	f.DurationVar(&o.checkpointEvery, "checkpoint-every", 0, "save checkpoints at most this often (0: after every batch)")
 	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient target and source failures this long")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long job --job's lease outlives its last heartbeat: how soon a crashed run's job can be resumed")
 }
 
 func (o *jobOptions) check() error {
@@ -106,6 +108,9 @@ func (o *jobOptions) check() error {
 	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
+	}
+	if o.leaseTTL < time.Second {
+		return usageError{errors.New("--lease-ttl must be at least 1s")}
 	}
 	return nil
 }
@@ -147,20 +152,22 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	return line
 }
 
-// prepareJob loads or starts the job's checkpoint (pipeline.PrepareJob)
-// and says what it decided. done is true when a --resume finds the job
-// finished, which it reports on stdout.
-func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (store load.Checkpoints, cp *load.Checkpoint, done bool, err error) {
+// prepareJob takes the job's lease and loads or starts its checkpoint
+// (pipeline.PrepareJob), and says what it decided. done is true when a
+// --resume finds the job finished, which it reports on stdout. The
+// caller releases job.Lease.
+func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (job *pipeline.Job, done bool, err error) {
 	j := &o.jobs
-	job, err := pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
-		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version})
+	job, err = pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version,
+		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }}})
 	var finished *pipeline.JobFinishedError
 	if errors.As(err, &finished) {
 		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
-		return nil, nil, true, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, nil, false, jobError(err, o)
+		return nil, false, jobError(err, o)
 	}
 	switch {
 	case job.Restarted:
@@ -172,7 +179,7 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 		}
 		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
-	return job.Store, job.Checkpoint, false, nil
+	return job, false, nil
 }
 
 // jobError words pipeline.PrepareJob's refusals for the command line,
@@ -184,8 +191,17 @@ func jobError(err error, o *migrateOptions) error {
 		changed    *pipeline.MappingChangedError
 		workers    *pipeline.WorkersChangedError
 		unfinished *pipeline.JobUnfinishedError
+		held       *load.LeaseHeldError
 	)
 	switch {
+	case errors.As(err, &held):
+		what := "Wait for it to finish, or stop it"
+		if o.jobs.restart {
+			what = "--restart cannot start the job over while it runs: stop that run first"
+		}
+		dst, _ := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+		next := "denorm status --target " + dst + " --job " + shellQuote(o.jobs.job)
+		return fmt.Errorf("%w.\n%s; `%s` shows its progress", held, what, next)
 	case errors.As(err, &none):
 		return usageError{fmt.Errorf("job %q has no checkpoint in %s: nothing to resume; start it with:\n  %s", none.ID, none.Where, commandLine(o))}
 	case errors.As(err, &changed):
@@ -202,7 +218,7 @@ func jobError(err error, o *migrateOptions) error {
 
 // jobRunOptions fills the pipeline options for workers, reconnects and
 // checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint) pipeline.JobOptions {
+func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, lease *pipeline.HeldLease) pipeline.JobOptions {
 	return pipeline.JobOptions{
 		Options:         base,
 		Workers:         o.jobs.workers,
@@ -214,5 +230,14 @@ func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base p
 		Source:          source,
 		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		Notice:          func(msg string) { g.log.Warn(msg) },
+		Lease:           lease,
 	}
+}
+
+// leaseLostError words a run that lost its job's lease: it stopped
+// writing, and another run may own the job now.
+func leaseLostError(err error, o *migrateOptions) error {
+	dst, _ := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+	return fmt.Errorf("%w.\nThis run stopped writing and did not save its checkpoint; the documents it wrote are rewritten by the run that holds the job now. `denorm status --target %s --job %s` shows it",
+		err, dst, shellQuote(o.jobs.job))
 }

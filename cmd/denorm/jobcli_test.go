@@ -56,7 +56,7 @@ func TestJobCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(2, []string{`job "j" in`, "is unfinished", "To continue it:", "--job j --batch-size 2 --resume", "To start it over:", "--restart"}, append(base, "--job", "j")...)
-	expect(0, []string{"job j: running", "next: denorm migrate", "--resume"}, "status", "--target", dir, "--job", "j")
+	expect(0, []string{"job j: stopped,", "no process runs it: last run by migrate", "next: denorm migrate", "--resume"}, "status", "--target", dir, "--job", "j")
 
 	// A changed mapping refuses to resume.
 	if err := os.WriteFile(mapping, append(orig, []byte("\n# changed\n")...), 0o644); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	defer closeSnap()
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
 
-	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }})
 	if err != nil {
 		return err
 	}
@@ -118,17 +119,23 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if err := o.jobs.checkTarget(target); err != nil {
 		return err
 	}
+	if ps := pipeline.TargetProblems(plan, target.Caps()); len(ps) > 0 {
+		return ps.Sorted() // before the job starts: nothing written
+	}
 
 	var (
 		store load.Checkpoints
 		cp    *load.Checkpoint
+		lease *pipeline.HeldLease
 	)
 	if o.jobs.job != "" {
-		var done bool
-		store, cp, done, err = prepareJob(ctx, g, o, plan, target)
+		job, done, err := prepareJob(ctx, g, o, plan, target)
 		if err != nil || done {
 			return err
 		}
+		store, cp, lease = job.Store, job.Checkpoint, job.Lease
+		defer lease.Release(context.WithoutCancel(ctx))
+		ctx = lease.Context() // ends when the lease is lost
 	}
 	if o.syncMethod != "" {
 		if !target.Caps().Delete {
@@ -186,12 +193,24 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
 			}
 		},
-	}, store, cp))
+	}, store, cp, lease))
 	prog.finish()
+	var leaseErr error
+	if lease != nil {
+		// Released before the target closes: a server lease is a
+		// document written through the target's connection.
+		leaseErr = lease.Err()
+		if err := lease.Release(context.WithoutCancel(ctx)); err != nil && leaseErr == nil {
+			g.log.Warn("the job's lease was not released: it expires by itself", "error", err)
+		}
+	}
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
 	printSummary(g, stats, time.Since(start), o.target)
+	if leaseErr != nil {
+		return leaseLostError(leaseErr, o)
+	}
 	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
 		if store == nil {

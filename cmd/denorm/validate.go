@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -16,33 +17,45 @@ import (
 type validateOptions struct {
 	mapping string
 	source  string
+	target  string
 	sync    string
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
 	o := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate --mapping FILE [--source URL]",
+		Use:   "validate --mapping FILE [--source URL] [--target URI] [--sync logical]",
 		Short: "Check a mapping file, and with --source check it against the live database",
 		Long: `validate checks the mapping file's structure and meaning and prints every
 problem as file:line:col: message. With --source (or DENORM_SOURCE) it also
 checks the tables, columns, keys and joins against the database's catalog and
 has PostgreSQL parse every query the mapping generates (filters included).
-With --sync logical it also checks what 'denorm sync --method logical' needs:
-every filter can be followed from change events (no subquery, no other
-table, no clock or session value), and every table's replica identity gives
-the old values of the columns that place a row in its documents (else it
-prints the ALTER TABLE statements a DBA must run; denorm never alters the
-source). Nothing is written anywhere. Exit code 2 when the mapping has
-problems, 1 when the source is not ready for logical sync.`,
+With --target (a server, or DENORM_TARGET) it also checks the mapping against
+what that server can store: FerretDB 1.24 cannot store BSON Decimal128, so
+NUMERIC fields in numeric mode decimal (the default) are problems there, each
+saying to set numeric: double or string. With --sync logical it also checks
+what 'denorm sync --method logical' needs: every filter can be followed from
+change events (no subquery, no other table, no clock or session value), and
+every table's replica identity gives the old values of the columns that place
+a row in its documents (else it prints the ALTER TABLE statements a DBA must
+run; denorm never alters the source). Nothing is written anywhere. Exit code
+2 when the mapping has problems, 1 when the source is not ready for logical
+sync.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			if o.target != "" {
+				if err := checkTarget(o.target); err != nil {
+					return err
+				}
+			}
 			return runValidate(cmd, g, o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
 	cmd.Flags().StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE); optional")
+	cmd.Flags().StringVar(&o.target, "target", "", "target server to check the mapping against, mongodb://host:port/db (env DENORM_TARGET); optional, needs --source")
 	cmd.Flags().StringVar(&o.sync, "sync", "", "logical: also check what sync --method logical needs (filters, replica identity); needs --source")
 	return cmd
 }
@@ -55,6 +68,9 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
+	}
+	if o.source == "" && o.target != "" {
+		return usageError{fmt.Errorf("--target needs --source: the fields' types come from the source's catalog")}
 	}
 	if o.source == "" {
 		fmt.Fprintf(g.stdout, "%s: valid (%d collections); give --source to check it against the database\n", o.mapping, len(f.Collections))
@@ -72,6 +88,13 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	plan, ps := mappings.ResolveAll(f, cat)
 	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
+	if o.target != "" && plan != nil {
+		tps, err := targetProblems(ctx, o.target, plan)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, tps...)
+	}
 	if len(ps) == 0 {
 		// Document types of one collection that give one _id: refused
 		// when the source has such _ids, a warning when it may.
@@ -111,4 +134,16 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections)\n", o.mapping, len(plan.Collections))
 	return nil
+}
+
+// targetProblems opens the target at uri (read-only: nothing is written)
+// and checks plan against what it can store (pipeline.TargetProblems).
+// A directory target stores everything.
+func targetProblems(ctx context.Context, uri string, plan *mappings.Plan) (mappings.Problems, error) {
+	t, err := load.Open(ctx, uri, load.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close(ctx)
+	return pipeline.TargetProblems(plan, t.Caps()), nil
 }

@@ -79,9 +79,14 @@ type Collection struct {
 	Histogram []Bin        `json:"histogram"`
 	Arrays    []ArrayStat  `json:"arrays"`
 	// Typical is a document of about the median size; Largest the largest.
-	Typical    *Sample     `json:"typical,omitempty"`
-	Largest    *Sample     `json:"largest,omitempty"`
-	TooLarge   TooLarge    `json:"tooLarge"`
+	Typical  *Sample  `json:"typical,omitempty"`
+	Largest  *Sample  `json:"largest,omitempty"`
+	TooLarge TooLarge `json:"tooLarge"`
+	// Unstorable counts the documents no target can hold as built
+	// (transform.CheckKeys: a "$" or "." in a field name from jsonb or a
+	// pivot, a repeated field, nesting over 100 levels): migrate rejects
+	// their rows. Nil when there are none.
+	Unstorable *Unstorable `json:"unstorable,omitempty"`
 	References []RefReport `json:"references"`
 	Shape      []PathStat  `json:"shape"`
 	// ShapeTruncated: more than MaxPaths paths were seen.
@@ -144,6 +149,19 @@ type Sample struct {
 type TooLarge struct {
 	Count int64      `json:"count"`
 	Docs  []DocIssue `json:"docs"`
+}
+
+// Unstorable lists documents no target can hold as built.
+type Unstorable struct {
+	Count int64         `json:"count"`
+	Docs  []KeyDocIssue `json:"docs"`
+}
+
+// KeyDocIssue names one document and why no target can hold it.
+type KeyDocIssue struct {
+	Source string `json:"source"`
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
 }
 
 // DocIssue names one document and its size.
@@ -374,6 +392,15 @@ func (col *Collector) add(d *transform.Document, size int) {
 		c.TooLarge.Count++
 		if len(c.TooLarge.Docs) < MaxListed {
 			c.TooLarge.Docs = append(c.TooLarge.Docs, DocIssue{Source: d.Source, ID: col.idText(d.ID), Size: size})
+		}
+	}
+	if err := transform.CheckKeys(d.Body); err != nil {
+		if c.Unstorable == nil {
+			c.Unstorable = &Unstorable{Docs: []KeyDocIssue{}}
+		}
+		c.Unstorable.Count++
+		if len(c.Unstorable.Docs) < MaxListed {
+			c.Unstorable.Docs = append(c.Unstorable.Docs, KeyDocIssue{Source: d.Source, ID: col.idText(d.ID), Reason: err.Error()})
 		}
 	}
 	// Typical candidates: the first 64 documents, then one in 2^k.

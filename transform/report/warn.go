@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/denorm/denorm/mappings"
 )
@@ -22,6 +24,7 @@ const (
 // tables have no activity figures.
 func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings.TableActivity, maxDocSize int) []Warning {
 	var out []Warning
+	decimalWarned := map[string]bool{}
 	for i, cp := range plan.Collections {
 		if i >= len(cols) {
 			break
@@ -35,6 +38,23 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 			out = append(out, Warning{Severity: "warning", Rule: "size-limit", Collection: c.Name,
 				Message:    fmt.Sprintf("the largest document (%s, from %s) is over half the size limit of %s", Bytes(c.Size.Max), c.Largest.Source, Bytes(maxDocSize)),
 				Suggestion: "growth will push it over: bound its arrays"})
+		}
+		var decimals []string
+		for _, f := range plan.DecimalFields() {
+			if f.Collection == cp.Name && !slices.Contains(decimals, f.Path) {
+				decimals = append(decimals, f.Path)
+			}
+		}
+		if len(decimals) > 0 && !decimalWarned[cp.Name] {
+			decimalWarned[cp.Name] = true
+			out = append(out, Warning{Severity: "info", Rule: "decimal128", Collection: c.Name, Path: strings.Join(decimals, ", "),
+				Message:    fmt.Sprintf("NUMERIC is written as BSON Decimal128 (numeric: decimal, the default) in %s: MongoDB stores it exactly, FerretDB 1.24 cannot store it at all (migrate and validate --target refuse such a mapping there)", strings.Join(decimals, ", ")),
+				Suggestion: "for FerretDB set `numeric: double` (may round) or `numeric: string` (exact text), for the file or per field"})
+		}
+		if u := c.Unstorable; u != nil && u.Count > 0 {
+			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
+				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
+				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see README, \"Rejected rows\")"})
 		}
 		arrays := map[string]ArrayStat{}
 		for _, a := range c.Arrays {

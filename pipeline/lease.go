@@ -1,0 +1,204 @@
+package pipeline
+
+// Job leases: one writer per job. HoldLease takes the job's lease from
+// the target's checkpoint store (see load.Lease) and keeps it alive with a
+// heartbeat until Release. A job that loses it (its heartbeat failed for
+// the lease's whole time to live, and another run took it over) stops:
+// the lease's Context ends, and the store Guard returns refuses to save
+// or delete its checkpoint. migrate holds one through PrepareJob; sync
+// holds one the same way.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/denorm/denorm/load"
+)
+
+// LeaseOptions tune HoldLease.
+type LeaseOptions struct {
+	// TTL is how long the lease lives without a heartbeat on a server
+	// target (0: load.DefaultLeaseTTL): the longest a crashed run keeps
+	// the next one waiting. Heartbeats come every TTL/4.
+	TTL time.Duration
+	// Command names what holds the lease, for messages and status
+	// ("migrate", "sync").
+	Command string
+	// Notice, when set, is told of heartbeats that failed and will be
+	// retried.
+	Notice func(msg string)
+}
+
+// HeldLease is a job's lease held by this process.
+type HeldLease struct {
+	renewMu sync.Mutex // guards lease: the heartbeat, Check and Release use it
+	lease   load.Lease
+	id      string
+	holder  load.LeaseHolder
+	where   string
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stop    chan struct{}
+	done    chan struct{}
+	// validUntil is the lease's ValidUntil after the last heartbeat, in
+	// Unix nanoseconds (0: it cannot expire).
+	validUntil atomic.Int64
+
+	mu  sync.Mutex // guards err
+	err error
+}
+
+// HoldLease takes the lease of job id (a checkpoint id, load.CheckpointID)
+// from store and starts its heartbeat. A lease another process holds is
+// a *load.LeaseHeldError naming it. The lease's Context is ctx, ended
+// with a *load.LeaseLostError as its cause when the lease is lost; run
+// the job under it, and Release the lease when the job ends.
+func HoldLease(ctx context.Context, store load.Checkpoints, id string, opt LeaseOptions) (*HeldLease, error) {
+	if opt.TTL <= 0 {
+		opt.TTL = load.DefaultLeaseTTL
+	}
+	l, err := store.AcquireLease(ctx, id, load.NewLeaseHolder(opt.Command), opt.TTL)
+	if err != nil {
+		return nil, err
+	}
+	h := &HeldLease{lease: l, id: id, holder: l.Holder(), where: store.Where(), stop: make(chan struct{}), done: make(chan struct{})}
+	h.setValidUntil()
+	h.ctx, h.cancel = context.WithCancelCause(ctx)
+	go h.heartbeat(opt.TTL/4, opt.Notice)
+	return h, nil
+}
+
+// heartbeat renews the lease every interval until Release or loss.
+func (h *HeldLease) heartbeat(interval time.Duration, notice func(string)) {
+	defer close(h.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		err := h.renew(ctx)
+		cancel()
+		var lost *load.LeaseLostError
+		switch {
+		case errors.As(err, &lost):
+			return
+		case err != nil && notice != nil:
+			notice(fmt.Sprintf("job %s: lease heartbeat failed (%v); retrying", h.id, err))
+		}
+	}
+}
+
+// renew renews the lease; a lost lease ends the lease's Context.
+func (h *HeldLease) renew(ctx context.Context) error {
+	h.renewMu.Lock()
+	defer h.renewMu.Unlock()
+	if err := h.Err(); err != nil {
+		return err
+	}
+	err := h.lease.Renew(ctx)
+	var lost *load.LeaseLostError
+	switch {
+	case errors.As(err, &lost):
+		h.lose(lost)
+	case err == nil:
+		h.setValidUntil()
+	}
+	return err
+}
+
+func (h *HeldLease) setValidUntil() {
+	var n int64
+	if t := h.lease.ValidUntil(); !t.IsZero() {
+		n = t.UnixNano()
+	}
+	h.validUntil.Store(n)
+}
+
+func (h *HeldLease) lose(err *load.LeaseLostError) {
+	h.mu.Lock()
+	if h.err == nil {
+		h.err = err
+	}
+	h.mu.Unlock()
+	h.cancel(err)
+}
+
+// Context is the context the job runs under: the one HoldLease was
+// given, also ended when the lease is lost (context.Cause is then the
+// *load.LeaseLostError).
+func (h *HeldLease) Context() context.Context { return h.ctx }
+
+// Holder is this process as the lease records it.
+func (h *HeldLease) Holder() load.LeaseHolder { return h.holder }
+
+// Err returns the *load.LeaseLostError once the lease is lost, else nil.
+func (h *HeldLease) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// Check returns nil when the job may go on writing: the lease is this
+// process's. Past the lease's validity (no heartbeat got through for its
+// time to live) it renews the lease first, taking it again when no other
+// run took it over; an error that renewal returns, other than the
+// *load.LeaseLostError, is the server's (retry later).
+func (h *HeldLease) Check(ctx context.Context) error {
+	if err := h.Err(); err != nil {
+		return err
+	}
+	if n := h.validUntil.Load(); n == 0 || time.Now().UnixNano() <= n {
+		return nil
+	}
+	return h.renew(ctx)
+}
+
+// Release stops the heartbeat and gives the lease up. It is safe to call
+// more than once.
+func (h *HeldLease) Release(ctx context.Context) error {
+	select {
+	case <-h.stop:
+		return nil
+	default:
+	}
+	close(h.stop)
+	<-h.done
+	h.cancel(context.Canceled)
+	h.renewMu.Lock()
+	defer h.renewMu.Unlock()
+	return h.lease.Release(ctx)
+}
+
+// Guard returns store with Save and Delete checked first (Check): a run
+// that lost its job never overwrites the checkpoint of the run that took
+// the job over.
+func (h *HeldLease) Guard(store load.Checkpoints) load.Checkpoints {
+	return &guardedStore{Checkpoints: store, lease: h}
+}
+
+type guardedStore struct {
+	load.Checkpoints
+	lease *HeldLease
+}
+
+func (g *guardedStore) Save(ctx context.Context, c *load.Checkpoint) error {
+	if err := g.lease.Check(ctx); err != nil {
+		return err
+	}
+	return g.Checkpoints.Save(ctx, c)
+}
+
+func (g *guardedStore) Delete(ctx context.Context, id string) error {
+	if err := g.lease.Check(ctx); err != nil {
+		return err
+	}
+	return g.Checkpoints.Delete(ctx, id)
+}

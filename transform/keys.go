@@ -1,0 +1,101 @@
+package transform
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxDepth is the deepest nesting a document may have: the document
+// itself is level 1, and each embedded document or array adds one.
+// MongoDB refuses documents nested deeper than 100 levels.
+const MaxDepth = 100
+
+// KeyError is a document no target can hold as built: a field name (from
+// a jsonb value, or a pivot's data) that starts with "$", holds "." or
+// NUL, or is empty; two fields of one (sub)document with the same name;
+// or nesting deeper than MaxDepth. A server reads "$"-names as operators
+// and "." as a path, and a directory's Extended JSON reads {"$date": ...}
+// back as a date: the row is rejected rather than written changed.
+type KeyError struct {
+	// Path is the field's path in the document ("doc.a.$where",
+	// "tags.3"); Reason says what is wrong with it.
+	Path, Reason string
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("field %q: %s; no target can hold it as it is: filter the row, or reshape the value with an sql: field", e.Path, e.Reason)
+}
+
+// CheckKeys returns a *KeyError for the first field name or nesting of d
+// the target cannot hold, or nil.
+func CheckKeys(d Doc) error {
+	return checkDoc(d, "", 1)
+}
+
+func checkDoc(d Doc, prefix string, depth int) error {
+	if depth > MaxDepth {
+		return &KeyError{Path: strings.TrimSuffix(prefix, "."), Reason: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}
+	}
+	var seen map[string]bool
+	if len(d) > 16 {
+		seen = make(map[string]bool, len(d))
+	}
+	for i, f := range d {
+		path := prefix + f.Key
+		if why := keyProblem(f.Key); why != "" {
+			return &KeyError{Path: path, Reason: why}
+		}
+		dup := false
+		if seen != nil {
+			dup = seen[f.Key]
+			seen[f.Key] = true
+		} else {
+			for _, g := range d[:i] {
+				if g.Key == f.Key {
+					dup = true
+					break
+				}
+			}
+		}
+		if dup {
+			return &KeyError{Path: path, Reason: "two fields of one document have this name (a pivot's value equal to a sibling field's name?)"}
+		}
+		if err := checkValue(f.Value, path, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkValue(v any, path string, depth int) error {
+	switch x := v.(type) {
+	case Doc:
+		return checkDoc(x, path+".", depth+1)
+	case Array:
+		if depth+1 > MaxDepth {
+			return &KeyError{Path: path, Reason: fmt.Sprintf("nested deeper than %d levels", MaxDepth)}
+		}
+		for i, e := range x {
+			if err := checkValue(e, path+"."+strconv.Itoa(i), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keyProblem says what is wrong with a field name, or "".
+func keyProblem(k string) string {
+	switch {
+	case k == "":
+		return "an empty field name"
+	case strings.HasPrefix(k, "$"):
+		return `a field name starting with "$" (an operator to a server; {"$date": ...} and the like turn into other types in Extended JSON)`
+	case strings.ContainsRune(k, '.'):
+		return `a field name holding "." (a path to a server)`
+	case strings.ContainsRune(k, 0):
+		return "a field name holding a NUL character"
+	}
+	return ""
+}
