@@ -73,6 +73,9 @@ demo: deps build
 
 # The side-by-side benchmark (bench/main.go): SCALE=, TARGET_SCALE=, REPS=, POSTS=,
 # COMMENTS_PER_POST=, SKIP_F=1, SKIP_BLOG=1 tune it. Writes bench/results.json.
+# The sync benchmarks (bench/sync.go) run last: SKIP_SYNC=1 skips them, SYNC_ONLY=1
+# runs only them (into bench/results-sync.json); SYNC_DIFF_SCALE=, SYNC_RATES=,
+# SYNC_FOLLOW_PERSONS=, SYNC_FOLLOW_SECONDS= tune them.
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
 

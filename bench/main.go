@@ -22,6 +22,8 @@
 //	       quarter of the data (peak RSS)
 //	K      A on the person data keyed by an integer, a uuid and two integers,
 //	       interleaved (keys.go)
+//	SF, SD sync: --follow under a steady write load, and a diff pass against
+//	       verify over unchanged documents (sync.go)
 //
 // Every figure compared is a ratio of runs made side by side; medians of
 // REPS repetitions are reported. Results go to stdout as a table, each
@@ -67,6 +69,7 @@ type config struct {
 	skipTarget  bool
 	skipPerson  bool
 	skipKeys    bool
+	sync        syncConfig
 }
 
 func main() {
@@ -86,6 +89,10 @@ func main() {
 	flag.BoolVar(&c.skipTarget, "skip-target", os.Getenv("SKIP_TARGET") != "", "skip D and E (FerretDB)")
 	flag.BoolVar(&c.skipPerson, "skip-person", os.Getenv("SKIP_PERSON") != "", "skip A, B, floor, C, V, P and F (the person runs)")
 	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs (K)")
+	syncFlags(&c.sync)
+	if c.sync.only {
+		c.out = "bench/results-sync.json"
+	}
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -182,6 +189,7 @@ type Report struct {
 	Series  map[string]*Series `json:"series"`
 	Ratios  map[string]float64 `json:"ratios"`
 	Checks  []Check            `json:"checks"`
+	Sync    *SyncReport        `json:"sync,omitempty"`
 }
 
 // order is the order series are printed in.
@@ -208,6 +216,9 @@ func run(ctx context.Context, c config) (*Report, error) {
 		s := &Series{Name: name, What: what}
 		rep.Series[name] = s
 		return s
+	}
+	if c.sync.only {
+		c.skipPerson, c.skipKeys, c.skipTarget, c.skipBlog, c.skipWide = true, true, true, true, true
 	}
 
 	if !c.skipPerson {
@@ -283,6 +294,14 @@ func run(ctx context.Context, c config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+
+	if !c.sync.skip {
+		s, err := runSync(ctx, c, admin, mongo)
+		if err != nil {
+			return nil, err
+		}
+		rep.Sync = s
 	}
 
 	for _, s := range rep.Series {
@@ -557,6 +576,9 @@ func checks(rep *Report) {
 		mb := peak * (1 << 20) / 1e6
 		check("7, 15.6", "highest peak RSS of any denorm run, MB", mb, "< 300", mb < 300)
 	}
+	if rep.Sync != nil {
+		syncChecks(rep.Sync, func(name string, v float64, target string, met bool) { check("14", name, v, target, met) })
+	}
 }
 
 func print(w io.Writer, rep *Report) {
@@ -575,6 +597,7 @@ func print(w io.Writer, rep *Report) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	printSync(w, rep.Sync)
 	for _, name := range order {
 		if s, ok := rep.Series[name]; ok {
 			fmt.Fprintf(w, "  %-9s %s\n", name, s.What)

@@ -490,6 +490,49 @@ func (l *Logical) CurrentWAL(ctx context.Context) (LSN, error) {
 	return ParseLSN(s)
 }
 
+// CommittedWAL returns a position past the commit of every transaction
+// committed so far: once a stream delivers a Progress at or past it,
+// every change visible now was delivered. It is the WAL flush position
+// (the stream reads flushed WAL only), read once the commits made before
+// the call are flushed: a commit with synchronous_commit = off is visible
+// before its WAL is flushed, and the WAL writer flushes it within
+// wal_writer_delay, so the position is read after twice that when the
+// WAL inserted so far is not all flushed. Unlike CurrentWAL it does not
+// wait for WAL that no commit needs flushed (the pruning a read can log,
+// which an idle server leaves unflushed for up to 15 s).
+func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) {
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	read := func() (insert, flush LSN, delay time.Duration, err error) {
+		var i, f string
+		var ms int
+		err = conn.QueryRow(ctx, `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END::text,
+       CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_flush_lsn() END::text,
+       setting::int FROM pg_settings WHERE name = 'wal_writer_delay'`).Scan(&i, &f, &ms)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("read the WAL positions: %w", err)
+		}
+		if insert, err = ParseLSN(i); err == nil {
+			flush, err = ParseLSN(f)
+		}
+		return insert, flush, time.Duration(ms) * time.Millisecond, err
+	}
+	insert, flush, delay, err := read()
+	if err != nil || flush >= insert {
+		return flush, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(2 * delay):
+	}
+	_, flush, _, err = read()
+	return flush, err
+}
+
 // ReplicaIdentity reads the replica identity of tables (see
 // ReadReplicaIdentity).
 func (l *Logical) ReplicaIdentity(ctx context.Context, tables []string) ([]ReplicaIdentity, error) {

@@ -310,6 +310,9 @@ type ChangeStream struct {
 // brings forward.
 const confirmDelay = 100 * time.Millisecond
 
+// errStreamEnded: the server ended the change stream (CopyDone).
+var errStreamEnded = errors.New("the server ended the stream")
+
 // ErrStreamClosed is what Next returns after Close.
 var ErrStreamClosed = errors.New("change stream closed")
 
@@ -556,7 +559,7 @@ func (s *ChangeStream) loop() error {
 		case *pgproto3.ErrorResponse:
 			err = s.l.explain(fmt.Errorf("replication slot %s: %w", s.l.Name, pgconn.ErrorResponseToPgError(m)))
 		case *pgproto3.CopyDone:
-			err = fmt.Errorf("replication slot %s: the server ended the stream", s.l.Name)
+			err = fmt.Errorf("replication slot %s: %w", s.l.Name, errStreamEnded)
 		}
 		if errors.Is(err, errStopped) {
 			return nil

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -141,3 +142,42 @@ func nodeQuery(cp *mappings.CollectionPlan, n *mappings.Node) string {
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
+
+// Sees reports whether the snapshot sees every one of the transactions
+// xids (top-level transaction ids, as the change stream gives them), all
+// of which committed. The change stream may deliver a transaction before
+// its commit is visible to new snapshots: PostgreSQL makes a commit
+// visible after its WAL is flushed, and a synchronous standby, or merely
+// scheduling, can hold it in between. A rebuild must read a snapshot
+// that sees the changes it rebuilds for: when this one does not, take
+// another.
+func (s *Snapshot) Sees(ctx context.Context, xids []uint32) (bool, error) {
+	if len(xids) == 0 {
+		return true, nil
+	}
+	var xmaxText string
+	if err := s.tx.QueryRow(ctx, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text").Scan(&xmaxText); err != nil {
+		return false, fmt.Errorf("read the snapshot's horizon: %w", err)
+	}
+	xmax, err := strconv.ParseUint(xmaxText, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("read the snapshot's horizon %q: %w", xmaxText, err)
+	}
+	// A 32-bit xid names the newest full transaction id with those low
+	// bits that is below xmax; one at or past xmax began after the
+	// snapshot was taken.
+	full := make([]string, 0, len(xids))
+	for _, x := range xids {
+		back := uint32(xmax) - x // how far below xmax, modulo 2^32
+		if back == 0 || back > 1<<31 || uint64(back) > xmax {
+			return false, nil
+		}
+		full = append(full, strconv.FormatUint(xmax-uint64(back), 10))
+	}
+	var all bool
+	err = s.tx.QueryRow(ctx, "SELECT bool_and(pg_visible_in_snapshot(x::xid8, pg_current_snapshot())) FROM unnest($1::text[]) AS x", full).Scan(&all)
+	if err != nil {
+		return false, fmt.Errorf("check the snapshot sees the changes: %w", err)
+	}
+	return all, nil
+}

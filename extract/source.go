@@ -115,8 +115,16 @@ func (s *Source) redact(err error) error { return s.conn.RedactError(err) }
 // shutting down or terminating the backend), so reading again needs a new
 // connection; other errors (a bad query, a bad value) would fail again.
 func (s *Snapshot) Lost(err error) bool {
-	if s.tx.Conn().IsClosed() {
-		return true
+	return s.tx.Conn().IsClosed() || Disconnected(err)
+}
+
+// Disconnected reports whether err is a lost or refused connection to the
+// source: a network failure, the server shutting down, starting up or
+// terminating the backend, a change stream the server ended. A new
+// connection may succeed later; other errors would fail again.
+func Disconnected(err error) bool {
+	if err == nil {
+		return false
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -125,5 +133,6 @@ func (s *Snapshot) Lost(err error) bool {
 		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, errStreamEnded) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }

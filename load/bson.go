@@ -16,8 +16,10 @@ package load
 //	transform.Binary   binary subtype 0
 //	transform.Doc      embedded document, keys in order
 //	transform.Array    array
+//	Value              the stored BSON value as is (an _id read back)
 //
 // Anything else is an error naming the value's key path ("a.b.2").
+// DecodeDocument reads such a document back into these values.
 
 import (
 	"fmt"
@@ -136,6 +138,9 @@ func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error)
 			return b, err
 		}
 		return bsoncore.AppendDocumentEnd(b, idx)
+	case Value:
+		// A value read back from a target (an _id to delete), as stored.
+		return bsoncore.AppendValueElement(dst, key, bsoncore.Value{Type: bsoncore.Type(x.Type), Data: x.Data}), nil
 	case transform.Array:
 		idx, b := bsoncore.AppendArrayElementStart(dst, key)
 		p := &keyPath{parent, key}
@@ -156,4 +161,77 @@ func decimalAbbrev(s string) string {
 		return fmt.Sprintf("%s...%s (%d characters)", s[:28], s[len(s)-28:], len(s))
 	}
 	return s
+}
+
+// DecodeDocument turns a BSON document made by AppendDocument back into
+// document values, so that AppendDocument of the result gives the same
+// bytes: sync writes documents that it built, compared by their BSON and
+// spilled to disk (see pipeline's diff pass). Types AppendDocument never
+// writes (ObjectId, regular expressions, binary subtypes other than 0 and
+// 4, ...) are an error naming the field.
+func DecodeDocument(doc []byte) (transform.Doc, error) {
+	return decodeDoc(bsoncore.Document(doc), nil)
+}
+
+func decodeDoc(doc bsoncore.Document, parent *keyPath) (transform.Doc, error) {
+	elems, err := doc.Elements()
+	if err != nil {
+		return nil, fmt.Errorf("decode document %s: %w", parent.String(), err)
+	}
+	out := make(transform.Doc, len(elems))
+	for i, e := range elems {
+		v, err := decodeValue(e.Value(), &keyPath{parent, e.Key()})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = transform.Field{Key: e.Key(), Value: v}
+	}
+	return out, nil
+}
+
+func decodeValue(v bsoncore.Value, at *keyPath) (any, error) {
+	switch v.Type {
+	case bsoncore.TypeNull:
+		return nil, nil
+	case bsoncore.TypeString:
+		return v.StringValue(), nil
+	case bsoncore.TypeInt32:
+		return v.Int32(), nil
+	case bsoncore.TypeInt64:
+		return v.Int64(), nil
+	case bsoncore.TypeDouble:
+		return v.Double(), nil
+	case bsoncore.TypeBoolean:
+		return v.Boolean(), nil
+	case bsoncore.TypeDateTime:
+		return time.UnixMilli(v.DateTime()).UTC(), nil
+	case bsoncore.TypeDecimal128:
+		hi, lo := v.Decimal128()
+		return transform.Decimal(bson.NewDecimal128(hi, lo).String()), nil
+	case bsoncore.TypeBinary:
+		sub, b := v.Binary()
+		switch {
+		case sub == bson.TypeBinaryUUID && len(b) == 16:
+			var u transform.UUID
+			copy(u[:], b)
+			return u, nil
+		case sub == bson.TypeBinaryGeneric:
+			return transform.Binary(append([]byte(nil), b...)), nil
+		}
+	case bsoncore.TypeEmbeddedDocument:
+		return decodeDoc(v.Document(), at)
+	case bsoncore.TypeArray:
+		vals, err := v.Array().Values()
+		if err != nil {
+			return nil, fmt.Errorf("decode array %s: %w", at.String(), err)
+		}
+		out := make(transform.Array, len(vals))
+		for i, x := range vals {
+			if out[i], err = decodeValue(x, &keyPath{at, indexKey(i)}); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("field %q: BSON type %s is not a document value denorm writes", at.String(), v.Type)
 }

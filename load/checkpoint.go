@@ -63,6 +63,50 @@ type Checkpoint struct {
 	// Files are, for directory targets, the acknowledged length in bytes of
 	// each collection's file.
 	Files map[string]int64 `json:"files,omitempty"`
+	// Sync is set for a job that sync continues (denorm sync, migrate
+	// --sync logical): how it follows the source's changes. Phase and
+	// Streams then describe its initial copy.
+	Sync *SyncState `json:"sync,omitempty"`
+}
+
+// Sync methods.
+const (
+	// SyncLogical follows PostgreSQL's logical replication (a slot).
+	SyncLogical = "logical"
+	// SyncDiff rebuilds everything and writes the differences.
+	SyncDiff = "diff"
+)
+
+// SyncState is a sync job's position and history, saved only after the
+// target acknowledged everything it covers.
+type SyncState struct {
+	// Method is SyncLogical or SyncDiff.
+	Method string `json:"method"`
+	// Slot names the job's replication slot and publication (logical).
+	Slot string `json:"slot,omitempty"`
+	// Position (logical) is the WAL position (LSN text, "16/B374D848")
+	// before which every committed change is in the target: the stream
+	// resumes there. Empty while the slot is being created: a run that
+	// finds it empty drops a slot of that name left by an interrupted
+	// setup and creates it again.
+	Position string `json:"position,omitempty"`
+	// Passes counts the passes completed (the initial copy is pass 0);
+	// LastPass is when the last one ended, LastSnapshot when the snapshot
+	// it read was taken (diff).
+	Passes       int64     `json:"passes"`
+	LastPass     time.Time `json:"lastPass,omitzero"`
+	LastSnapshot time.Time `json:"lastSnapshot,omitzero"`
+	// LagSeconds is the lag at the end of the last pass: how far the
+	// newest change applied was behind the source's clock (logical).
+	LagSeconds float64 `json:"lagSeconds"`
+	// Totals over every pass: rows changed (logical), documents written,
+	// deleted and found unchanged (diff), and collections rebuilt whole by
+	// a diff (TRUNCATE, huge transactions).
+	Changes   int64 `json:"changes"`
+	Written   int64 `json:"written"`
+	Deleted   int64 `json:"deleted"`
+	Unchanged int64 `json:"unchanged"`
+	Rebuilds  int64 `json:"rebuilds"`
 }
 
 // StreamState is one stream's position: entry Entry of the plan
@@ -125,6 +169,16 @@ func (c *Checkpoint) Validate() error {
 	for i, s := range c.Streams {
 		if s.Entry < 0 || s.Worker < 0 || s.Worker >= c.Workers || s.Rows < 0 || s.Written < 0 {
 			return fmt.Errorf("stream %d is out of range", i)
+		}
+	}
+	if s := c.Sync; s != nil {
+		switch {
+		case s.Method != SyncLogical && s.Method != SyncDiff:
+			return fmt.Errorf("unknown sync method %q", s.Method)
+		case s.Method == SyncLogical && s.Slot == "":
+			return errors.New("a logical sync without a slot name")
+		case s.Passes < 0 || s.Changes < 0 || s.Written < 0 || s.Deleted < 0 || s.Unchanged < 0 || s.Rebuilds < 0:
+			return errors.New("negative sync counters")
 		}
 	}
 	for f, n := range c.Files {

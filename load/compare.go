@@ -7,6 +7,7 @@ package load
 // counting).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/transform"
 )
 
 // Value is one value of a stored document: its BSON type byte and its
@@ -181,4 +184,25 @@ func walkPath(v bson.RawValue, steps []string, at []string, fn func([]string, Va
 		return
 	}
 	walkPath(x, steps[1:], append(slices.Clip(at), steps[0]), fn)
+}
+
+// FieldIs reports whether doc's top-level field key holds value (a
+// document value, encoded as AppendDocument encodes it; numbers holding
+// an integer compare by value): a stored document of a shared
+// collection's given type.
+func FieldIs(doc []byte, key string, value any) bool {
+	got, err := bson.Raw(doc).LookupErr(key)
+	if err != nil {
+		return false
+	}
+	want, err := AppendDocument(nil, transform.Doc{{Key: key, Value: value}})
+	if err != nil {
+		return false
+	}
+	w := bson.Raw(want).Lookup(key)
+	if a, ok := integral(got); ok {
+		b, ok := integral(w)
+		return ok && a == b
+	}
+	return got.Type == w.Type && bytes.Equal(got.Value, w.Value)
 }

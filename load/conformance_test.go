@@ -364,6 +364,23 @@ func testDeletePages(t *testing.T, k conformTarget) {
 		want = append(want, string(j))
 	}
 	wantContents(t, tg, "pages", want...)
+
+	// Several parents at once (Any): parent 7 keeps one page, 8 keeps two,
+	// and 9, which has none, selects nothing.
+	n, err = tg.Delete(context.Background(), "pages", Selection{Any: []Selection{
+		{Match: []transform.Field{{Key: "post", Value: int32(7)}}, Min: &transform.Field{Key: "page", Value: int32(1)}},
+		{Match: []transform.Field{{Key: "post", Value: int32(8)}}, Min: &transform.Field{Key: "page", Value: int64(2)}},
+		{Match: []transform.Field{{Key: "post", Value: int32(9)}}, Min: &transform.Field{Key: "page", Value: int32(0)}},
+	}})
+	if err != nil || n != 2 {
+		t.Fatalf("Delete of Any = %d, %v; want 2", n, err)
+	}
+	want = want[:0]
+	for _, d := range []transform.Document{page(7, 0), page(8, 0), page(8, 1)} {
+		j, _ := AppendExtJSON(nil, d.Body)
+		want = append(want, string(j))
+	}
+	wantContents(t, tg, "pages", want...)
 }
 
 // testEmpty: the zero Selection (what --restart deletes) works on every

@@ -293,7 +293,7 @@ func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, doc
 		if f, ok := match[key]; ok {
 			sel.Match = []transform.Field{f}
 		}
-		filter, err := deleteFilter(sel, sel.IDs)
+		filter, err := deleteFilter(sel, sel.IDs, nil)
 		if err != nil {
 			return fmt.Errorf("write again %d documents to %q: %w", len(docs), coll.Name(), err)
 		}
@@ -325,7 +325,7 @@ func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, doc
 const deleteChunk = 1000
 
 // Delete removes the documents sel picks with deleteMany, in chunks of
-// deleteChunk _ids.
+// deleteChunk _ids (and of deleteChunk alternatives of Any).
 func (s *serverTarget) Delete(ctx context.Context, collection string, sel Selection) (int64, error) {
 	coll := s.db.Collection(collection)
 	what := fmt.Sprintf("delete from %q", collection)
@@ -341,30 +341,53 @@ func (s *serverTarget) Delete(ctx context.Context, collection string, sel Select
 			}
 		}
 	}
+	if sel.IDs != nil && len(sel.IDs) == 0 {
+		return 0, nil
+	}
 	chunks := [][]any{nil}
 	if sel.IDs != nil {
 		chunks = slices.Collect(slices.Chunk(sel.IDs, deleteChunk))
 	}
+	anys := [][]Selection{nil}
+	if len(sel.Any) > 0 {
+		anys = slices.Collect(slices.Chunk(sel.Any, deleteChunk))
+	}
 	var n int64
 	for _, ids := range chunks {
-		filter, err := deleteFilter(sel, ids)
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", what, err)
+		for _, alt := range anys {
+			filter, err := deleteFilter(sel, ids, alt)
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", what, err)
+			}
+			dctx, cancel := bound(ctx, s.op)
+			res, err := coll.DeleteMany(dctx, filter)
+			cancel()
+			if err != nil {
+				return n, fmt.Errorf("%s: %w", what, err)
+			}
+			n += res.DeletedCount
 		}
-		dctx, cancel := bound(ctx, s.op)
-		res, err := coll.DeleteMany(dctx, filter)
-		cancel()
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", what, err)
-		}
-		n += res.DeletedCount
 	}
 	return n, nil
 }
 
-// deleteFilter is the filter of sel with ids for its _ids, encoded like
-// the documents themselves so that values match the stored ones exactly.
-func deleteFilter(sel Selection, ids []any) (bson.Raw, error) {
+// deleteFilter is the filter of sel with ids for its _ids and any for its
+// alternatives, encoded like the documents themselves so that values match
+// the stored ones exactly.
+func deleteFilter(sel Selection, ids []any, any []Selection) (bson.Raw, error) {
+	f := selectionFilter(sel, ids)
+	if len(any) > 0 {
+		or := make(transform.Array, len(any))
+		for i, a := range any {
+			or[i] = selectionFilter(a, nil)
+		}
+		f = append(f, transform.Field{Key: "$or", Value: or})
+	}
+	return EncodeDocument(f)
+}
+
+// selectionFilter is the filter of sel's IDs (given as ids), Match and Min.
+func selectionFilter(sel Selection, ids []any) transform.Doc {
 	var f transform.Doc
 	if ids != nil {
 		f = append(f, transform.Field{Key: "_id", Value: transform.Doc{{Key: "$in", Value: transform.Array(ids)}}})
@@ -373,7 +396,7 @@ func deleteFilter(sel Selection, ids []any) (bson.Raw, error) {
 	if sel.Min != nil {
 		f = append(f, transform.Field{Key: sel.Min.Key, Value: transform.Doc{{Key: "$gte", Value: sel.Min.Value}}})
 	}
-	return EncodeDocument(f)
+	return f
 }
 
 // replaceError explains why replacing d failed.

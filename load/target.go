@@ -162,7 +162,8 @@ type Caps struct {
 type Selection struct {
 	// IDs, when not nil, picks the documents whose _id is one of these
 	// values (as transform builds them: int32, int64, string,
-	// transform.Doc...). An empty, non-nil IDs picks nothing.
+	// transform.Doc..., or a Value read back from the target). An empty,
+	// non-nil IDs picks nothing.
 	IDs []any
 	// Match picks the documents whose top-level fields equal these values:
 	// a document type of a shared collection ({type: "book"}), the parent
@@ -172,10 +173,14 @@ type Selection struct {
 	// Min.Value (numbers compare by value): a bucket parent's pages from
 	// page n on. Min.Key must not also be in Match.
 	Min *transform.Field
+	// Any, when not empty, picks the documents that at least one of these
+	// selections picks (each with Match and Min only): the surplus pages
+	// of many bucket parents in one command.
+	Any []Selection
 }
 
 func (s Selection) all() bool {
-	return s.IDs == nil && len(s.Match) == 0 && s.Min == nil
+	return s.IDs == nil && len(s.Match) == 0 && s.Min == nil && len(s.Any) == 0
 }
 
 // UnsupportedError is an operation a kind of target cannot do. It matches

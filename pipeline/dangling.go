@@ -102,7 +102,7 @@ func (v *verifier) dangling(ctx context.Context) error {
 		return err
 	}
 	defer ri.Close()
-	f, err := v.found.cursor()
+	f, err := v.cmp.found.cursor()
 	if err != nil {
 		return err
 	}

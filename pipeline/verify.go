@@ -27,15 +27,11 @@ package pipeline
 // The references found documents store are checked in dangling.go.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"hash/maphash"
 	"os"
 
 	"github.com/denorm/denorm/extract"
@@ -152,88 +148,10 @@ type verifier struct {
 	opt     VerifyOptions
 	target  load.Target
 	stats   map[string]*VerifyStats
-	exp     side
-	found   side
+	cmp     *comparison
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
-}
-
-// side is one side's sorter and document spill file. The two sides are
-// filled by different goroutines.
-type side struct {
-	sorter *extsort.Sorter
-	f      *os.File
-	w      *bufio.Writer
-	off    int64
-	buf    []byte
-}
-
-func (s *side) open(dir, name string, mem int) error {
-	f, err := os.CreateTemp(dir, name+"-docs-*")
-	if err != nil {
-		return fmt.Errorf("verify spill file: %w (set --temp-dir to a directory with room)", err)
-	}
-	s.f, s.w = f, bufio.NewWriterSize(f, 1<<20)
-	s.sorter = extsort.New(dir, name, mem)
-	return nil
-}
-
-func (s *side) close() {
-	if s.sorter != nil {
-		s.sorter.Close()
-	}
-	if s.f != nil {
-		s.f.Close()
-	}
-}
-
-// Record values: flag byte, then when sampled the document's hash (16),
-// spill offset (8) and length (4); then the raw _id (type byte, uvarint
-// length, bytes) and the source row name.
-const (
-	flagSampled = 1
-	hashLen     = 16
-)
-
-// add stores one document of a side.
-func (v *verifier) add(s *side, coll string, doc []byte, source string) error {
-	idv, err := load.DocumentID(doc)
-	if err != nil {
-		return fmt.Errorf("collection %q: %w", coll, err)
-	}
-	key := idKey(coll, idv)
-	val := s.buf[:0]
-	if v.sampled(key) {
-		val = append(val, flagSampled)
-		val = appendDocHash(val, doc)
-		val = binary.BigEndian.AppendUint64(val, uint64(s.off))
-		val = binary.BigEndian.AppendUint32(val, uint32(len(doc)))
-		if _, err := s.w.Write(doc); err != nil {
-			return fmt.Errorf("verify spill file: %w", err)
-		}
-		s.off += int64(len(doc))
-	} else {
-		val = append(val, 0)
-	}
-	val = append(val, idv.Type)
-	val = binary.AppendUvarint(val, uint64(len(idv.Data)))
-	val = append(val, idv.Data...)
-	val = append(val, source...)
-	s.buf = val
-	return s.sorter.Add(key, val)
-}
-
-// hashSeeds key the documents' hashes: two 64-bit hashes under seeds
-// random to this run (a difference cannot be made to collide without
-// knowing them), 2^-128 odds that two different documents pass for equal.
-// SHA-256 cost a tenth of verify's time.
-var hashSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-// appendDocHash appends the hashLen bytes of doc's hash.
-func appendDocHash(dst, doc []byte) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, maphash.Bytes(hashSeeds[0], doc))
-	return binary.BigEndian.AppendUint64(dst, maphash.Bytes(hashSeeds[1], doc))
 }
 
 func (v *verifier) sampled(key []byte) bool {
@@ -270,14 +188,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	}
 	defer os.RemoveAll(dir)
 	v := &verifier{opt: opt, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
-	defer v.exp.close()
-	defer v.found.close()
-	if err := v.exp.open(dir, "expected", opt.SortMemory); err != nil {
+	v.cmp, err = newComparison(dir, opt.SortMemory)
+	if err != nil {
 		return nil, err
 	}
-	if err := v.found.open(dir, "found", opt.SortMemory); err != nil {
-		return nil, err
-	}
+	defer v.cmp.close()
+	v.cmp.sampled = v.sampled
 	v.refs = extsort.New(dir, "refs", opt.SortMemory)
 	defer v.refs.Close()
 
@@ -320,10 +236,8 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	for i, name := range order {
 		v.stats[name].Found, v.stats[name].Exists = found[i].Found, found[i].Exists
 	}
-	for _, s := range []*side{&v.exp, &v.found} {
-		if err := s.w.Flush(); err != nil {
-			return nil, fmt.Errorf("verify spill file: %w", err)
-		}
+	if err := v.cmp.flush(); err != nil {
+		return nil, err
 	}
 	if err := v.merge(ctx); err != nil {
 		return nil, err
@@ -368,7 +282,7 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					continue
 				}
 				st.Expected++
-				if err := v.add(&v.exp, cp.Name, raw, d.Source); err != nil {
+				if err := v.cmp.add(&v.cmp.exp, cp.Name, raw, d.Source); err != nil {
 					return err
 				}
 			}
@@ -388,7 +302,7 @@ func (v *verifier) scanFound(ctx context.Context, order []string, found []Verify
 		st := &found[i]
 		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
 			st.Found++
-			if err := v.add(&v.found, name, doc, ""); err != nil {
+			if err := v.cmp.add(&v.cmp.found, name, doc, ""); err != nil {
 				return err
 			}
 			return v.collectRefs(name, doc)
@@ -401,228 +315,56 @@ func (v *verifier) scanFound(ctx context.Context, order []string, found []Verify
 	return nil
 }
 
-// entry is one decoded sort record.
-type entry struct {
-	ok      bool
-	key     []byte
-	sampled bool
-	hash    []byte
-	off     int64
-	size    int
-	idType  byte
-	id      []byte
-	source  string
-}
-
-type cursor struct {
-	it  *extsort.Iter
-	cur entry
-}
-
-// cursor opens a cursor on the side's sorted records, at the first one.
-// The caller closes c.it.
-func (s *side) cursor() (*cursor, error) {
-	it, err := s.sorter.Iter()
-	if err != nil {
-		return nil, err
-	}
-	c := &cursor{it: it}
-	if err := c.next(); err != nil {
-		it.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-func (c *cursor) next() error {
-	if !c.it.Next() {
-		c.cur = entry{}
-		return c.it.Err()
-	}
-	k, val := c.it.Key(), c.it.Value()
-	e := entry{ok: true, key: append([]byte(nil), k...)}
-	if len(val) < 1 {
-		return errors.New("verify: corrupt sort record")
-	}
-	e.sampled = val[0]&flagSampled != 0
-	val = val[1:]
-	if e.sampled {
-		if len(val) < hashLen+12 {
-			return errors.New("verify: corrupt sort record")
-		}
-		e.hash = append([]byte(nil), val[:hashLen]...)
-		e.off = int64(binary.BigEndian.Uint64(val[hashLen:]))
-		e.size = int(binary.BigEndian.Uint32(val[hashLen+8:]))
-		val = val[hashLen+12:]
-	}
-	if len(val) < 1 {
-		return errors.New("verify: corrupt sort record")
-	}
-	e.idType = val[0]
-	n, w := binary.Uvarint(val[1:])
-	if w <= 0 || int(n) > len(val)-1-w {
-		return errors.New("verify: corrupt sort record")
-	}
-	e.id = append([]byte(nil), val[1+w:1+w+int(n)]...)
-	e.source = string(val[1+w+int(n):])
-	c.cur = e
-	return nil
-}
-
-func (e *entry) collection() string {
-	i := bytes.IndexByte(e.key, 0)
-	return string(e.key[:i])
-}
-
-func (e *entry) idJSON() json.RawMessage {
-	return load.Value{Type: e.idType, Data: e.id}.JSON()
-}
-
-func (s *side) read(e *entry) ([]byte, error) {
-	b := make([]byte, e.size)
-	if _, err := s.f.ReadAt(b, e.off); err != nil {
-		return nil, fmt.Errorf("verify spill file: %w", err)
-	}
-	return b, nil
-}
-
-// merge walks both sorted sides together.
+// merge walks both sorted sides together, counting and reporting the
+// sampled documents.
 func (v *verifier) merge(ctx context.Context) error {
-	e, err := v.exp.cursor()
-	if err != nil {
-		return err
-	}
-	defer e.it.Close()
-	f, err := v.found.cursor()
-	if err != nil {
-		return err
-	}
-	defer f.it.Close()
-	var prevFound, prevExp []byte
-	n := 0
-	for e.cur.ok || f.cur.ok {
-		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+	return v.cmp.merge(ctx, func(kind string, x, y *entry) error {
+		switch kind {
+		case DiffMissing:
+			if !x.sampled {
+				return nil
+			}
+			v.stats[x.collection()].Missing++
+			return v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source})
+		case DiffUnexpected:
+			if !y.sampled {
+				return nil
+			}
+			v.stats[y.collection()].Unexpected++
+			return v.opt.Difference(Difference{Collection: y.collection(), ID: y.idJSON(), Kind: kind})
+		case DiffDuplicate:
+			d := Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
+			e := y
+			if x != nil {
+				e = x
+				d.Source, d.Error = x.source, "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"
+			}
+			if !e.sampled {
+				return nil
+			}
+			d.Collection, d.ID = e.collection(), e.idJSON()
+			v.stats[d.Collection].Duplicate++
+			return v.opt.Difference(d)
 		}
-		if dup, err := v.duplicate(e, &prevExp, f, &prevFound); dup || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
+		if !x.sampled || !y.sampled {
+			return nil
 		}
-		c := 0
-		switch {
-		case !e.cur.ok:
-			c = 1
-		case !f.cur.ok:
-			c = -1
-		default:
-			c = bytes.Compare(e.cur.key, f.cur.key)
+		st := v.stats[x.collection()]
+		if kind == matchIdentical {
+			st.Identical++
+			return nil
 		}
-		switch {
-		case c < 0:
-			x := e.cur
-			prevExp = x.key
-			if x.sampled {
-				v.stats[x.collection()].Missing++
-				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source}); err != nil {
-					return err
-				}
-			}
-			if err := e.next(); err != nil {
-				return err
-			}
-		case c > 0:
-			x := f.cur
-			if x.sampled {
-				kind := DiffUnexpected
-				if bytes.Equal(x.key, prevFound) {
-					kind = DiffDuplicate
-				}
-				st := v.stats[x.collection()]
-				if kind == DiffDuplicate {
-					st.Duplicate++
-				} else {
-					st.Unexpected++
-				}
-				if err := v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: kind}); err != nil {
-					return err
-				}
-			}
-			prevFound = x.key
-			if err := f.next(); err != nil {
-				return err
-			}
-		default:
-			x, y := e.cur, f.cur
-			prevExp = x.key
-			if x.sampled && y.sampled {
-				st := v.stats[x.collection()]
-				if bytes.Equal(x.hash, y.hash) {
-					st.Identical++
-				} else {
-					st.Different++
-					want, err := v.exp.read(&x)
-					if err != nil {
-						return err
-					}
-					got, err := v.found.read(&y)
-					if err != nil {
-						return err
-					}
-					d := Difference{Collection: x.collection(), ID: y.idJSON(), Kind: DiffDifferent, Source: x.source}
-					d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
-					if err := v.opt.Difference(d); err != nil {
-						return err
-					}
-				}
-			}
-			prevFound = y.key
-			if err := e.next(); err != nil {
-				return err
-			}
-			if err := f.next(); err != nil {
-				return err
-			}
+		st.Different++
+		want, err := v.cmp.exp.read(x)
+		if err != nil {
+			return err
 		}
-	}
-	return nil
-}
-
-// duplicate reports, and steps over, a second record of one _id on either
-// side: the target holding an _id twice (a directory's file), or the
-// source giving it to two documents (document types of one collection
-// with equal ids, or a view whose id is not unique). prevExp and
-// prevFound are the keys of the last record of each side merged.
-func (v *verifier) duplicate(e *cursor, prevExp *[]byte, f *cursor, prevFound *[]byte) (bool, error) {
-	var d Difference
-	var c *cursor
-	switch {
-	case e.cur.ok && bytes.Equal(e.cur.key, *prevExp):
-		c = e
-		d = Difference{Kind: DiffDuplicate, Source: e.cur.source, Error: "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"}
-	case f.cur.ok && bytes.Equal(f.cur.key, *prevFound):
-		c = f
-		d = Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
-	default:
-		return false, nil
-	}
-	x := c.cur
-	if x.sampled {
-		d.Collection, d.ID = x.collection(), x.idJSON()
-		v.stats[d.Collection].Duplicate++
-		if err := v.opt.Difference(d); err != nil {
-			return true, err
+		got, err := v.cmp.found.read(y)
+		if err != nil {
+			return err
 		}
-	}
-	return true, c.next()
-}
-
-// idKey is the sort key of a document: its collection, a NUL, and its _id
-// in a canonical form where numbers of any BSON type compare by value.
-func idKey(coll string, id load.Value) []byte {
-	k := make([]byte, 0, len(coll)+2+len(id.Data))
-	k = append(k, coll...)
-	k = append(k, 0)
-	return load.AppendKey(k, id)
+		d := Difference{Collection: x.collection(), ID: y.idJSON(), Kind: DiffDifferent, Source: x.source}
+		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
+		return v.opt.Difference(d)
+	})
 }

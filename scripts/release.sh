@@ -81,11 +81,13 @@ build_image() {
 		-created "$DATE" -source "$SOURCE_URL" -license LICENSE "${args[@]}"
 }
 
-# The Kubernetes manifest with the image pinned to this version.
+# The Kubernetes manifests with the image pinned to this version.
 pin_manifest() {
-	local want="image: $IMAGE:latest"
-	grep -q "$want" deploy/kubernetes/denorm-job.yaml || { echo "deploy/kubernetes/denorm-job.yaml: no '$want' to pin" >&2; return 1; }
-	sed "s|$want|image: $IMAGE:$VERSION|" deploy/kubernetes/denorm-job.yaml >"$DIST/denorm-job.yaml"
+	local want="image: $IMAGE:latest" f
+	for f in deploy/kubernetes/*.yaml; do
+		grep -q "$want" "$f" || { echo "$f: no '$want' to pin" >&2; return 1; }
+		sed "s|$want|image: $IMAGE:$VERSION|" "$f" >"$DIST/$(basename "$f")"
+	done
 }
 
 sums() {

@@ -181,7 +181,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	setVersion(root)
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g), newManCmd())
-	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g))
+	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g), newSyncCmd(g))
 	return root
 }
 

@@ -27,6 +27,7 @@ type migrateOptions struct {
 	rejects     string
 	progress    string
 	sourceFlag  bool
+	syncMethod  string
 	targetEnv   bool // the target came from DENORM_TARGET
 	drop        bool
 	collections []string
@@ -101,6 +102,7 @@ the end-of-run summary as JSON, also when the run fails.
 	f.IntVar(&o.limit, "limit", 0, "write only the first N documents of each collection (bucket collections: N parents), for a trial run")
 	f.StringVar(&o.indexes, "indexes", pipeline.IndexesAfter, "create the mapping's indexes after loading, before it, or none")
 	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
+	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
 	addJobFlags(cmd, &o.jobs)
 	return cmd
 }
@@ -152,6 +154,14 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	}()
 	if err := o.check(); err != nil {
 		return err
+	}
+	switch {
+	case o.syncMethod != "" && o.syncMethod != load.SyncLogical:
+		return usageError{fmt.Errorf("--sync %q: the only method a migration prepares is logical (diff needs nothing: 'denorm sync --method diff' continues any job)", o.syncMethod)}
+	case o.syncMethod != "" && o.jobs.job == "":
+		return usageError{errors.New("--sync logical needs --job NAME: the replication slot and the sync job are named after it")}
+	case o.syncMethod != "" && (o.jobs.workers > 1 || o.jobs.parts > 1):
+		return usageError{errors.New("--sync logical migrates one snapshot with one worker: it excludes --workers and --partition")}
 	}
 	if err := checkTarget(o.target); err != nil {
 		return err
@@ -210,6 +220,27 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if o.indexes == pipeline.IndexesBefore {
 		if sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
 			return err
+		}
+	}
+	if o.syncMethod != "" {
+		if !target.Caps().Delete {
+			return usageError{fmt.Errorf("--sync logical: target %s is a directory, which sync cannot keep current (it replaces and deletes chosen documents); migrate to a server (mongodb://...)", o.target)}
+		}
+		switch {
+		case cp.Sync != nil && cp.Sync.Method == load.SyncLogical && cp.Sync.Position != "":
+			// A resumed migration: the slot has kept every change since
+			// the migration began; sync applies them.
+		case len(cp.Streams) > 0 && (o.jobs.resume || o.jobs.resumeOrStart):
+			return usageError{fmt.Errorf("job %q was started without --sync logical: a slot made now would miss the changes since it began; start it over with --restart --sync logical, or let it finish and continue it with 'denorm sync --method logical' (which then diffs the target once)", o.jobs.job)}
+		default:
+			replace := o.jobs.restart || (cp.Sync != nil && cp.Sync.Method == load.SyncLogical)
+			slotSnap, release, err := pipeline.StartLogical(ctx, snap.Source(), plan, store, cp, replace)
+			if err != nil {
+				return syncError(err, &syncOptions{mapping: o.mapping, target: o.target, job: o.jobs.job, source: o.source})
+			}
+			defer release()
+			g.log.Info("replication slot created; migrating the snapshot it exported", "job", o.jobs.job, "slot", cp.Sync.Slot, "position", cp.Sync.Position)
+			snap = slotSnap
 		}
 	}
 

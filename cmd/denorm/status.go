@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,13 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
-	var target, job, format string
+	var target, job, format, source string
 	cmd := &cobra.Command{
 		Use:   "status --target TARGET [--job NAME] [--format text|json]",
 		Short: "Show the migration jobs saved in a target: state, progress, what to run next",
@@ -25,7 +27,10 @@ func newStatusCmd(g *globals) *cobra.Command {
 --help', --job): its state, the progress of each collection, the time of the last
 checkpoint, and the command to run next. With --job, only that job (and its
 partitions). A corrupt checkpoint is listed with its error, and the exit code
-is then 1.
+is then 1. For a sync job (see 'denorm sync --help') the text also shows the
+method, the position, the last pass, the lag at its end and the totals; with
+--source (or DENORM_SOURCE), also the state of a logical job's replication
+slot and how much WAL it has not confirmed yet.
 
 A job is "running" while a process holds its lease (see 'denorm migrate --help':
 one writer per job), with that process's host, pid and last heartbeat;
@@ -41,6 +46,7 @@ scripts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
+			source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			targetEnv := !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text or json")}
@@ -80,7 +86,7 @@ scripts.`,
 				err = writeStatusJSON(g.stdout, dst, store.Where(), now, shown, corrupt)
 			} else {
 				for _, js := range shown {
-					writeStatusText(g.stdout, dst, now, js)
+					writeStatusText(cmd.Context(), g.stdout, dst, source, now, js)
 				}
 				for _, e := range corrupt {
 					fmt.Fprintf(g.stdout, "%v\n", e)
@@ -99,6 +105,7 @@ scripts.`,
 	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	cmd.Flags().StringVar(&job, "job", "", "show only this job")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")
 	return cmd
 }
 
@@ -130,7 +137,7 @@ func resumeCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
 		shellQuote(c.Mapping), dst, shellQuote(c.Job), extra), note
 }
 
-func writeStatusText(w io.Writer, target statusTarget, now time.Time, js pipeline.JobStatus) {
+func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, source string, now time.Time, js pipeline.JobStatus) {
 	part := ""
 	if js.Partitions > 1 {
 		part = fmt.Sprintf(" partition %d/%d", js.Partition, js.Partitions)
@@ -170,6 +177,15 @@ func writeStatusText(w io.Writer, target statusTarget, now time.Time, js pipelin
 	fmt.Fprintf(w, "  %-20s %-8s %12s %12s %8s\n", "COLLECTION", "STATE", "ROWS READ", "DOCS WRITTEN", "FAILED")
 	for _, cs := range js.Collections {
 		fmt.Fprintf(w, "  %-20s %-8s %12d %12d %8d\n", cs.Name, cs.State, cs.Rows, cs.Written, cs.Failed)
+	}
+	if c.Sync != nil {
+		printSyncStatus(ctx, w, c, source)
+		dst, note := connArg(target.value, target.fromEnv, "DENORM_TARGET", "--target URI")
+		fmt.Fprintf(w, "  next: denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --method %s [--once|--every D|--follow]\n", shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method)
+		if note != "" {
+			fmt.Fprintf(w, "    (%s)\n", note)
+		}
+		return
 	}
 	next, note := resumeCommand(target, c)
 	switch js.State {
@@ -279,4 +295,52 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// printSyncStatus prints a sync job's state: method, position, last pass,
+// lag and totals, and with a source its replication slot.
+func printSyncStatus(ctx context.Context, w io.Writer, c *load.Checkpoint, source string) {
+	s := c.Sync
+	fmt.Fprintf(w, "  sync: method %s", s.Method)
+	if s.Slot != "" {
+		fmt.Fprintf(w, ", slot %s", s.Slot)
+	}
+	switch {
+	case s.Method == load.SyncLogical && s.Position == "":
+		fmt.Fprintf(w, ", slot being created")
+	case s.Position != "":
+		fmt.Fprintf(w, ", position %s", s.Position)
+	}
+	if c.Phase != load.PhaseDone {
+		fmt.Fprintf(w, ", initial copy in progress")
+	}
+	fmt.Fprintln(w)
+	if !s.LastPass.IsZero() {
+		fmt.Fprintf(w, "  last pass: %s (%s ago), %d passes; lag at its end %s\n", s.LastPass.Format(time.RFC3339),
+			time.Since(s.LastPass).Round(time.Second), s.Passes, (time.Duration(s.LagSeconds * float64(time.Second))).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "  totals: %d rows changed; documents %d written, %d deleted, %d unchanged; %d collections rebuilt whole\n",
+		s.Changes, s.Written, s.Deleted, s.Unchanged, s.Rebuilds)
+	if s.Method != load.SyncLogical || source == "" {
+		return
+	}
+	src, err := extract.ParseSource(source)
+	var lg *extract.Logical
+	if err == nil {
+		lg, err = src.Logical(c.Job)
+	}
+	var st *extract.SlotStatus
+	if err == nil {
+		st, err = lg.Status(ctx)
+	}
+	if st != nil {
+		active := "idle"
+		if st.Active {
+			active = fmt.Sprintf("streaming (server process %d)", st.ActivePID)
+		}
+		fmt.Fprintf(w, "  slot: %s, confirmed %s, server at %s: %d bytes of WAL behind; wal_status %s\n", active, st.Confirmed, st.Current, st.LagBytes, st.WALStatus)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "  slot: %v\n", connstr.Parse(source).RedactError(err))
+	}
 }

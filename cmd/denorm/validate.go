@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -17,12 +19,13 @@ type validateOptions struct {
 	mapping string
 	source  string
 	target  string
+	sync    string
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
 	o := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate --mapping FILE [--source URL] [--target URI]",
+		Use:   "validate --mapping FILE [--source URL] [--target URI] [--sync logical]",
 		Short: "Check a mapping file, and with --source check it against the live database",
 		Long: `validate checks the mapping file's structure and meaning and prints every
 problem as file:line:col: message. With --source (or DENORM_SOURCE) it also
@@ -31,8 +34,14 @@ has PostgreSQL parse every query the mapping generates (filters included).
 With --target (a server, or DENORM_TARGET) it also checks the mapping against
 what that server can store: FerretDB 1.24 cannot store BSON Decimal128, so
 NUMERIC fields in numeric mode decimal (the default) are problems there, each
-saying to set numeric: double or string. Nothing is written anywhere. Exit
-code 2 when the mapping has problems.`,
+saying to set numeric: double or string. With --sync logical it also checks
+what 'denorm sync --method logical' needs: every filter can be followed from
+change events (no subquery, no other table, no clock or session value), and
+every table's replica identity gives the old values of the columns that place
+a row in its documents (else it prints the ALTER TABLE statements a DBA must
+run; denorm never alters the source). Nothing is written anywhere. Exit code
+2 when the mapping has problems, 1 when the source is not ready for logical
+sync.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
@@ -48,11 +57,15 @@ code 2 when the mapping has problems.`,
 	cmd.Flags().StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
 	cmd.Flags().StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE); optional")
 	cmd.Flags().StringVar(&o.target, "target", "", "target server to check the mapping against, mongodb://host:port/db (env DENORM_TARGET); optional, needs --source")
+	cmd.Flags().StringVar(&o.sync, "sync", "", "logical: also check what sync --method logical needs (filters, replica identity); needs --source")
 	return cmd
 }
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
+	if o.sync != "" && (o.sync != load.SyncLogical || o.source == "") {
+		return usageError{fmt.Errorf("--sync takes logical (diff needs nothing more than migrate), with --source")}
+	}
 	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
@@ -105,6 +118,25 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	if len(ps) > 0 {
 		return ps.Sorted()
+	}
+	if o.sync == load.SyncLogical {
+		lg, err := snap.Source().Logical("validate")
+		if err == nil {
+			err = pipeline.CheckLogical(ctx, snap, lg, plan)
+		}
+		var untrace *pipeline.UntraceableError
+		if errors.As(err, &untrace) {
+			for _, f := range untrace.Filters {
+				ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: f.Node.FilterPos,
+					Msg: fmt.Sprintf("%s: logical sync cannot follow this filter: %s (use sync --method diff)", f.Node.Path, f.Why)})
+			}
+			return ps.Sorted()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, connstr.Parse(o.source).RedactError(err))
+		}
+		fmt.Fprintf(g.stdout, "%s: valid against the source database (%s), and ready for logical sync\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
+		return nil
 	}
 	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
 	return nil

@@ -1,0 +1,678 @@
+package main
+
+// The sync benchmarks (issue 14), run by make bench after the others
+// (SKIP_SYNC=1 skips them, SKIP_SYNC_FOLLOW=1 and SKIP_SYNC_DIFF=1 one of
+// them; SYNC_ONLY=1 runs only them and writes bench/results-sync.json):
+//
+//	SF denorm sync --method logical --follow of the person example into
+//	   FerretDB while writers update persons at a steady rate, three rates:
+//	   changes applied per second and the end-to-end lag of every write,
+//	   from its COMMIT returning to the poller first reading the new value
+//	   in the target (and sync's own commit -> acknowledgement lag, from
+//	   its metrics); 1,000 persons, since every find by _id, the poller's
+//	   included, scans the collection on FerretDB with SQLite
+//	SD a sync --method diff pass over SYNC_DIFF_SCALE persons (1,000,002
+//	   documents by default) that have not changed since the migration,
+//	   against denorm verify of the same data, interleaved: seconds, and the
+//	   write commands the target received during each (FerretDB's
+//	   serverStatus counters)
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// SyncReport is the sync benchmarks' part of the results.
+type SyncReport struct {
+	Follow []FollowRun `json:"follow,omitempty"`
+	Diff   *DiffRun    `json:"diff,omitempty"`
+}
+
+// FollowRun is SF at one write rate.
+type FollowRun struct {
+	Persons int `json:"persons"`
+	// AskedRate is the writes per second asked for; WriteRate what the
+	// writers achieved (each write is one UPDATE of one person, its own
+	// transaction).
+	AskedRate float64 `json:"askedWritesPerSecond"`
+	WriteRate float64 `json:"writesPerSecond"`
+	Writes    int     `json:"writes"`
+	// Applied is sync's changes applied per second (its
+	// denorm_sync_changes_applied_total metric) from the first write to
+	// the last write seen in the target.
+	Applied float64 `json:"changesAppliedPerSecond"`
+	// Lags, in milliseconds, over every write: COMMIT returned -> the
+	// poller's read returned the new value. Resolution is the poll
+	// interval plus the median poll duration: each lag is late by at most
+	// that.
+	LagP50       float64 `json:"lagP50ms"`
+	LagP99       float64 `json:"lagP99ms"`
+	LagMax       float64 `json:"lagMaxMs"`
+	ResolutionMs float64 `json:"resolutionMs"`
+	// SyncP50 and SyncP99 are the same quantiles of sync's own measure of
+	// each transaction (commit on the source's clock -> the target's
+	// acknowledgement), from its denorm_sync_transaction_lag_seconds
+	// histogram: the upper bound of the bucket holding the quantile
+	// (buckets grow by 38%).
+	SyncP50 float64 `json:"syncLagP50ms"`
+	SyncP99 float64 `json:"syncLagP99ms"`
+	// Superseded counts writes overwritten by a later write of the same
+	// person before they were seen (not in the lags).
+	Superseded int    `json:"superseded"`
+	Load       string `json:"load"`
+}
+
+// DiffRun is SD.
+type DiffRun struct {
+	Docs      int64     `json:"docs"`
+	MigrateS  float64   `json:"migrateSeconds"`
+	VerifyS   []float64 `json:"verifySeconds"`
+	DiffS     []float64 `json:"diffSeconds"`
+	VerifyMed float64   `json:"verifyMedianSeconds"`
+	DiffMed   float64   `json:"diffMedianSeconds"`
+	// Pairs are diff / verify of each round (the two runs made one after
+	// the other); Ratio is their median: on a machine whose load drifts
+	// during the benchmark, the ratio of the medians would compare runs
+	// made far apart.
+	Pairs []float64 `json:"diffOverVerifyByRound"`
+	Ratio float64   `json:"diffOverVerify"`
+	// DiffWrites are the document writes of each diff pass: the target's
+	// insert, update and delete commands during the pass, less the one
+	// update that saves the job's checkpoint. VerifyWrites the same for
+	// verify (no checkpoint).
+	DiffWrites   []int64  `json:"diffWrites"`
+	VerifyWrites []int64  `json:"verifyWrites"`
+	DiffSummary  []string `json:"diffSummary"`
+	Load         []string `json:"load"`
+}
+
+type syncConfig struct {
+	only          bool
+	skip          bool
+	skipFollow    bool
+	skipDiff      bool
+	followPersons int
+	followSeconds int
+	rates         []float64
+	diffScale     int
+}
+
+func syncFlags(c *syncConfig) {
+	c.only = os.Getenv("SYNC_ONLY") != ""
+	c.skip = os.Getenv("SKIP_SYNC") != ""
+	c.skipFollow = os.Getenv("SKIP_SYNC_FOLLOW") != ""
+	c.skipDiff = os.Getenv("SKIP_SYNC_DIFF") != ""
+	// Small: on FerretDB with SQLite every find by _id, the poller's
+	// included, scans the collection.
+	c.followPersons = envInt("SYNC_FOLLOW_PERSONS", 1_000)
+	c.followSeconds = envInt("SYNC_FOLLOW_SECONDS", 20)
+	c.rates = []float64{20, 100, 500}
+	if s := os.Getenv("SYNC_RATES"); s != "" {
+		c.rates = nil
+		for _, f := range strings.Split(s, ",") {
+			if v, err := strconv.ParseFloat(f, 64); err == nil && v > 0 {
+				c.rates = append(c.rates, v)
+			}
+		}
+	}
+	c.diffScale = envInt("SYNC_DIFF_SCALE", 1_000_000)
+}
+
+// runSync runs SF and SD.
+func runSync(ctx context.Context, c config, admin, base string) (*SyncReport, error) {
+	rep := &SyncReport{}
+	if !c.sync.skipFollow {
+		if err := runFollow(ctx, c, admin, base, rep); err != nil {
+			return nil, err
+		}
+	}
+	if c.sync.skipDiff {
+		return rep, nil
+	}
+	log.Printf("SD: a diff pass over %d persons against verify", c.sync.diffScale)
+	d, err := diffBench(ctx, c, admin, base)
+	if err != nil {
+		return nil, fmt.Errorf("SD: %w", err)
+	}
+	rep.Diff = d
+	return rep, nil
+}
+
+func runFollow(ctx context.Context, c config, admin, base string, rep *SyncReport) error {
+	log.Printf("SF: sync --follow of %d persons at %v writes/s, %d s each", c.sync.followPersons, c.sync.rates, c.sync.followSeconds)
+	runs, err := followBench(ctx, c, admin, base)
+	if err != nil {
+		return fmt.Errorf("SF: %w", err)
+	}
+	rep.Follow = runs
+	return nil
+}
+
+// identityFull makes every user table's replica identity FULL: what a DBA
+// runs for logical sync of the person example (contact_detail.person_id
+// and address.person_id are outside the primary key).
+const identityFull = `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+  LOOP EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY FULL', r.nspname, r.relname); END LOOP;
+END $$;`
+
+// dropSlot drops a leftover replication slot of job (slots are
+// server-wide, and a database with a slot cannot be dropped).
+func dropSlot(ctx context.Context, admin, job string) error {
+	return exec1(ctx, admin, fmt.Sprintf("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'denorm_%s'", job))
+}
+
+func followBench(ctx context.Context, c config, admin, base string) ([]FollowRun, error) {
+	const job, name = "benchfollow", "bench_sync_follow"
+	if err := dropSlot(ctx, admin, job); err != nil {
+		return nil, err
+	}
+	db, err := personDB(ctx, admin, name, c.sync.followPersons)
+	if err != nil {
+		return nil, err
+	}
+	if err := exec1(ctx, db, identityFull); err != nil {
+		return nil, err
+	}
+	client, tdb, uri, err := mongoDB(ctx, base, name)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Disconnect(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(c.bin, "sync", "--mapping", "mappings/examples/person.yaml", "--source", db, "--target", uri,
+		"--job", job, "--method", "logical", "--follow", "--metrics-addr", addr)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	copied := make(chan struct{})
+	// sync's pass lines (one per batch applied) go to a log beside the
+	// results, for a look at what the lags are made of.
+	passLog, err := os.Create(filepath.Join(os.TempDir(), "denorm-bench-follow.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer passLog.Close()
+	go func() {
+		sc := bufio.NewScanner(out)
+		once := sync.Once{}
+		for sc.Scan() {
+			fmt.Fprintf(passLog, "%s %s\n", time.Now().UTC().Format("15:04:05.000"), sc.Text())
+			if strings.Contains(sc.Text(), "initial copy") {
+				once.Do(func() { close(copied) })
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			return errors.New("sync did not stop within a minute of SIGTERM")
+		}
+	}
+	select {
+	case <-copied:
+	case err := <-exited:
+		return nil, fmt.Errorf("sync --follow exited before its initial copy: %v\n%s", err, stderr.String())
+	case <-time.After(15 * time.Minute):
+		_ = stop()
+		return nil, errors.New("no initial copy within 15 minutes")
+	}
+	var runs []FollowRun
+	for _, rate := range c.sync.rates {
+		log.Printf("  SF at %.0f writes/s", rate)
+		r, err := followRate(ctx, db, tdb.Collection("people"), "http://"+addr+"/metrics", rate, time.Duration(c.sync.followSeconds)*time.Second, c.sync.followPersons)
+		if err != nil {
+			_ = stop()
+			return nil, fmt.Errorf("at %.0f writes/s: %w\n%s", rate, err, stderr.String())
+		}
+		log.Printf("    %d writes at %.1f/s; applied %.1f/s; lag p50 %.0f ms, p99 %.0f ms, max %.0f ms (resolution %.0f ms); sync's own p50 <= %.0f ms, p99 <= %.0f ms; load %s",
+			r.Writes, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.SyncP50, r.SyncP99, r.Load)
+		runs = append(runs, r)
+	}
+	if err := stop(); err != nil {
+		return nil, fmt.Errorf("sync --follow: %v\n%s", err, stderr.String())
+	}
+	if _, _, err := timeCmd(c.bin, "sync", "--mapping", "mappings/examples/person.yaml", "--source", db, "--target", uri, "--job", job, "--drop"); err != nil {
+		return nil, err
+	}
+	_ = tdb.Drop(ctx)
+	return runs, dropDB(ctx, admin, name)
+}
+
+// syncMetrics is what followRate reads of sync's metrics: the changes
+// applied, and the transaction lag histogram's cumulative bucket counts.
+type syncMetrics struct {
+	applied float64
+	buckets map[float64]float64
+}
+
+var (
+	appliedLine = regexp.MustCompile(`(?m)^denorm_sync_changes_applied_total\{[^}]*\} (\S+)$`)
+	bucketLine  = regexp.MustCompile(`(?m)^denorm_sync_transaction_lag_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\S+)$`)
+)
+
+func readMetrics(ctx context.Context, url string) (syncMetrics, error) {
+	m := syncMetrics{buckets: map[float64]float64{}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return m, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return m, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return m, err
+	}
+	for _, x := range appliedLine.FindAllStringSubmatch(string(b), -1) {
+		v, err := strconv.ParseFloat(x[1], 64)
+		if err != nil {
+			return m, err
+		}
+		m.applied += v
+	}
+	for _, x := range bucketLine.FindAllStringSubmatch(string(b), -1) {
+		le, err := strconv.ParseFloat(x[1], 64) // "+Inf" parses
+		if err != nil {
+			return m, err
+		}
+		v, err := strconv.ParseFloat(x[2], 64)
+		if err != nil {
+			return m, err
+		}
+		m.buckets[le] = v
+	}
+	return m, nil
+}
+
+// quantile is the upper bound, in ms, of the histogram bucket holding
+// quantile q of the observations made between before and after.
+func quantile(before, after syncMetrics, q float64) float64 {
+	les := make([]float64, 0, len(after.buckets))
+	for le := range after.buckets {
+		les = append(les, le)
+	}
+	slices.Sort(les)
+	if len(les) == 0 {
+		return math.NaN()
+	}
+	total := after.buckets[les[len(les)-1]] - before.buckets[les[len(les)-1]]
+	for _, le := range les {
+		if after.buckets[le]-before.buckets[le] >= q*total {
+			return le * 1000
+		}
+	}
+	return math.Inf(1)
+}
+
+type pendingWrite struct {
+	token  string
+	commit time.Time
+}
+
+// followRate runs writers at rate writes per second for dur, each write
+// an UPDATE of one person's last_name to a new token, and a poller that
+// reads the written persons' documents every pollEvery until it sees each
+// token.
+func followRate(ctx context.Context, db string, people *mongo.Collection, metrics string, rate float64, dur time.Duration, persons int) (FollowRun, error) {
+	const writers, pollEvery = 8, 50 * time.Millisecond
+	r := FollowRun{Persons: persons, AskedRate: rate}
+	before, err := readMetrics(ctx, metrics)
+	if err != nil {
+		return r, err
+	}
+	var (
+		mu         sync.Mutex
+		pending    = map[int32]pendingWrite{}
+		lags       []float64
+		superseded int
+		lastSeen   time.Time
+		writeErr   error
+	)
+	conns := make([]*pgx.Conn, writers)
+	for i := range conns {
+		if conns[i], err = pgx.Connect(ctx, db); err != nil {
+			return r, err
+		}
+		defer conns[i].Close(ctx)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func(conn *pgx.Conn) {
+			defer wg.Done()
+			for i := range jobs {
+				id := int32(1001 + i%persons)
+				token := fmt.Sprintf("w%.0f-%d", rate, i)
+				if _, err := conn.Exec(ctx, "UPDATE person SET last_name = $1 WHERE id = $2", token, id); err != nil {
+					mu.Lock()
+					writeErr = err
+					mu.Unlock()
+					continue
+				}
+				now := time.Now()
+				mu.Lock()
+				if _, ok := pending[id]; ok {
+					superseded++
+				}
+				pending[id] = pendingWrite{token, now}
+				mu.Unlock()
+			}
+		}(conns[w])
+	}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	var polls []time.Duration
+	pollDone := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-pollCtx.Done():
+				pollDone <- nil
+				return
+			case <-time.After(pollEvery):
+			}
+			mu.Lock()
+			ids := make([]int32, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id)
+			}
+			mu.Unlock()
+			if len(ids) == 0 {
+				continue
+			}
+			t0 := time.Now()
+			cur, err := people.Find(pollCtx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+				options.Find().SetProjection(bson.D{{Key: "lastName", Value: 1}}))
+			var docs []struct {
+				ID       int32  `bson:"_id"`
+				LastName string `bson:"lastName"`
+			}
+			if err == nil {
+				err = cur.All(pollCtx, &docs)
+			}
+			seen := time.Now()
+			if err != nil {
+				if pollCtx.Err() != nil {
+					pollDone <- nil
+					return
+				}
+				pollDone <- err
+				return
+			}
+			polls = append(polls, seen.Sub(t0))
+			mu.Lock()
+			for _, d := range docs {
+				if p, ok := pending[d.ID]; ok && p.token == d.LastName {
+					lags = append(lags, float64(seen.Sub(p.commit))/float64(time.Millisecond))
+					delete(pending, d.ID)
+					lastSeen = seen
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	start := time.Now()
+	total := int(rate * dur.Seconds())
+	for i := range total {
+		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	written := time.Since(start)
+	r.Load = loadAvg()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		mu.Lock()
+		left := len(pending)
+		mu.Unlock()
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			stopPoll()
+			return r, fmt.Errorf("%d writes not seen in the target 3 minutes after the last", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopPoll()
+	if err := <-pollDone; err != nil {
+		return r, err
+	}
+	if writeErr != nil {
+		return r, writeErr
+	}
+	after, err := readMetrics(ctx, metrics)
+	if err != nil {
+		return r, err
+	}
+	slices.Sort(lags)
+	pct := func(p float64) float64 {
+		if len(lags) == 0 {
+			return math.NaN()
+		}
+		return lags[min(len(lags)-1, int(math.Ceil(p*float64(len(lags))))-1)]
+	}
+	slices.Sort(polls)
+	r.Writes = total
+	r.WriteRate = float64(total) / written.Seconds()
+	r.Applied = (after.applied - before.applied) / lastSeen.Sub(start).Seconds()
+	r.SyncP50, r.SyncP99 = quantile(before, after, 0.50), quantile(before, after, 0.99)
+	r.LagP50, r.LagP99, r.LagMax = pct(0.50), pct(0.99), pct(1)
+	r.ResolutionMs = float64(pollEvery) / float64(time.Millisecond)
+	if len(polls) > 0 {
+		r.ResolutionMs = float64(pollEvery+polls[len(polls)/2]) / float64(time.Millisecond)
+	}
+	r.Superseded = superseded
+	return r, nil
+}
+
+// writeCommands sums FerretDB's insert, update and delete command counters
+// (serverStatus metrics.commands).
+func writeCommands(ctx context.Context, client *mongo.Client) (int64, error) {
+	var st struct {
+		Metrics struct {
+			Commands map[string]struct {
+				Total int64 `bson:"total"`
+			} `bson:"commands"`
+		} `bson:"metrics"`
+	}
+	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
+		return 0, err
+	}
+	if st.Metrics.Commands == nil {
+		return 0, errors.New("serverStatus has no metrics.commands: the write count needs FerretDB's counters")
+	}
+	var n int64
+	for _, c := range []string{"insert", "update", "delete", "findAndModify"} {
+		n += st.Metrics.Commands[c].Total
+	}
+	return n, nil
+}
+
+func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, error) {
+	const job, name, mapping = "benchdiff", "bench_sync_diff", "mappings/examples/person.yaml"
+	db, err := personDB(ctx, admin, name, c.sync.diffScale)
+	if err != nil {
+		return nil, err
+	}
+	client, tdb, uri, err := mongoDB(ctx, base, name)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Disconnect(ctx)
+	r := &DiffRun{}
+	el, _, _, err := timeCmdOut(c.bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", job)
+	if err != nil {
+		return nil, err
+	}
+	r.MigrateS = el.Seconds()
+	if r.Docs, err = tdb.Collection("people").EstimatedDocumentCount(ctx); err != nil {
+		return nil, err
+	}
+	log.Printf("  migrated %d documents into FerretDB in %.0fs", r.Docs, r.MigrateS)
+	tmp, err := os.MkdirTemp("", "denorm-bench-sync-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	verify := func() error {
+		w0, err := writeCommands(ctx, client)
+		if err != nil {
+			return err
+		}
+		el, _, out, err := timeCmdOut(c.bin, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--temp-dir", tmp)
+		if err != nil {
+			return err
+		}
+		w1, err := writeCommands(ctx, client)
+		if err != nil {
+			return err
+		}
+		r.VerifyS = append(r.VerifyS, el.Seconds())
+		r.VerifyWrites = append(r.VerifyWrites, w1-w0)
+		log.Printf("    verify %.1fs, %d write commands: %s", el.Seconds(), w1-w0, lastLine(out))
+		return nil
+	}
+	diff := func() error {
+		w0, err := writeCommands(ctx, client)
+		if err != nil {
+			return err
+		}
+		el, _, out, err := timeCmdOut(c.bin, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", job, "--method", "diff", "--once", "--temp-dir", tmp)
+		if err != nil {
+			return err
+		}
+		w1, err := writeCommands(ctx, client)
+		if err != nil {
+			return err
+		}
+		total := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "TOTAL") {
+				total = strings.Join(strings.Fields(l), " ")
+			}
+		}
+		r.DiffS = append(r.DiffS, el.Seconds())
+		r.DiffWrites = append(r.DiffWrites, w1-w0-1) // less the checkpoint save
+		r.DiffSummary = append(r.DiffSummary, total)
+		log.Printf("    diff pass %.1fs, %d write commands besides the checkpoint; %s (written, deleted, unchanged)", el.Seconds(), w1-w0-1, total)
+		return nil
+	}
+	for i := range c.reps {
+		r.Load = append(r.Load, loadAvg())
+		first, second := verify, diff
+		if i%2 == 1 {
+			first, second = diff, verify
+		}
+		if err := first(); err != nil {
+			return nil, err
+		}
+		if err := second(); err != nil {
+			return nil, err
+		}
+	}
+	r.Load = append(r.Load, loadAvg())
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	r.VerifyMed, r.DiffMed = med(r.VerifyS), med(r.DiffS)
+	for i := range r.DiffS {
+		r.Pairs = append(r.Pairs, r.DiffS[i]/r.VerifyS[i])
+	}
+	r.Ratio = med(r.Pairs)
+	_ = tdb.Drop(ctx)
+	return r, dropDB(ctx, admin, name)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// syncChecks adds the sync benchmarks' targets.
+func syncChecks(s *SyncReport, check func(name string, v float64, target string, met bool)) {
+	if d := s.Diff; d != nil {
+		check("SD: diff pass / verify, unchanged docs (median of rounds)", d.Ratio, "<= 1.2", d.Ratio <= 1.2)
+		w := slices.Max(d.DiffWrites)
+		check("SD: document writes of a diff pass", float64(w), "0", w == 0)
+	}
+}
+
+// printSync prints the sync benchmarks' figures.
+func printSync(w io.Writer, s *SyncReport) {
+	if s == nil {
+		return
+	}
+	if len(s.Follow) > 0 {
+		fmt.Fprintln(w, "SF sync --method logical --follow, person example into FerretDB, writes of one person each:")
+		fmt.Fprintln(w, "   asked/s  written/s  applied/s  lag p50 ms  lag p99 ms  max ms  resolution ms  sync p50 ms  sync p99 ms  load")
+		for _, r := range s.Follow {
+			fmt.Fprintf(w, "   %7.0f  %9.1f  %9.1f  %10.0f  %10.0f  %6.0f  %13.0f  %11.0f  %11.0f  %s\n",
+				r.AskedRate, r.WriteRate, r.Applied, r.LagP50, r.LagP99, r.LagMax, r.ResolutionMs, r.SyncP50, r.SyncP99, r.Load)
+		}
+	}
+	if d := s.Diff; d != nil {
+		fmt.Fprintf(w, "SD %d unchanged documents: verify %v s (median %.1f), diff pass %v s (median %.1f): diff/verify by round %v, median %.2f; diff writes %v; load %v\n",
+			d.Docs, roundAll(d.VerifyS), d.VerifyMed, roundAll(d.DiffS), d.DiffMed, roundAll(d.Pairs), d.Ratio, d.DiffWrites, d.Load)
+	}
+	fmt.Fprintln(w)
+}
+
+func roundAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Round(x*10) / 10
+	}
+	return out
+}

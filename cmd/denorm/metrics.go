@@ -1,0 +1,99 @@
+package main
+
+// Prometheus metrics of a running sync (--metrics-addr), on a registry of
+// its own (no Go runtime or process collectors: what is asked for is the
+// job's health).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/denorm/denorm/pipeline"
+)
+
+type syncMetrics struct {
+	changes     *prometheus.CounterVec
+	written     *prometheus.CounterVec
+	deleted     *prometheus.CounterVec
+	passes      prometheus.Counter
+	errors      prometheus.Counter
+	lag         prometheus.Gauge
+	txLag       prometheus.Histogram
+	lastSuccess prometheus.Gauge
+	srv         *http.Server
+}
+
+// serveMetrics starts serving /metrics on addr until close.
+func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, error) {
+	labels := prometheus.Labels{"job_name": job, "method": method}
+	m := &syncMetrics{
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_changes_applied_total",
+			Help: "Source rows changed (inserted, updated, deleted) whose documents sync rebuilt, by table.", ConstLabels: labels}, []string{"table"}),
+		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_documents_written_total",
+			Help: "Documents written (inserted or replaced), by collection.", ConstLabels: labels}, []string{"collection"}),
+		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_documents_deleted_total",
+			Help: "Documents deleted, by collection.", ConstLabels: labels}, []string{"collection"}),
+		passes: prometheus.NewCounter(prometheus.CounterOpts{Name: "denorm_sync_passes_total",
+			Help: "Passes (following: batches of changes) completed.", ConstLabels: labels}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "denorm_sync_errors_total",
+			Help: "Failures: retried ones and the one that ended sync.", ConstLabels: labels}),
+		lag: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
+			Help: "How long after its commit on the source the newest change applied was acknowledged by the target (0 when caught up).", ConstLabels: labels}),
+		txLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "denorm_sync_transaction_lag_seconds",
+			Help:        "Per source transaction applied: seconds from its commit on the source to the target's acknowledgement of its documents.",
+			ConstLabels: labels, Buckets: prometheus.ExponentialBucketsRange(0.001, 300, 40)}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_last_success_timestamp_seconds",
+			Help: "Unix time of the end of the last successful pass or batch.", ConstLabels: labels}),
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m.changes, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess)
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := m.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener failed: sync goes on without metrics
+		}
+	}()
+	return m, nil
+}
+
+// pass records what a pass did.
+func (m *syncMetrics) pass(p pipeline.PassStats) {
+	for t, c := range p.Tables {
+		m.changes.WithLabelValues(t).Add(float64(c.Rows()))
+	}
+	for name, c := range p.Collections {
+		m.written.WithLabelValues(name).Add(float64(c.Written))
+		m.deleted.WithLabelValues(name).Add(float64(c.Deleted))
+	}
+	for _, l := range p.TxLags {
+		m.txLag.Observe(l.Seconds())
+	}
+	m.lag.Set(p.Lag.Seconds())
+	m.passes.Inc()
+	m.lastSuccess.Set(float64(p.End.UnixNano()) / 1e9)
+}
+
+// idle records a caught-up job that saved its position.
+func (m *syncMetrics) idle() {
+	m.lag.Set(0)
+	m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
+}
+
+func (m *syncMetrics) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = m.srv.Shutdown(ctx)
+}

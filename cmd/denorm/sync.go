@@ -1,0 +1,433 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform"
+)
+
+type syncOptions struct {
+	mapping     string
+	source      string
+	target      string
+	job         string
+	method      string
+	once        bool
+	every       time.Duration
+	follow      bool
+	drop        bool
+	batchSize   int
+	maxDocSize  int
+	maxKeys     int
+	maxDelay    time.Duration
+	rejects     string
+	retryFor    time.Duration
+	tempDir     string
+	sortMemMiB  int
+	metricsAddr string
+	targetEnv   bool // the target came from DENORM_TARGET
+}
+
+const syncHelp = `sync keeps the documents of a target current while the source database
+takes writes: every insert, update and delete in any mapped table reaches
+every document built from it - embedded copies at any depth, lookups,
+subsets, aggregates, id arrays, bucket pages (all of a parent's pages are
+rebuilt, those past the new count deleted), partial copies in other
+collections, document types of shared collections, rows starting or
+stopping to match a filter, TRUNCATE.
+
+A sync job is named with --job; its state is a checkpoint in the target
+(denorm status shows it). The job's first sync makes the initial copy
+itself, so 'sync --once' from cron on an empty target is all that is
+needed; a job made by 'denorm migrate --job NAME' is continued by sync.
+
+Methods (--method; a job keeps the method it started with):
+
+  logical  PostgreSQL logical replication. denorm creates a publication and
+           a replication slot named denorm_<job>; the initial copy reads the
+           snapshot the slot exports, so a write made while it runs is
+           neither lost nor applied twice. Each pass applies the committed
+           changes since the job's position, in commit order, in batches;
+           the position is saved in the checkpoint only after the target
+           acknowledged the batch, and confirmed to the slot only after the
+           checkpoint is saved. Needs wal_level = logical, the REPLICATION
+           attribute, CREATE on the database and ownership of the mapped
+           tables (or a publication of the job's name a DBA made for them)
+           and a replica identity giving the old values of join columns
+           (sync prints the ALTER TABLE statements a DBA must run when it
+           does not). 'denorm migrate --sync logical' creates
+           the slot with the migration, so sync continues from it.
+  diff     No privilege beyond reading. Each pass rebuilds every document
+           from one snapshot and writes only those that differ from the
+           target, deleting those the source no longer gives; an unchanged
+           target costs reads, not writes. Follows any filter.
+
+Modes: --once (the default) runs one pass and exits 0 when the target is
+current as of the pass's start; --every DURATION runs passes in a loop;
+--follow (logical) applies changes continuously, with low latency.
+SIGINT and SIGTERM stop between two batches: what was applied is saved, the
+rest is applied by the next run (exit 0 when following, 1 with --once).
+
+--drop removes the job's replication slot and publication and its
+checkpoint (the documents stay); the next sync makes a new initial copy,
+writing only the differences.
+
+--metrics-addr (with --every or --follow) serves Prometheus metrics at
+/metrics: changes applied, documents written and deleted, lag, errors and
+the time of the last successful pass.
+
+Exit codes: 0 current (or stopped by a signal while following), 1 runtime
+error, 2 bad usage or mapping, 3 some rows could not be written.`
+
+func newSyncCmd(g *globals) *cobra.Command {
+	o := &syncOptions{}
+	cmd := &cobra.Command{
+		Use:   "sync --mapping FILE --source URL --target mongodb://HOST/DB --job NAME --method logical|diff [--once|--every DURATION|--follow]",
+		Short: "Keep a target's documents current while the source takes writes",
+		Long:  syncHelp,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
+			return runSync(cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
+	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.target, "target", "", "target: mongodb://host:port/db (env DENORM_TARGET); a directory cannot be synced")
+	f.StringVar(&o.job, "job", "", "the sync job's name (its checkpoint in the target, its slot on the source)")
+	f.StringVar(&o.method, "method", "", "logical or diff (default: the method the job started with)")
+	f.BoolVar(&o.once, "once", false, "run one pass and exit (the default): for cron and CronJobs")
+	f.DurationVar(&o.every, "every", 0, "run a pass every DURATION until stopped")
+	f.BoolVar(&o.follow, "follow", false, "apply changes continuously until stopped (logical)")
+	f.BoolVar(&o.drop, "drop", false, "remove the job's replication slot, publication and checkpoint, then exit")
+	f.IntVar(&o.batchSize, "batch-size", 1000, "documents read, built and written at a time")
+	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes")
+	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
+	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
+	f.StringVar(&o.rejects, "rejects", "", "append rejected documents to this JSON Lines file (collection, source, error)")
+	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient source and target failures this long")
+	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
+	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
+	return cmd
+}
+
+func (o *syncOptions) check() error {
+	switch {
+	case o.job == "":
+		return usageError{errors.New("sync needs --job NAME: the job's checkpoint and replication slot are named after it")}
+	case strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, "."):
+		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
+	case o.method != "" && o.method != load.SyncLogical && o.method != load.SyncDiff:
+		return usageError{fmt.Errorf("--method %q: want logical or diff", o.method)}
+	case o.drop && (o.once || o.every > 0 || o.follow):
+		return usageError{errors.New("--drop removes the job's change capture and exits: give it without --once, --every or --follow")}
+	case btoi(o.once)+btoi(o.every > 0)+btoi(o.follow) > 1:
+		return usageError{errors.New("--once, --every and --follow exclude each other")}
+	case o.every < 0:
+		return usageError{errors.New("--every must be positive")}
+	case o.follow && o.method == load.SyncDiff:
+		return usageError{errors.New("--follow needs --method logical; run diff passes with --every DURATION")}
+	case o.metricsAddr != "" && o.every == 0 && !o.follow:
+		return usageError{errors.New("--metrics-addr serves metrics while sync runs: give --every or --follow")}
+	case o.batchSize <= 0 || o.maxKeys <= 0 || o.maxDelay <= 0 || o.retryFor <= 0 || o.sortMemMiB <= 0:
+		return usageError{errors.New("--batch-size, --max-keys, --max-delay, --retry-for and --sort-memory must be positive")}
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
+	ctx := cmd.Context()
+	if err := o.check(); err != nil {
+		return err
+	}
+	if o.target == "" {
+		return usageError{errors.New("no target: give --target mongodb://host:port/db or set DENORM_TARGET")}
+	}
+	if err := checkTarget(o.target); err != nil {
+		return err
+	}
+	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	if err != nil {
+		return err
+	}
+	defer target.Close(ctx)
+	if !target.Caps().Delete {
+		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
+	}
+	if o.drop {
+		src, err := openSource(o.source)
+		if err != nil {
+			return err
+		}
+		if err := pipeline.DropSync(ctx, src, target, o.job); err != nil {
+			return connstr.Parse(o.source).RedactError(err)
+		}
+		fmt.Fprintf(g.stdout, "sync job %s dropped: its replication slot and publication (if any) and its checkpoint are removed; the documents stay\n", o.job)
+		return nil
+	}
+	if o.method == "" {
+		cp, err := target.Checkpoints().Load(ctx, o.job)
+		if err != nil {
+			return err
+		}
+		if cp == nil || cp.Sync == nil {
+			return usageError{fmt.Errorf("job %q has no sync method yet: give --method logical or --method diff", o.job)}
+		}
+		o.method = cp.Sync.Method
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
+	if err != nil {
+		return err
+	}
+	src := snap.Source()
+	if o.method == load.SyncLogical {
+		lg, err := src.Logical(o.job)
+		if err == nil {
+			err = pipeline.CheckLogical(ctx, snap, lg, plan)
+		}
+		if err != nil {
+			closeSnap()
+			return syncError(err, o)
+		}
+	}
+	closeSnap()
+
+	var (
+		mu       sync.Mutex
+		rejected int64
+		rejEnc   *json.Encoder
+	)
+	if o.rejects != "" {
+		f, err := os.OpenFile(o.rejects, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("rejects file: %w", err)
+		}
+		defer f.Close()
+		rejEnc = json.NewEncoder(f)
+	}
+	var m *syncMetrics
+	if o.metricsAddr != "" {
+		m, err = serveMetrics(ctx, o.metricsAddr, o.job, o.method)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+	}
+	passes := 0
+	opt := pipeline.SyncOptions{
+		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
+		Follow: o.follow, Every: o.every,
+		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
+		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20,
+		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
+		Retried: func(err error) {
+			if m != nil {
+				m.errors.Inc()
+			}
+		},
+		Debug: g.log.Debug,
+		Idle: func(string) {
+			if m != nil {
+				m.idle()
+			}
+		},
+		Reject: func(r transform.Reject) {
+			mu.Lock()
+			defer mu.Unlock()
+			rejected++
+			if rejEnc != nil {
+				_ = rejEnc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()})
+			}
+			if rejected <= 20 || g.verbose {
+				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
+			}
+		},
+		Pass: func(p pipeline.PassStats) {
+			passes++
+			if m != nil {
+				m.pass(p)
+			}
+			if o.follow || o.every > 0 {
+				printPassLine(g.stdout, passes, p)
+			} else {
+				g.log.Debug("batch applied", "line", passLine(p))
+			}
+		},
+	}
+	res, err := pipeline.Sync(ctx, src, plan, target, opt)
+	if err != nil {
+		if m != nil {
+			m.errors.Inc()
+		}
+		return syncError(err, o)
+	}
+	if !o.follow && o.every == 0 {
+		printSyncSummary(g.stdout, o, res)
+	}
+	if res.Interrupted {
+		if !o.follow && o.every == 0 {
+			return fmt.Errorf("interrupted: what was applied is saved (position %s); the next sync continues from there", position(res.Checkpoint))
+		}
+		fmt.Fprintf(g.stdout, "stopped: position %s saved; the next sync continues from there\n", position(res.Checkpoint))
+	}
+	if rejected > 0 {
+		if o.rejects != "" {
+			fmt.Fprintf(g.stderr, "rejected documents are listed in %s\n", o.rejects)
+		}
+		return rejectedError{rejected}
+	}
+	return nil
+}
+
+func position(cp *load.Checkpoint) string {
+	if cp == nil || cp.Sync == nil || cp.Sync.Position == "" {
+		return "(none: diff)"
+	}
+	return cp.Sync.Position
+}
+
+// syncError words sync's refusals with what to run next.
+func syncError(err error, o *syncOptions) error {
+	var (
+		changed *pipeline.MappingChangedError
+		method  *pipeline.MethodChangedError
+		untrace *pipeline.UntraceableError
+	)
+	dst, note := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+	drop := fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --drop", shellQuote(o.mapping), dst, shellQuote(o.job))
+	if note != "" {
+		drop += "\n  (" + note + ")"
+	}
+	switch {
+	case errors.As(err, &changed):
+		return fmt.Errorf("sync job %q: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
+			changed.ID, changed.Then, changed.Now, drop)
+	case errors.As(err, &method):
+		return usageError{fmt.Errorf("%v; to switch to %s, drop the job first (its replication slot would hold the source's WAL):\n  %s", method, method.Now, drop)}
+	case errors.As(err, &untrace):
+		return usageError{untrace}
+	}
+	return connstr.Parse(o.source).RedactError(err)
+}
+
+// passLine is one line saying what a pass did.
+func passLine(p pipeline.PassStats) string {
+	changes, written, deleted, unchanged := p.Totals()
+	var b strings.Builder
+	what := p.Method
+	if p.Copy {
+		what += ", initial copy"
+	}
+	fmt.Fprintf(&b, "(%s) %d rows changed", what, changes)
+	if len(p.Tables) > 0 {
+		names := make([]string, 0, len(p.Tables))
+		for t := range p.Tables {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, t := range names {
+			c := p.Tables[t]
+			parts[i] = fmt.Sprintf("%s +%d ~%d -%d", t, c.Inserts, c.Updates, c.Deletes)
+			if c.Truncates > 0 {
+				parts[i] += " truncated"
+			}
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, "; documents %d written, %d deleted, %d unchanged", written, deleted, unchanged)
+	if len(p.Rebuilt) > 0 {
+		fmt.Fprintf(&b, "; rebuilt whole: %s", strings.Join(p.Rebuilt, "; "))
+	}
+	if p.Position != "" {
+		fmt.Fprintf(&b, "; position %s", p.Position)
+	}
+	if p.Method == load.SyncLogical {
+		fmt.Fprintf(&b, "; lag %s", p.Lag.Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+func printPassLine(w io.Writer, n int, p pipeline.PassStats) {
+	fmt.Fprintf(w, "%s pass %d %s\n", p.End.UTC().Format(time.RFC3339), n, passLine(p))
+}
+
+// printSyncSummary prints what a --once run did: changed rows per table,
+// documents per collection, the position and the lag.
+func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
+	p := res.Total
+	state := "current"
+	if res.Interrupted {
+		state = "interrupted"
+	}
+	fmt.Fprintf(w, "sync job %s (%s): %s", o.job, o.method, state)
+	if cp := res.Checkpoint; cp != nil && cp.Sync != nil {
+		if cp.Sync.Position != "" {
+			fmt.Fprintf(w, " at position %s", cp.Sync.Position)
+		}
+		if !cp.Sync.LastSnapshot.IsZero() && o.method == load.SyncDiff {
+			fmt.Fprintf(w, " as of %s", cp.Sync.LastSnapshot.Format(time.RFC3339))
+		}
+	}
+	if p.Copy {
+		fmt.Fprint(w, " (this run made the initial copy)")
+	}
+	fmt.Fprintln(w)
+	if len(p.Tables) > 0 {
+		fmt.Fprintf(w, "%-28s %10s %10s %10s %10s\n", "TABLE", "INSERTS", "UPDATES", "DELETES", "TRUNCATES")
+		names := make([]string, 0, len(p.Tables))
+		for t := range p.Tables {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		for _, t := range names {
+			c := p.Tables[t]
+			fmt.Fprintf(w, "%-28s %10d %10d %10d %10d\n", t, c.Inserts, c.Updates, c.Deletes, c.Truncates)
+		}
+	}
+	fmt.Fprintf(w, "%-28s %10s %10s %10s\n", "COLLECTION", "WRITTEN", "DELETED", "UNCHANGED")
+	names := make([]string, 0, len(p.Collections))
+	for c := range p.Collections {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		d := p.Collections[c]
+		fmt.Fprintf(w, "%-28s %10d %10d %10d\n", c, d.Written, d.Deleted, d.Unchanged)
+	}
+	_, written, deleted, unchanged := p.Totals()
+	fmt.Fprintf(w, "%-28s %10d %10d %10d\n", "TOTAL", written, deleted, unchanged)
+	for _, r := range slices.Compact(slices.Sorted(slices.Values(p.Rebuilt))) {
+		fmt.Fprintf(w, "rebuilt whole by a diff: %s\n", r)
+	}
+	if o.method == load.SyncLogical {
+		fmt.Fprintf(w, "transactions applied: %d; lag at the end: %s\n", p.Transactions, p.Lag.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "target: %s\n", connstr.Parse(o.target).Redacted())
+}

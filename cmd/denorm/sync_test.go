@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// identityFull sets REPLICA IDENTITY FULL on every table of db's user
+// schemas (partitions included): what a DBA runs for logical sync, here on
+// the test's own fixture.
+const identityFull = `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+  LOOP EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY FULL', r.nspname, r.relname); END LOOP;
+END $$;`
+
+// syncDB is a new database holding the SQL files (run with psql), with
+// every table's replica identity FULL.
+func syncDB(t testing.TB, files ...string) string {
+	t.Helper()
+	db := testenv.PostgresDB(t)
+	for _, f := range files {
+		testenv.PsqlFile(t, db, repoPath(t, f))
+	}
+	testenv.Exec(t, db, identityFull)
+	return db
+}
+
+var jobSeq atomic.Int64
+
+// syncJob names a sync job unique on the test server (replication slots
+// are server-wide) and drops its slot when the test ends, before the
+// database goes.
+func syncJob(t testing.TB, db string) string {
+	t.Helper()
+	job := fmt.Sprintf("t%d_%d", os.Getpid(), jobSeq.Add(1))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		src, err := extract.ParseSource(db)
+		if err != nil {
+			return
+		}
+		lg, err := src.Logical(job)
+		if err == nil {
+			err = lg.Drop(ctx)
+		}
+		if err != nil {
+			t.Errorf("drop the slot of job %s: %v", job, err)
+		}
+	})
+	return job
+}
+
+// denormCLI runs one denorm command line in-process and returns its
+// output (stdout then stderr) and exit code.
+func denormCLI(args ...string) (string, int) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return out.String() + errb.String(), code
+}
+
+// mustCLI runs a command line in-process and fails the test unless it
+// exits 0.
+func mustCLI(t testing.TB, args ...string) string {
+	t.Helper()
+	out, code := denormCLI(args...)
+	if code != 0 {
+		t.Fatalf("denorm %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// fanoutSteps are writes to the seed schema that reach every pattern the
+// examples use: a lookup renamed, a child moved to another parent, a row
+// inserted in the middle of a bucket order and rows deleted so that a
+// parent has fewer pages, join table rows added and removed, a filter that
+// stops and starts matching, a partial copy renamed, documents of shared
+// collections moved and re-keyed, parents deleted with their children,
+// and a TRUNCATE.
+var fanoutSteps = []string{
+	`UPDATE contact_detail_type SET name = 'mail' WHERE id = 1;
+	 UPDATE address SET person_id = 2 WHERE id = 1;
+	 INSERT INTO contact_detail (id, person_id, type_id, detail, extension) VALUES (10, 2, 2, '+1 000', 12);
+	 INSERT INTO person (id, first_name, last_name) VALUES (3, 'New', 'Person');`,
+	`INSERT INTO comment VALUES (900, 1, 'mid', 'in the middle', '2024-01-01 00:30:30+00');
+	 UPDATE comment SET post_id = 2 WHERE id = 250;
+	 DELETE FROM comment WHERE id BETWEEN 100 AND 199;
+	 UPDATE comment SET created_at = '2023-01-01' WHERE id = 251;`,
+	`UPDATE stock SET open = 3.5, high = 4 WHERE id = 1;
+	 DELETE FROM holding WHERE person_id = 1 AND stock_id = 2;
+	 UPDATE holding SET stock_id = 2 WHERE person_id = 1 AND stock_id = 1;
+	 INSERT INTO holding VALUES (2, 1, 3);`,
+	`UPDATE book SET pub_id = NULL WHERE id = 'b2';
+	 INSERT INTO publisher VALUES ('oreilly', 'O''Reilly');
+	 UPDATE book SET pub_id = 'oreilly' WHERE id IN ('b3', 'b5');
+	 UPDATE author SET first_name = 'Tom' WHERE id = 'a1';`,
+	`INSERT INTO book_author VALUES ('b5', 'a2');
+	 DELETE FROM book_author WHERE book_id = 'b1' AND author_id = 'a2';`,
+	`UPDATE author_image SET kind = 'profile' WHERE id = 1;
+	 INSERT INTO author_image VALUES (5, 'a2', 'thumbnail', 'http://img.example/a2-new.png');
+	 UPDATE author_image SET author_id = 'a2' WHERE id = 2;
+	 UPDATE author_image SET kind = 'thumbnail' WHERE id = 3;
+	 INSERT INTO review VALUES ('r3', 'b2', 'meh');
+	 UPDATE review SET book_id = 'b3' WHERE id = 'r1';
+	 UPDATE review SET id = 'r9' WHERE id = 'r3';`,
+	`DELETE FROM contact_detail WHERE person_id = 1; DELETE FROM holding WHERE person_id = 1; DELETE FROM person WHERE id = 1;
+	 DELETE FROM comment WHERE post_id = 2; DELETE FROM post WHERE id = 2;
+	 DELETE FROM review WHERE book_id = 'b1'; DELETE FROM book_author WHERE book_id = 'b1'; DELETE FROM book WHERE id = 'b1';`,
+	`TRUNCATE comment, review, author_image;
+	 INSERT INTO comment SELECT 2000 + n, 3, 'x', 'c' || n, '2025-01-01'::timestamptz + n * interval '1 s' FROM generate_series(1, 150) n;`,
+}
+
+// seedExamples are the example mappings over seed.sql.
+var seedExamples = []string{"person", "blog", "portfolio", "portfolio-embedded", "publishing", "authors-books", "hybrid", "catalog"}
+
+// TestSyncFanout: for each method, every example mapping over one seed
+// database is synced (the first sync makes the copy), then after each of
+// fanoutSteps sync --once must leave the target exactly as the source
+// gives it: denorm verify exits 0 (every document equal as BSON, none
+// missing, none left over).
+func TestSyncFanout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	for _, method := range []string{"logical", "diff"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			db := syncDB(t, "testdata/examples/seed.sql")
+			type job struct{ name, mapping, target string }
+			var jobs []job
+			for _, ex := range seedExamples {
+				uri, _ := testenv.MongoDB(t)
+				jobs = append(jobs, job{syncJob(t, db), example(t, ex), uri})
+			}
+			syncAll := func(step int) {
+				for _, j := range jobs {
+					out := mustCLI(t, "sync", "-q", "--mapping", j.mapping, "--source", db, "--target", j.target, "--job", j.name, "--method", method, "--once")
+					if vout, code := denormCLI("verify", "-q", "--mapping", j.mapping, "--source", db, "--target", j.target, "--show", "5"); code != 0 {
+						t.Fatalf("step %d, %s: verify exit %d after sync:\n%s\n%s", step, j.mapping, code, out, vout)
+					}
+				}
+			}
+			syncAll(0)
+			for i, sql := range fanoutSteps {
+				testenv.Exec(t, db, sql)
+				syncAll(i + 1)
+			}
+		})
+	}
+}

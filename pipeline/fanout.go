@@ -1,0 +1,373 @@
+package pipeline
+
+// Fan-out: from a changed row to every document it affects. For each
+// place a collection entry reads the changed table (mappings.Dependents)
+// a rule names where the row sits in the entry's documents: which of its
+// columns, old and new, tell the rows of the enclosing node that hold it.
+// Those are traced up to the root rows (extract.Trace, one statement per
+// rule and batch, reading the current state), whose documents - or a
+// bucket collection's parents, whose pages are rebuilt whole - are then
+// rebuilt with ProduceKeys, the one document-building path, and replaced
+// or deleted.
+//
+// Why the old values and the current state are enough: take the chain of
+// rows root <- a1 <- ... <- x that held x when its document was last
+// built, and let a_j be the row of that chain closest to the root that
+// changed since (x itself when nothing above it changed). a_j's change
+// event carries its old join values, which name a_(j-1), unchanged since,
+// so the trace from there with the current state reaches the old root; the
+// new tuple and the current state reach the new one. Rows that change
+// again after the trace read are handled by their own, later, events.
+//
+// So updates and deletes must carry the old values of every column a rule
+// reads: the replica identity must cover them (ReplicaIdentityNeeds), else
+// a row moved to another parent, or deleted, could not be traced to the
+// document that held it. Filters are not traced: a row that a filter
+// leaves out only names documents whose rebuild changes nothing.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
+)
+
+// rule says how a changed row of one table reaches the documents of one
+// collection entry: the values of the row's columns cols are the trace's
+// starting tuple, column for column with from.Columns.
+type rule struct {
+	entry int
+	from  extract.TraceFrom
+	cols  []string
+	// id names the rule: seeds are grouped by it.
+	id string
+}
+
+// fanout holds the rules of a plan, by table ("schema.table").
+type fanout struct {
+	plan  *mappings.Plan
+	rules map[string][]rule
+	// used are, by table, the columns the plan reads (nodes' columns, join
+	// and link columns): a change of their definition stops sync.
+	used map[string][]string
+}
+
+func newFanout(plan *mappings.Plan) *fanout {
+	f := &fanout{plan: plan, rules: map[string][]rule{}, used: map[string][]string{}}
+	for _, t := range plan.Tables() {
+		q := t.QualifiedName()
+		for _, d := range plan.Dependents(q) {
+			r := ruleFor(d)
+			r.id = fmt.Sprintf("%d %s <- %s", r.entry, r.from, strings.Join(r.cols, ","))
+			if !slices.ContainsFunc(f.rules[q], func(o rule) bool { return o.id == r.id }) {
+				f.rules[q] = append(f.rules[q], r)
+			}
+			f.use(q, r.cols...)
+			n := d.Node
+			if d.Through {
+				for _, p := range n.Through.On {
+					f.use(q, p[1])
+				}
+				continue
+			}
+			for _, c := range n.Columns {
+				if n.Kind != mappings.NodeAggregate {
+					f.use(q, c.Name)
+				}
+			}
+			if n.Agg != nil && n.Agg.Column != "" {
+				f.use(q, n.Agg.Column)
+			}
+			if n.Through == nil {
+				for _, c := range n.JoinKeyCols {
+					f.use(q, c.Name)
+				}
+			}
+		}
+	}
+	return f
+}
+
+func (f *fanout) use(table string, cols ...string) {
+	for _, c := range cols {
+		if !slices.Contains(f.used[table], c) {
+			f.used[table] = append(f.used[table], c)
+		}
+	}
+}
+
+// ruleFor is the rule of one place a table is read.
+func ruleFor(d mappings.Dependent) rule {
+	n := d.Node
+	r := rule{entry: d.Entry}
+	switch {
+	case n.Parent == nil:
+		// A root row: its own key (a bucket collection: its parent's).
+		for _, c := range extract.KeyColumns(d.Collection) {
+			r.cols = append(r.cols, n.Columns[c].Name)
+		}
+		r.from = extract.TraceFrom{Node: n, Columns: r.cols}
+	case d.Through || n.Through == nil:
+		// A row of the node (or of its join table) names the parent rows
+		// whose ParentCols equal its join key.
+		var par []string
+		for i, jc := range n.JoinCols {
+			col := joinKeyColumn(n, jc)
+			r.cols = append(r.cols, col.Name)
+			par = append(par, n.Parent.Columns[n.ParentCols[i]].Name)
+		}
+		r.from = extract.TraceFrom{Node: n.Parent, Columns: par}
+	default:
+		// A row of a node reached through a join table names the join
+		// table rows that link it: the trace starts there.
+		var jcols []string
+		for _, p := range n.Through.On {
+			r.cols = append(r.cols, p[0])
+			jcols = append(jcols, p[1])
+		}
+		r.from = extract.TraceFrom{Node: n, Through: true, Columns: jcols}
+	}
+	return r
+}
+
+// joinKeyColumn is the column behind value i of a row of n: one of its
+// Columns, or of its JoinKeyCols (a join table's, or an aggregate's group
+// columns).
+func joinKeyColumn(n *mappings.Node, i int) mappings.Column {
+	if i < len(n.Columns) {
+		return n.Columns[i]
+	}
+	return n.JoinKeyCols[i-len(n.Columns)]
+}
+
+// IdentityNeeds lists, by table, the columns whose old values the change
+// stream must carry for sync to trace updates and deletes: every column
+// a rule reads.
+func IdentityNeeds(plan *mappings.Plan) map[string][]string {
+	f := newFanout(plan)
+	out := map[string][]string{}
+	for t, rs := range f.rules {
+		for _, r := range rs {
+			for _, c := range r.cols {
+				if !slices.Contains(out[t], c) {
+					out[t] = append(out[t], c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// seeds are a batch's starting tuples of one rule, each once.
+type seeds struct {
+	rule   rule
+	tuples map[string]extract.Key
+}
+
+// affected is what a batch of changes affects: per collection entry, the
+// seeds to trace, or the reason the entry is rebuilt whole (TRUNCATE,
+// more than maxKeys rows, values the stream did not carry).
+type affected struct {
+	f       *fanout
+	maxKeys int
+	seeds   map[string]*seeds
+	count   map[int]int
+	full    map[int]string
+}
+
+func newAffected(f *fanout, maxKeys int) *affected {
+	return &affected{f: f, maxKeys: maxKeys, seeds: map[string]*seeds{}, count: map[int]int{}, full: map[int]string{}}
+}
+
+func (a *affected) empty() bool { return len(a.seeds) == 0 && len(a.full) == 0 }
+
+// rebuild marks entry e to be rebuilt whole, for why.
+func (a *affected) rebuild(e int, why string) {
+	if _, ok := a.full[e]; ok {
+		return
+	}
+	a.full[e] = why
+	for id, s := range a.seeds {
+		if s.rule.entry == e {
+			delete(a.seeds, id)
+		}
+	}
+	delete(a.count, e)
+}
+
+// truncated marks every entry reading table to be rebuilt whole.
+func (a *affected) truncated(table string) {
+	for _, r := range a.f.rules[table] {
+		a.rebuild(r.entry, "TRUNCATE of "+table)
+	}
+}
+
+// row adds the seeds of one changed row of table: from its new values
+// (insert, update) and its old ones (update, delete). value returns a
+// column's text (nil for NULL) and whether it is known.
+func (a *affected) row(table string, newValue, oldValue func(col string) (*string, bool)) {
+	for _, r := range a.f.rules[table] {
+		if _, ok := a.full[r.entry]; ok {
+			continue
+		}
+		for _, get := range []func(string) (*string, bool){newValue, oldValue} {
+			if get == nil {
+				continue
+			}
+			k := make(extract.Key, len(r.cols))
+			known := true
+			for i, c := range r.cols {
+				k[i], known = get(c)
+				if !known {
+					break
+				}
+			}
+			if !known {
+				a.rebuild(r.entry, fmt.Sprintf("a change of %s without the values of %s", table, strings.Join(r.cols, ", ")))
+				break
+			}
+			a.add(r, k)
+			if _, ok := a.full[r.entry]; ok {
+				break
+			}
+		}
+	}
+}
+
+func (a *affected) add(r rule, k extract.Key) {
+	if slices.Contains(k, nil) {
+		return // NULL joins nothing
+	}
+	s := a.seeds[r.id]
+	if s == nil {
+		s = &seeds{rule: r, tuples: map[string]extract.Key{}}
+		a.seeds[r.id] = s
+	}
+	ks := k.String()
+	if _, ok := s.tuples[ks]; ok {
+		return
+	}
+	s.tuples[ks] = k
+	if a.count[r.entry]++; a.count[r.entry] > a.maxKeys {
+		a.rebuild(r.entry, fmt.Sprintf("more than %d changed rows", a.maxKeys))
+	}
+}
+
+// keys traces the seeds in snap up to the keys of the documents they
+// affect, per entry; entries with more than maxKeys keys are marked to be
+// rebuilt whole instead.
+func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]map[string]extract.Key, error) {
+	ids := make([]string, 0, len(a.seeds))
+	for id := range a.seeds {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := map[int]map[string]extract.Key{}
+	for _, id := range ids {
+		s := a.seeds[id]
+		e := s.rule.entry
+		if _, ok := a.full[e]; ok {
+			continue
+		}
+		tuples := make([]extract.Key, 0, len(s.tuples))
+		for _, k := range s.tuples {
+			tuples = append(tuples, k)
+		}
+		cp := a.f.plan.Collections[e]
+		over := false
+		err := extract.Trace(ctx, snap, cp, s.rule.from, tuples, func(k extract.Key) error {
+			m := out[e]
+			if m == nil {
+				m = map[string]extract.Key{}
+				out[e] = m
+			}
+			m[k.String()] = k
+			if len(m) > a.maxKeys {
+				over = true
+				return errOverKeys
+			}
+			return nil
+		})
+		if over {
+			a.rebuild(e, fmt.Sprintf("more than %d documents affected", a.maxKeys))
+			delete(out, e)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("collection %q: %w", cp.Name, err)
+		}
+	}
+	return out, nil
+}
+
+var errOverKeys = fmt.Errorf("too many keys")
+
+// rebuildKeys rebuilds the documents of entry e for keys from snap and
+// writes them; documents whose root row is gone (or no longer passes the
+// root filter) are deleted, and so are a bucket parent's pages past its
+// new count.
+func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int, keys map[string]extract.Key, st *PassStats) error {
+	cp := s.plan.Collections[e]
+	list := make([]extract.Key, 0, len(keys))
+	for _, k := range keys {
+		list = append(list, k)
+	}
+	slices.SortFunc(list, func(a, b extract.Key) int { return strings.Compare(a.String(), b.String()) })
+	var (
+		gone  []any
+		pages []load.Selection
+	)
+	var disc []transform.Field
+	if cp.Discriminator != "" {
+		disc = []transform.Field{{Key: cp.Discriminator, Value: cp.DiscriminatorValue}}
+	}
+	flush := func() error {
+		if len(gone) > 0 {
+			if err := s.delete(ctx, cp.Name, load.Selection{IDs: gone, Match: disc}, st); err != nil {
+				return err
+			}
+		}
+		if len(pages) > 0 {
+			if err := s.delete(ctx, cp.Name, load.Selection{Any: pages}, st); err != nil {
+				return err
+			}
+		}
+		gone, pages = gone[:0], pages[:0]
+		return nil
+	}
+	err := ProduceKeys(ctx, snap, cp, list, s.opt.BatchSize, func(b Built) error {
+		s.rejects(b.Rejects, st)
+		if err := s.write(ctx, cp.Name, b.Docs, st); err != nil {
+			return err
+		}
+		for _, r := range b.Keys {
+			switch {
+			case cp.Bucket == nil && !r.Found:
+				gone = append(gone, r.ID)
+			case cp.Bucket != nil && r.ParentKey != "":
+				match := slices.Clone(disc)
+				for i, name := range cp.Bucket.ByNames {
+					match = append(match, transform.Field{Key: name, Value: r.Values[i]})
+				}
+				pages = append(pages, load.Selection{Match: match, Min: &transform.Field{Key: cp.Bucket.Page, Value: int32(r.Pages)}})
+			}
+		}
+		if len(gone)+len(pages) >= deleteBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// deleteBatch caps the documents (or bucket parents) of one delete.
+const deleteBatch = 1000
