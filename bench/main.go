@@ -13,6 +13,8 @@
 //	   unordered insertMany batches: the target's own ceiling
 //	F  peak RSS of A at SCALE and 4 x SCALE persons
 //	blog: A-style and B-style runs of the blog example (buckets of 100)
+//	K  A on the person data keyed by an integer, a uuid and two integers,
+//	   interleaved (keys.go)
 //
 // Every figure compared is a ratio of runs made side by side; medians of
 // REPS repetitions are reported. Results go to stdout as a table and to
@@ -52,6 +54,7 @@ type config struct {
 	out         string
 	skipF       bool
 	skipBlog    bool
+	skipKeys    bool
 }
 
 func main() {
@@ -66,6 +69,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
 	flag.BoolVar(&c.skipF, "skip-f", os.Getenv("SKIP_F") != "", "skip F (the 4 x SCALE memory run)")
 	flag.BoolVar(&c.skipBlog, "skip-blog", os.Getenv("SKIP_BLOG") != "", "skip the blog runs")
+	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
@@ -284,6 +288,12 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 
+	if !c.skipKeys {
+		log.Printf("key variants: %d persons keyed by a uuid, by two integers", c.scale)
+		if err := runKeyVariants(ctx, c, admin, people, tmp, series); err != nil {
+			return err
+		}
+	}
 	for _, s := range rep.Series {
 		s.finish()
 	}
@@ -308,6 +318,7 @@ func run(ctx context.Context, c config) error {
 		check("F: peak RSS 4x/1x", v, "<= 1.2", v <= 1.2)
 		check("F: peak RSS at 4x, MiB", f4.PeakMiB, "< 300", f4.PeakMiB < 300)
 	}
+	keyChecks(rep, check)
 	if ba, ok := rep.Series["blogA"]; ok {
 		v = ratio("blogA/blogB", ba, rep.Series["blogB"])
 		check("blog A/B docs/s", v, "> 1.0", v > 1.0)
@@ -330,7 +341,7 @@ func run(ctx context.Context, c config) error {
 func print(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tdocs\tmedian s\tdocs/s\tMB/s\tpeak RSS MiB\t")
-	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB"} {
+	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB", "Kint", "Kuuid", "Kpair"} {
 		s, ok := rep.Series[name]
 		if !ok {
 			continue
@@ -343,7 +354,7 @@ func print(w io.Writer, rep *Report) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB"} {
+	for _, name := range []string{"A", "B", "C", "D", "E", "F1", "F4", "blogA", "blogB", "Kint", "Kuuid", "Kpair"} {
 		if s, ok := rep.Series[name]; ok {
 			fmt.Fprintf(w, "  %-6s %s\n", name, s.What)
 		}

@@ -32,6 +32,10 @@ type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// relKinds names the relation kinds that are not plain or partitioned
+// tables (see mappings.Table.Kind).
+var relKinds = map[string]string{"v": mappings.KindView, "m": mappings.KindMaterializedView, "f": mappings.KindForeignTable}
+
 // ReadCatalog describes the named tables ("schema.table"). Tables that do
 // not exist are absent from the result; Resolve reports them.
 func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Catalog, error) {
@@ -45,22 +49,46 @@ func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Cat
 		s, n, _ := strings.Cut(mappings.QualifiedName(t), ".")
 		schemas[i], names[i] = s, n
 	}
+	// A domain column reads as its base type (PostgreSQL sends values of a
+	// domain as its base type), an array of a domain as the array of the
+	// base type; Domain keeps the domain's name for messages.
 	rows, err := q.Query(ctx, `
-SELECT n.nspname, c.relname, c.oid::int8,
+WITH RECURSIVE dom(oid, base, mod) AS (
+  SELECT t.oid, t.typbasetype, t.typtypmod FROM pg_type t WHERE t.typtype = 'd'
+  UNION ALL
+  SELECT d.oid, b.typbasetype, greatest(d.mod, b.typtypmod)
+  FROM dom d JOIN pg_type b ON b.oid = d.base AND b.typtype = 'd'
+), base AS (
+  SELECT d.oid, d.base, d.mod FROM dom d JOIN pg_type b ON b.oid = d.base AND b.typtype <> 'd'
+)
+SELECT n.nspname, c.relname, c.oid::int8, c.relkind::text,
        -- Row estimate: the planner's; for a table never analyzed (-1), the
        -- statistics collector's live rows, or -2 for "small enough to count".
        CASE WHEN c.reltuples >= 0 THEN c.reltuples::int8
             WHEN c.relkind = 'r' AND c.relpages < 1280 THEN -2
             WHEN pg_stat_get_live_tuples(c.oid) > 0 THEN pg_stat_get_live_tuples(c.oid)
             ELSE -1 END,
-       a.attname, format_type(a.atttypid, a.atttypmod), t.typname, t.typcategory::text,
-       coalesce(et.typname, ''), coalesce(et.typcategory::text, ''), a.attnotnull
+       a.attname, format_type(eff.oid, eff.mod), t.typname, t.typcategory::text,
+       coalesce(et.typname, ''), coalesce(et.typcategory::text, ''), a.attnotnull,
+       CASE WHEN eff.oid <> a.atttypid THEN format_type(a.atttypid, a.atttypmod) ELSE '' END,
+       CASE WHEN a.attcollation IN (0, 100) THEN '' ELSE coalesce(co.collname, '') END,
+       NOT coalesce(co.collisdeterministic, true)
 FROM unnest($1::text[], $2::text[]) AS want(nsp, rel)
 JOIN pg_namespace n ON n.nspname = want.nsp
 JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = want.rel AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-JOIN pg_type t ON t.oid = a.atttypid
+JOIN pg_type at ON at.oid = a.atttypid
+LEFT JOIN base db ON db.oid = a.atttypid
+LEFT JOIN base de ON de.oid = at.typelem AND at.typcategory = 'A'
+CROSS JOIN LATERAL (SELECT CASE WHEN db.oid IS NOT NULL THEN db.base
+                                WHEN de.oid IS NOT NULL THEN (SELECT x.typarray FROM pg_type x WHERE x.oid = de.base)
+                                ELSE a.atttypid END AS oid,
+                           CASE WHEN db.oid IS NOT NULL THEN db.mod
+                                WHEN de.oid IS NOT NULL THEN de.mod
+                                ELSE a.atttypmod END AS mod) AS eff
+JOIN pg_type t ON t.oid = eff.oid
 LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
+LEFT JOIN pg_collation co ON co.oid = a.attcollation
 ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
@@ -68,19 +96,19 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 	oids := map[int64]*mappings.Table{}
 	for rows.Next() {
 		var (
-			schema, name string
-			oid, tuples  int64
-			col          mappings.Column
+			schema, name, kind string
+			oid, tuples        int64
+			col                mappings.Column
 		)
-		if err := rows.Scan(&schema, &name, &oid, &tuples, &col.Name, &col.Type, &col.TypeName, &col.Category,
-			&col.ElemTypeName, &col.ElemCategory, &col.NotNull); err != nil {
+		if err := rows.Scan(&schema, &name, &oid, &kind, &tuples, &col.Name, &col.Type, &col.TypeName, &col.Category,
+			&col.ElemTypeName, &col.ElemCategory, &col.NotNull, &col.Domain, &col.Collation, &col.NonDeterministic); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read catalog: %w", err)
 		}
 		key := schema + "." + name
 		t := cat.Tables[key]
 		if t == nil {
-			t = &mappings.Table{Schema: schema, Name: name, Estimate: tuples}
+			t = &mappings.Table{Schema: schema, Name: name, Kind: relKinds[kind], Estimate: tuples}
 			cat.Tables[key] = t
 			oids[oid] = t
 		}

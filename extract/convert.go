@@ -26,10 +26,10 @@ package extract
 //	  of other element types       ::text[]             Array of strings (json[]/jsonb[] elements parsed)
 //	NULL                                                nil
 //
-// Arrays with more than one dimension are refused by the query itself (pgx
-// would silently flatten them): SelectExpr wraps array columns in a CASE that
-// fails with "malformed array literal: "denorm: column ... holds a
-// 2-dimensional array ..."" for such a value. Array lower bounds are ignored.
+// Arrays with more than one dimension (which pgx would silently flatten)
+// are refused value by value (checkArrayDims): the row is read, and a
+// document that would hold the value is rejected (transform.Invalid).
+// Array lower bounds are ignored.
 
 import (
 	"bytes"
@@ -71,22 +71,17 @@ func SelectExpr(col mappings.Column, qualifier string) string {
 	if qualifier != "" {
 		ref = pgx.Identifier{qualifier}.Sanitize() + "." + ref
 	}
+	if expr, ok := computedExpr(col, ref); ok {
+		return expr
+	}
 	if col.Category == "A" && col.ElemTypeName != "" && col.TypeName == "_"+col.ElemTypeName {
 		// Only true arrays (int2vector and oidvector are category A too).
-		var arrType, expr string
+		// Multi-dimensional values are refused by the decoder
+		// (checkArrayDims), row by row.
 		if nativeTypes[col.ElemTypeName] {
-			arrType = "pg_catalog." + pgx.Identifier{col.TypeName}.Sanitize()
-			expr = ref
-		} else {
-			arrType = "pg_catalog._text"
-			expr = ref + "::pg_catalog._text"
+			return ref
 		}
-		// A multi-dimensional value fails the cast of the message text
-		// to the array type, with the message in the error. The branch is
-		// not constant, so the planner does not fold it.
-		msg := fmt.Sprintf("denorm: column %s holds a ' || array_ndims(%s) || '-dimensional array; only one-dimensional arrays are supported: select a slice, filter the rows or cast the column",
-			strings.ReplaceAll(pgx.Identifier{col.Name}.Sanitize(), "'", "''"), ref)
-		return fmt.Sprintf("CASE WHEN array_ndims(%s) > 1 THEN ('%s')::%s ELSE %s END", ref, msg, arrType, expr)
+		return ref + "::pg_catalog._text"
 	}
 	if nativeTypes[col.TypeName] {
 		return ref
@@ -127,9 +122,9 @@ func convertScalar(col *mappings.Column, v any, numeric mappings.NumericMode) (a
 	case "json", "jsonb":
 		switch x := v.(type) {
 		case string:
-			return parseJSONText([]byte(x))
+			return parseJSONText([]byte(x), numeric)
 		case []byte:
-			return parseJSONText(x)
+			return parseJSONText(x, numeric)
 		case nil:
 			return nil, nil
 		}
@@ -355,18 +350,22 @@ func numericScale(typ string) int {
 
 // parseJSONText parses JSON text into a document value keeping key order:
 // objects become transform.Doc, arrays transform.Array, numbers int32 when
-// they are integers that fit, else int64 when they fit, else float64;
-// strings, booleans and null (nil) as themselves. When a key repeats in an
-// object (json, unlike jsonb, keeps duplicates) the last value wins, at the
-// key's first position, as in jsonb.
-func parseJSONText(text []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	v, err := parseJSONValue(dec)
+// they are integers that fit, else int64 when they fit, else float64 when
+// a double holds them exactly (its shortest text is the same number); any
+// other number - an integer beyond int64, a decimal with more digits than a
+// double keeps, one out of a double's range - is written as the numeric
+// mode says (Decimal128, string, or a double that may round). Strings,
+// booleans and null (nil) as themselves. When a key repeats in an object
+// (json, unlike jsonb, keeps duplicates) the last value wins, at the key's
+// first position, as in jsonb.
+func parseJSONText(text []byte, mode mappings.NumericMode) (any, error) {
+	p := jsonParser{dec: json.NewDecoder(bytes.NewReader(text)), mode: mode}
+	p.dec.UseNumber()
+	v, err := p.value()
 	if err != nil {
 		return nil, fmt.Errorf("json: %w", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := p.dec.Token(); err != io.EOF {
 		if err == nil {
 			err = errors.New("data after the JSON value")
 		}
@@ -375,40 +374,45 @@ func parseJSONText(text []byte) (any, error) {
 	return v, nil
 }
 
-func parseJSONValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
+type jsonParser struct {
+	dec  *json.Decoder
+	mode mappings.NumericMode
+}
+
+func (p *jsonParser) value() (any, error) {
+	tok, err := p.dec.Token()
 	if err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, err
 	}
-	return parseJSONToken(dec, tok)
+	return p.token(tok)
 }
 
-func parseJSONToken(dec *json.Decoder, tok json.Token) (any, error) {
+func (p *jsonParser) token(tok json.Token) (any, error) {
 	switch x := tok.(type) {
 	case json.Delim:
 		switch x {
 		case '{':
-			return parseJSONObject(dec)
+			return p.object()
 		case '[':
 			arr := transform.Array{}
-			for dec.More() {
-				v, err := parseJSONValue(dec)
+			for p.dec.More() {
+				v, err := p.value()
 				if err != nil {
 					return nil, err
 				}
 				arr = append(arr, v)
 			}
-			if _, err := dec.Token(); err != nil { // ']'
+			if _, err := p.dec.Token(); err != nil { // ']'
 				return nil, err
 			}
 			return arr, nil
 		}
 		return nil, fmt.Errorf("unexpected %q", rune(x))
 	case json.Number:
-		return jsonNumber(string(x))
+		return jsonNumber(string(x), p.mode)
 	case string:
 		return x, nil
 	case bool:
@@ -419,11 +423,11 @@ func parseJSONToken(dec *json.Decoder, tok json.Token) (any, error) {
 	return nil, fmt.Errorf("unexpected token %T", tok)
 }
 
-func parseJSONObject(dec *json.Decoder) (any, error) {
+func (p *jsonParser) object() (any, error) {
 	doc := transform.Doc{}
 	var index map[string]int // for large objects: key -> position
-	for dec.More() {
-		kt, err := dec.Token()
+	for p.dec.More() {
+		kt, err := p.dec.Token()
 		if err != nil {
 			return nil, err
 		}
@@ -431,7 +435,7 @@ func parseJSONObject(dec *json.Decoder) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("object key is %T", kt)
 		}
-		v, err := parseJSONValue(dec)
+		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
@@ -462,13 +466,14 @@ func parseJSONObject(dec *json.Decoder) (any, error) {
 			}
 		}
 	}
-	if _, err := dec.Token(); err != nil { // '}'
+	if _, err := p.dec.Token(); err != nil { // '}'
 		return nil, err
 	}
 	return doc, nil
 }
 
-func jsonNumber(s string) (any, error) {
+// jsonNumber is the document value of JSON number s (see parseJSONText).
+func jsonNumber(s string, mode mappings.NumericMode) (any, error) {
 	isInt := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '.' || c == 'e' || c == 'E' {
@@ -483,10 +488,56 @@ func jsonNumber(s string) (any, error) {
 			}
 			return n, nil
 		}
+	} else if f, err := strconv.ParseFloat(s, 64); err == nil && sameDecimal(s, strconv.FormatFloat(f, 'g', -1, 64)) {
+		return f, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil, fmt.Errorf("number %s is out of range for a double", abbrev(s))
+	// Beyond int64, beyond a double's precision or range: exact, as the
+	// numeric mode says.
+	switch mode {
+	case mappings.NumericString:
+		return s, nil
+	case mappings.NumericDouble:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("number %s is out of range for a double; use numeric mode decimal or string", abbrev(s))
+		}
+		return f, nil
 	}
-	return f, nil
+	return transform.Decimal(s), nil
+}
+
+// sameDecimal reports whether the decimal numbers a and b (JSON or Go
+// float syntax) have the same value.
+func sameDecimal(a, b string) bool {
+	na, ea, sa := normDecimal(a)
+	nb, eb, sb := normDecimal(b)
+	return na == nb && (na == "" || (ea == eb && sa == sb))
+}
+
+// normDecimal splits a decimal number into its significant digits (no
+// leading or trailing zeros; "" for zero), the exponent of the last of
+// them, and its sign.
+func normDecimal(s string) (digits string, exp int, neg bool) {
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	} else {
+		s = strings.TrimPrefix(s, "+")
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return s, 0, neg // not comparable: treated as different
+		}
+		exp, s = e, s[:i]
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		exp -= len(s) - i - 1
+		s = s[:i] + s[i+1:]
+	}
+	s = strings.TrimLeft(s, "0")
+	for strings.HasSuffix(s, "0") {
+		s = s[:len(s)-1]
+		exp++
+	}
+	return s, exp, neg
 }

@@ -122,7 +122,11 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		}
 		var v any
 		var err error
-		if t, ok := d.m.TypeForOID(c.oid); ok {
+		if c.col.Category == "A" && c.fmt == pgx.BinaryFormatCode {
+			err = checkArrayDims(&c.col, src)
+		}
+		if err != nil {
+		} else if t, ok := d.m.TypeForOID(c.oid); ok {
 			v, err = t.Codec.DecodeValue(d.m, c.oid, c.fmt, src)
 		} else if c.fmt == pgx.TextFormatCode {
 			v = string(src)
@@ -133,7 +137,10 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 			v, err = Convert(c.col, v, c.mode)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s, column %q: %w", rowName(d.node, row), c.col.Name, err)
+			// The row is read; a document that would hold the value is
+			// rejected (see transform.Invalid).
+			row[i] = invalidValue(&c.col, v, err)
+			continue
 		}
 		row[i] = v
 	}

@@ -22,11 +22,19 @@ import (
 // Asked is what a key-set read found for one key it was given.
 type Asked struct {
 	// Key is the key in the form KeyOf gives: the text of the values
-	// PostgreSQL parsed from the key given ("007" given reads as "7").
+	// PostgreSQL parsed from the key given ("007" given reads as "7"), or,
+	// when Found, of the values of the row found, which may be spelled
+	// otherwise where PostgreSQL's = is not byte equality ("ABC" given
+	// finds the citext key "AbC", "1.0" the numeric key 1.00).
 	Key Key
 	// Values are the key's values as a row holds them (document values),
-	// in the order of KeyColumns.
+	// in the order of KeyColumns: those of the row found, when Found.
 	Values []any
+	// Ident are the key's values as PostgreSQL compares them, in the
+	// order of KeyColumns: the values of the plan's IDKeys (or a bucket
+	// collection's ByKeys), which are Values or key columns PostgreSQL
+	// computed.
+	Ident []any
 	// Found reports whether a root row with the key exists in the
 	// snapshot and passes the root's filter. When false, no document of
 	// the key exists (no page, for a bucket collection's parent).
@@ -43,20 +51,31 @@ func KeyColumns(plan *mappings.CollectionPlan) []int {
 	return plan.IDCols
 }
 
+// keyIdentity are the root columns that identify a key-set read's keys as
+// PostgreSQL compares them, in the order of KeyColumns (see
+// mappings.CollectionPlan.IDKeys).
+func keyIdentity(plan *mappings.CollectionPlan) []int {
+	if plan.Bucket != nil {
+		return plan.Bucket.ByKeys
+	}
+	return plan.IDKeys
+}
+
 // keySet is the state of a key-set read.
 type keySet struct {
-	cols []int
+	cols, ident []int
 	// todo are the keys not yet grouped; seen the keys grouped so far (by
-	// Key.String of their parsed form), so a key given twice is read once.
+	// their identity: PostgreSQL's = between keys), so a key given twice,
+	// in any spelling PostgreSQL calls equal, is read once.
 	todo []Key
 	seen map[string]bool
-	// group are the keys being read; cond selects their rows, with
-	// parameters args (their text).
+	// group are the keys being read, and index their positions by
+	// identity; cond selects their rows, with parameters args (their
+	// text).
 	group []Asked
+	index map[string]int
 	cond  string
 	args  []any
-	// found are the group's keys that root rows had.
-	found map[string]bool
 }
 
 // NewKeyReader reads from snap exactly the root rows of plan whose key -
@@ -72,7 +91,7 @@ type keySet struct {
 func NewKeyReader(snap *Snapshot, plan *mappings.CollectionPlan, batchSize int, keys []Key) *Reader {
 	r := NewReader(snap, plan, batchSize, nil)
 	r.tried = true // merge streams read whole tables
-	r.keys = &keySet{cols: KeyColumns(plan), todo: keys, seen: map[string]bool{}}
+	r.keys = &keySet{cols: KeyColumns(plan), ident: keyIdentity(plan), todo: keys, seen: map[string]bool{}}
 	return r
 }
 
@@ -115,20 +134,26 @@ func (r *Reader) nextKeys(ctx context.Context) (*Batch, error) {
 		}
 	}
 	for _, row := range roots {
+		id, ok := joinKey(row, ks.ident)
+		i, asked := ks.index[id]
+		if !ok || !asked || ks.group[i].Found {
+			continue
+		}
 		k, err := keyOf(root, row, ks.cols)
 		if err != nil {
 			return nil, fmt.Errorf("extract %q: %w", root.Table.Name, err)
 		}
-		ks.found[k.String()] = true
+		a := &ks.group[i]
+		a.Found, a.Key, a.Values, a.Ident = true, k, make([]any, len(ks.cols)), make([]any, len(ks.cols))
+		for j, c := range ks.cols {
+			a.Values[j], a.Ident[j] = row[c], row[ks.ident[j]]
+		}
 	}
 	if limit > 0 && len(roots) == limit {
 		if r.after, err = KeyOf(r.plan, roots[len(roots)-1]); err != nil {
 			return nil, fmt.Errorf("extract %q: %w", root.Table.Name, err)
 		}
 	} else {
-		for i := range ks.group {
-			ks.group[i].Found = ks.found[ks.group[i].Key.String()]
-		}
 		b.Asked, ks.group = ks.group, nil
 	}
 	b.Queries = queries
@@ -152,6 +177,19 @@ func (r *Reader) parseKeys(ctx context.Context, keys []Key) error {
 	}
 	ks.cond = inKeySet(refs, types)
 	unnest, names, casts := keyArrays(types)
+	// PostgreSQL computes the identity of the keys whose values may be
+	// spelled otherwise yet be equal, as it does for the root rows.
+	selects := append([]string(nil), casts...)
+	ident := make([]int, len(ks.cols))
+	for i, c := range ks.ident {
+		ident[i] = i
+		if c != ks.cols[i] {
+			ident[i] = len(cols)
+			cols = append(cols, root.Columns[c])
+			modes = append(modes, root.Numeric[c])
+			selects = append(selects, mappings.CanonSQL(root.Columns[c].Canon, casts[i]))
+		}
+	}
 	args := make([]any, len(ks.cols))
 	for j, k := range keys {
 		if len(k) != len(ks.cols) {
@@ -169,14 +207,14 @@ func (r *Reader) parseKeys(ctx context.Context, keys []Key) error {
 	// of the row has.
 	keyNode := &mappings.Node{Table: root.Table, Columns: cols, Numeric: modes}
 	parsed, err := r.read(ctx, keyNode, fmt.Sprintf("SELECT %s FROM unnest(%s) WITH ORDINALITY AS p(%s, ord) ORDER BY ord",
-		strings.Join(casts, ", "), strings.Join(unnest, ", "), strings.Join(names, ", ")), args)
+		strings.Join(selects, ", "), strings.Join(unnest, ", "), strings.Join(names, ", ")), args)
 	if err != nil {
 		return err
 	}
 	if len(parsed) != len(keys) {
 		return fmt.Errorf("%d keys parsed, %d given", len(parsed), len(keys))
 	}
-	ks.group, ks.found = nil, map[string]bool{}
+	ks.group, ks.index = nil, map[string]int{}
 	params := make([][]string, len(ks.cols))
 	seq := make([]int, len(ks.cols))
 	for i := range seq {
@@ -187,12 +225,20 @@ func (r *Reader) parseKeys(ctx context.Context, keys []Key) error {
 		if err != nil {
 			return err
 		}
-		s := k.String()
-		if ks.seen[s] {
+		id, ok := joinKey(values, ident)
+		if !ok {
+			id = "\x00null:" + k.String() // a NULL: no key, but listed once
+		}
+		if ks.seen[id] {
 			continue
 		}
-		ks.seen[s] = true
-		ks.group = append(ks.group, Asked{Key: k, Values: values})
+		ks.seen[id] = true
+		ks.index[id] = len(ks.group)
+		a := Asked{Key: k, Values: values[:len(ks.cols)], Ident: make([]any, len(ks.cols))}
+		for i, c := range ident {
+			a.Ident[i] = values[c]
+		}
+		ks.group = append(ks.group, a)
 		if slices.Contains(k, nil) {
 			continue // NULL is no key: nothing to read
 		}

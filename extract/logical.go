@@ -128,6 +128,9 @@ func (l *Logical) connect(ctx context.Context) (*pgx.Conn, error) { return l.src
 // replication entries and max_wal_senders.
 func (l *Logical) connectReplication(ctx context.Context) (*pgconn.PgConn, error) {
 	cfg := l.src.cfg.Config.Copy()
+	// No read timeout: a stream is silent while no change comes, and
+	// creating a slot waits for running transactions to end.
+	cfg.DialFunc = l.src.unguarded
 	cfg.RuntimeParams["replication"] = "database"
 	// pgoutput prints values with the walsender's settings: make times
 	// unambiguous whatever the server's defaults.

@@ -16,16 +16,32 @@ package extract
 // never more than a few chunks ahead of the batch being built.
 //
 // A relation is streamed when it joins the root on exactly the root's
-// stream key, that key is ascending and made of integer columns (so Go
-// compares keys exactly as PostgreSQL orders them, whatever the collation),
-// and the relation takes every related row (no subset limit); when the
-// root has a filter, a relation's stream keeps the rows of the parents it
-// selects (a semi-join). At most maxStreams relations per collection are
-// streamed, each taking a connection. Everything else - lookups, subsets,
-// nested relations - is still read set-wise per batch on the snapshot's
-// own connection.
+// stream key (ascending, NOT NULL) and takes every related row (no subset
+// limit). Go must then find, for each batch of root rows, the related
+// rows that belong to it, which it does in one of two ways:
+//
+//   - ordered: when every key column pair is integers or uuids on both
+//     sides, Go compares keys exactly as PostgreSQL orders them (numbers;
+//     uuids byte by byte), and takes the related rows up to the batch's
+//     last key, skipping rows of parents the root stream does not have;
+//   - by equality, for every other key (text under any deterministic
+//     collation, numeric, char(n), citext, dates, composites of them...):
+//     the relation's stream keeps only the rows of parents the root
+//     stream reads (a semi-join on the root table with the root's filter,
+//     part and resume position), ordered by its key cast to the root key's
+//     type and collation, so its rows come in the root stream's order;
+//     Go then only tests equality - of the values PostgreSQL compares (see
+//     mappings/joinkey.go) - root row by root row. Aggregates keyed this
+//     way are read set-wise (their groups are computed keys).
+//
+// When the root has a filter, an ordered relation's stream also keeps the
+// rows of the parents it selects (a semi-join). At most maxStreams
+// relations per collection are streamed, each taking a connection.
+// Everything else - lookups, subsets, nested relations - is still read
+// set-wise per batch on the snapshot's own connection.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +49,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/transform"
 )
 
 // chunkRows is the number of rows a stream hands over at a time.
@@ -50,7 +69,9 @@ type stream struct {
 	// keyCols are the positions in a row of the values compared with the
 	// root's stream key.
 	keyCols []int
-	chunks  chan [][]any
+	// equal: the stream is merged by equality (see the top of the file).
+	equal  bool
+	chunks chan [][]any
 	// err is set before chunks is closed when the query failed.
 	err error
 	// buf holds rows received but not yet used.
@@ -82,6 +103,24 @@ func (s *stream) fill(ctx context.Context) error {
 	return nil
 }
 
+// takeWhile hands the stream's rows to take as long as belongs says so,
+// stopping at the first that does not (left in buf) or at the end.
+func (s *stream) takeWhile(ctx context.Context, belongs func(row []any) bool, take func(row []any)) error {
+	for {
+		err := s.fill(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !belongs(s.buf[0]) {
+			return nil
+		}
+		take(s.buf[0])
+	}
+}
+
 // merger holds a Reader's streams.
 type merger struct {
 	root     *stream
@@ -96,26 +135,39 @@ func Streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	root := plan.Root
 	key := plan.StreamOrder()
 	for _, k := range key {
-		if k.Desc || !intKeyType(root.Columns[k.Col].TypeName) || !root.Columns[k.Col].NotNull {
+		if k.Desc || !root.Columns[k.Col].NotNull {
 			return nil
 		}
 	}
 	var out []*mappings.Node
 	for _, c := range root.Children {
-		if c.Kind == mappings.NodeLookup || c.Limit > 0 || len(c.ParentCols) != len(key) {
+		if c.Kind == mappings.NodeLookup || c.Limit > 0 || len(c.ParentCols) != len(key) || len(out) == maxStreams {
 			continue
 		}
 		same := true
 		for i, pc := range c.ParentCols {
-			if pc != key[i].Col {
+			if p := root.Columns[pc]; pc != key[i].Col && (p.Canon == "" || p.Name != root.Columns[key[i].Col].Name) {
 				same = false
 			}
 		}
-		if same && len(out) < maxStreams {
+		if same && (ordered(plan, c) || c.Kind != mappings.NodeAggregate) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// ordered reports whether relation c of plan's root is merged by order:
+// every pair of key columns integers, or uuids, on both sides.
+func ordered(plan *mappings.CollectionPlan, c *mappings.Node) bool {
+	for i, k := range plan.StreamOrder() {
+		a, _ := keyColumn(c, c.JoinCols[i])
+		b := plan.Root.Columns[k.Col]
+		if !mappings.IntKey(a, b) && (a.TypeName != "uuid" || b.TypeName != "uuid") {
+			return false
+		}
+	}
+	return true
 }
 
 // rootFilter is the query selecting the keys of the root rows the root's
@@ -131,8 +183,6 @@ func rootFilter(plan *mappings.CollectionPlan) string {
 	}
 	return fmt.Sprintf("SELECT %s FROM %s AS t WHERE (%s)", strings.Join(cols, ", "), tableRef(root.Table), root.Filter)
 }
-
-func intKeyType(t string) bool { return t == "int2" || t == "int4" || t == "int8" }
 
 // startStreams opens the root stream and one per streamable relation,
 // each on a connection of its own that adopts the snapshot. When a
@@ -154,8 +204,13 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		nodes = nil // parts hash the bucket's parent columns, which relations lack
 	}
 	for _, c := range nodes {
-		sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
-		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
+		if ordered(r.plan, c) {
+			sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
+			jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
+			continue
+		}
+		sql, args := equalStreamQuery(r.plan, c, r.after, r.part)
+		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols, equal: true}, sql, args})
 	}
 	conns := make([]*Snapshot, 0, len(jobs))
 	for range jobs {
@@ -263,6 +318,9 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 	}
 	if len(roots) == 0 {
 		r.done = true
+		if err := m.checkEnd(ctx); err != nil {
+			return nil, err
+		}
 		return nil, io.EOF
 	}
 	b := &Batch{Roots: roots, related: map[*mappings.Node]*relation{}}
@@ -275,21 +333,26 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		rel := newRelation(c)
 		b.related[c] = rel
 		var rows [][]any
-		for {
-			err := s.fill(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			row := s.buf[0]
-			if compareInts(row, s.keyCols, last, m.root.keyCols) > 0 {
-				break
-			}
+		take := func(row []any) {
 			s.buf = s.buf[1:]
 			rows = append(rows, row)
 			rel.add(c, row)
+		}
+		var err error
+		if s.equal {
+			// The stream holds only rows of the root stream's parents,
+			// in its order: each belongs to the next root row it equals.
+			for _, root := range roots {
+				err = s.takeWhile(ctx, func(row []any) bool { return keyEqual(row, s.keyCols, root, c.ParentCols) }, take)
+				if err != nil {
+					break
+				}
+			}
+		} else {
+			err = s.takeWhile(ctx, func(row []any) bool { return compareKeys(row, s.keyCols, last, m.root.keyCols) <= 0 }, take)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)
@@ -310,10 +373,38 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 	return b, nil
 }
 
-// compareInts compares the integer key of row a at colsA with that of row
-// b at colsB.
-func compareInts(a []any, colsA []int, b []any, colsB []int) int {
+// checkEnd makes sure, once the root stream has ended, that every stream
+// merged by equality has too: each of its rows belongs to a root row, so
+// one left over means the two orders disagree, which would lose rows.
+func (m *merger) checkEnd(ctx context.Context) error {
+	for _, s := range m.children {
+		if !s.equal {
+			continue
+		}
+		err := s.fill(ctx)
+		if errors.Is(err, io.EOF) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("extract %q (streamed): rows remain after the last root row: the merge streams disagree on their order", s.node.Table.Name)
+	}
+	return nil
+}
+
+// compareKeys compares the key of row a at colsA with that of row b at
+// colsB, value by value: integers as numbers, uuids byte by byte (as
+// PostgreSQL orders them).
+func compareKeys(a []any, colsA []int, b []any, colsB []int) int {
 	for i := range colsA {
+		if x, ok := a[colsA[i]].(transform.UUID); ok {
+			y, _ := b[colsB[i]].(transform.UUID)
+			if c := bytes.Compare(x[:], y[:]); c != 0 {
+				return c
+			}
+			continue
+		}
 		x, _ := intOf(a[colsA[i]])
 		y, _ := intOf(b[colsB[i]])
 		switch {
@@ -326,13 +417,66 @@ func compareInts(a []any, colsA []int, b []any, colsB []int) int {
 	return 0
 }
 
+// equalStreamQuery reads the rows of relation n of plan's root that join
+// the root rows its stream reads - those after the key `after`, in part,
+// passing the root's filter (a semi-join, by PostgreSQL's =) - in the
+// root stream's order: by n's key values cast to the root key columns'
+// types and collations, then n's order.
+func equalStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key, part Part) (string, []any) {
+	root := plan.Root
+	key := plan.StreamOrder()
+	keys := keyRefs(n)
+	rootCols := make([]string, len(key))
+	order := make([]string, len(key))
+	for i, k := range key {
+		rc := root.Columns[k.Col]
+		rootCols[i] = colRef(rc.Name)
+		child, _ := keyColumn(n, n.JoinCols[i])
+		order[i] = keys[i]
+		if child.TypeName != rc.TypeName || child.Collation != rc.Collation {
+			order[i] = fmt.Sprintf("(%s)::%s", keys[i], rc.Type)
+			if rc.Category == "S" {
+				order[i] += " COLLATE " + collationRef(rc)
+			}
+		}
+	}
+	sub := partPredicate(plan, part)
+	if root.Filter != "" {
+		sub = append(sub, "("+root.Filter+")")
+	}
+	var args []any
+	if len(after) == len(key) {
+		pred, a := keysetPredicate(root, key, after, 0)
+		sub = append(sub, pred)
+		args = a
+	}
+	subWhere := ""
+	if len(sub) > 0 {
+		subWhere = " WHERE " + strings.Join(sub, " AND ")
+	}
+	where := fmt.Sprintf("(%s) IN (SELECT %s FROM %s AS t%s)", strings.Join(keys, ", "), strings.Join(rootCols, ", "), tableRef(root.Table), subWhere)
+	if n.Filter != "" {
+		where = "(" + n.Filter + ") AND " + where
+	}
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s", selectList(n), fromClause(n), where,
+		strings.Join(append(order, orderList(n)...), ", ")), args
+}
+
+// collationRef names column c's collation in SQL.
+func collationRef(c mappings.Column) string {
+	if c.Collation == "" {
+		return `pg_catalog."default"`
+	}
+	return pgx.Identifier{c.Collation}.Sanitize()
+}
+
 // streamQuery reads every row of relation n joined to a root row after
 // the key `after` (in part, when parted; of the parents selected by the
 // query parents, when not empty), ordered by the join key and then n's
 // order.
 func streamQuery(n *mappings.Node, after Key, part Part, parents string) (string, []any) {
 	keys := keyRefs(n)
-	types := keyTypes(n)
+	types := n.ParamTypes
 	var where []string
 	var args []any
 	if n.Filter != "" {
@@ -361,12 +505,9 @@ func streamQuery(n *mappings.Node, after Key, part Part, parents string) (string
 	}
 	cond := " WHERE " + strings.Join(where, " AND ")
 	if n.Kind == mappings.NodeAggregate {
-		arg := "*"
-		if n.Agg.Column != "" {
-			arg = colRef(n.Agg.Column)
-		}
-		return fmt.Sprintf("SELECT %s(%s), %s FROM %s%s GROUP BY %s ORDER BY %s",
-			n.Agg.Fn, arg, strings.Join(keys, ", "), fromClause(n), cond, strings.Join(keys, ", "), strings.Join(keys, ", ")), args
+		exprs, pos := keySelects(n)
+		return fmt.Sprintf("SELECT %s, %s FROM %s%s GROUP BY %s ORDER BY %s",
+			aggregateExpr(n), strings.Join(exprs, ", "), fromClause(n), cond, strings.Join(pos, ", "), strings.Join(pos, ", ")), args
 	}
 	return fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s", selectList(n), fromClause(n), cond,
 		strings.Join(append(keys, orderList(n)...), ", ")), args

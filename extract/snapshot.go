@@ -38,6 +38,10 @@ func (src *Source) open(ctx context.Context, conn *pgx.Conn, id string) (*Snapsh
 		return nil, fmt.Errorf("begin snapshot: %w", err)
 	}
 	s := &Snapshot{tx: tx, src: src, ID: id}
+	if _, err = tx.Exec(ctx, readSettings); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, fmt.Errorf("snapshot settings: %w", err)
+	}
 	if id == "" {
 		err = tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID)
 		if err != nil {
@@ -52,6 +56,16 @@ func (src *Source) open(ctx context.Context, conn *pgx.Conn, id string) (*Snapsh
 	}
 	return s, nil
 }
+
+// readSettings make every read of a snapshot deterministic, so that a
+// rerun, plan and verify compute what migrate wrote: no parallel plans
+// (a parallel aggregate adds the partial sums of floating point values
+// in whichever order its workers finish), no synchronized sequential
+// scans (a scan that joins another one mid-table reads the rows in
+// another order), and floating point text that is exact (join keys of
+// float columns are compared as text, see mappings.CanonSQL). They last
+// as long as the transaction.
+const readSettings = "SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL synchronize_seqscans = off; SET LOCAL extra_float_digits = 1"
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
@@ -109,7 +123,7 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 			return false // one problem for the node, none for the relations below it
 		})
 	}
-	return ps
+	return append(ps, checkSQLFunctions(ctx, s, plan)...)
 }
 
 // nodeQuery is the statement node n of cp runs (with dummy keys).

@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/denorm/denorm/internal/connstr"
 )
 
 // Source is the PostgreSQL database a job reads: how to connect to it. It
@@ -17,17 +20,39 @@ import (
 // opens has a connection of its own, closed with the snapshot.
 type Source struct {
 	cfg *pgx.ConnConfig
+	// conn is the connection string, to keep its secrets out of errors.
+	conn connstr.String
+	// read is the read timeout (0: none); see timeout.go.
+	read time.Duration
+	// unguarded dials without the read timeout: for replication
+	// connections, silent for as long as no change comes.
+	unguarded pgconn.DialFunc
 }
 
 // ParseSource reads a source URL (postgres://...) or key=value connection
-// string. It does not connect.
+// string. It does not connect. The connection timeouts are set (see
+// timeout.go): connect_timeout defaults to DefaultConnectTimeout, and
+// read_timeout, denorm's own parameter, to DefaultReadTimeout. Its errors
+// never hold the password.
 func ParseSource(url string) (*Source, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cs := connstr.Parse(url)
+	if err := cs.Problem(); err != nil {
+		return nil, err
+	}
+	if cs.Form() == connstr.URL && cs.Scheme() != "postgres" && cs.Scheme() != "postgresql" {
+		return nil, fmt.Errorf("%s is not a PostgreSQL URL: give postgres://user@host:port/db or a key=value string (host=... dbname=...)", cs.Redacted())
+	}
+	cfg, err := pgx.ParseConfig(cs.WithLowerScheme())
+	if err != nil {
+		return nil, cs.ParseError(err)
+	}
+	unguarded := cfg.DialFunc
+	read, err := setTimeouts(cfg, cs)
 	if err != nil {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = "denorm"
-	return &Source{cfg: cfg}, nil
+	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
 }
 
 // ErrNotAdopted marks Adopt's failures past connecting: the connection was
@@ -73,6 +98,9 @@ func (s *Source) Adopt(ctx context.Context, id string) (*Snapshot, error) {
 func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
+		if pgconn.Timeout(err) && ctx.Err() == nil && s.cfg.ConnectTimeout > 0 {
+			return nil, fmt.Errorf("connect to source: no answer within %s (connect_timeout; set it in the URL, 0 waits forever): %w", s.cfg.ConnectTimeout, s.redact(err))
+		}
 		return nil, fmt.Errorf("connect to source: %w", s.redact(err))
 	}
 	return conn, nil
@@ -80,20 +108,7 @@ func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
 
 // redact keeps the password out of an error's text (the driver does not
 // print it today; this makes sure of it).
-func (s *Source) redact(err error) error {
-	if pw := s.cfg.Password; pw != "" && strings.Contains(err.Error(), pw) {
-		return redacted{msg: strings.ReplaceAll(err.Error(), pw, "xxxxx"), err: err}
-	}
-	return err
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r redacted) Error() string { return r.msg }
-func (r redacted) Unwrap() error { return r.err }
+func (s *Source) redact(err error) error { return s.conn.RedactError(err) }
 
 // Lost reports whether err, returned while reading s, means that s's
 // connection is lost or was killed (closed, network failure, server

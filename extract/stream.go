@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -284,34 +285,31 @@ func keyQual(n *mappings.Node) string {
 	return "t"
 }
 
-// keyRefs are the SQL references of n's join key columns.
+// keyRefs are the SQL references of the columns n's join key values come
+// from (for a key computed by PostgreSQL, the column it is computed
+// from), pair by pair with JoinCols: conditions on them are PostgreSQL's
+// own, and indexes serve them.
 func keyRefs(n *mappings.Node) []string {
-	var out []string
-	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.JoinKeyCols {
-			out = append(out, qualRef(keyQual(n), c.Name))
+	out := make([]string, len(n.JoinCols))
+	for i, c := range n.JoinCols {
+		col, _ := keyColumn(n, c)
+		q := "t"
+		if c >= len(n.Columns) {
+			q = keyQual(n)
 		}
-		return out
-	}
-	for _, c := range n.JoinCols {
-		out = append(out, colRef(n.Columns[c].Name))
+		out[i] = qualRef(q, col.Name)
 	}
 	return out
 }
 
-// keyTypes are the SQL types of n's join key columns.
-func keyTypes(n *mappings.Node) []string {
-	var out []string
-	if n.Through != nil || n.Kind == mappings.NodeAggregate {
-		for _, c := range n.JoinKeyCols {
-			out = append(out, c.Type)
-		}
-		return out
+// keySelects are the select expressions of n's JoinKeyCols, and their
+// positions in the select list (from 1), for GROUP BY and ORDER BY.
+func keySelects(n *mappings.Node) (exprs, positions []string) {
+	for i, c := range n.JoinKeyCols {
+		exprs = append(exprs, SelectExpr(c, keyQual(n)))
+		positions = append(positions, strconv.Itoa(len(n.Columns)+1+i))
 	}
-	for _, c := range n.JoinCols {
-		out = append(out, n.Columns[c].Type)
-	}
-	return out
+	return exprs, positions
 }
 
 // fromClause is n's table, joined to its join table when it has one.
@@ -439,18 +437,15 @@ func orderList(n *mappings.Node) []string {
 // key, each group in the relation's order.
 func relatedQuery(n *mappings.Node) string {
 	keys := keyRefs(n)
-	types := keyTypes(n)
+	types := n.ParamTypes
 	filter := ""
 	if n.Filter != "" {
 		filter = " AND (" + n.Filter + ")"
 	}
 	if n.Kind == mappings.NodeAggregate {
-		arg := "*"
-		if n.Agg.Column != "" {
-			arg = colRef(n.Agg.Column)
-		}
-		return fmt.Sprintf("SELECT %s(%s), %s FROM %s WHERE %s%s GROUP BY %s",
-			n.Agg.Fn, arg, strings.Join(keys, ", "), fromClause(n), inKeySet(keys, types), filter, strings.Join(keys, ", "))
+		exprs, pos := keySelects(n)
+		return fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s%s GROUP BY %s",
+			aggregateExpr(n), strings.Join(exprs, ", "), fromClause(n), inKeySet(keys, types), filter, strings.Join(pos, ", "))
 	}
 	order := orderList(n)
 	if n.Limit > 0 {
@@ -466,7 +461,43 @@ func relatedQuery(n *mappings.Node) string {
 			fromClause(n), strings.Join(cond, " AND "), filter, strings.Join(order, ", "), n.Limit)
 	}
 	return fmt.Sprintf("SELECT %s FROM %s WHERE %s%s ORDER BY %s",
-		selectList(n), fromClause(n), inKeySet(keys, types), filter, strings.Join(append(keys, order...), ", "))
+		selectList(n), fromClause(n), inKeySet(keys, types), filter, strings.Join(append(groupOrder(n), order...), ", "))
+}
+
+// groupOrder orders n's rows by the values their join key is grouped by
+// (see relation): the rows of one parent come together, in n's order
+// after it.
+func groupOrder(n *mappings.Node) []string {
+	refs := keyRefs(n)
+	out := make([]string, len(n.JoinCols))
+	for i, c := range n.JoinCols {
+		if c >= len(n.Columns) {
+			out[i] = strconv.Itoa(c + 1) // a key column PostgreSQL computed
+		} else {
+			out[i] = refs[i]
+		}
+	}
+	return out
+}
+
+// aggregateExpr is the aggregate call of aggregate node n. A sum or an
+// average of floating point values depends on the order the values are
+// added in: they are added in the table's primary key order, so the
+// result is the same whatever plan PostgreSQL picks.
+func aggregateExpr(n *mappings.Node) string {
+	arg := "*"
+	if n.Agg.Column != "" {
+		arg = colRef(n.Agg.Column)
+	}
+	order := ""
+	if t := n.Columns[0].TypeName; (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8") && len(n.Table.PrimaryKey) > 0 {
+		keys := make([]string, len(n.Table.PrimaryKey))
+		for i, k := range n.Table.PrimaryKey {
+			keys[i] = colRef(k)
+		}
+		order = " ORDER BY " + strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
 }
 
 // inKeySet is the condition "the values refs (of SQL types types) are one
@@ -489,33 +520,6 @@ func keyArrays(types []string) (unnest, names, casts []string) {
 		casts = append(casts, fmt.Sprintf("k%d::%s", i, t))
 	}
 	return unnest, names, casts
-}
-
-// joinKey is the map key of a row's values at cols; ok is false when one is
-// NULL (NULL joins nothing).
-func joinKey(row []any, cols []int) (string, bool) {
-	if len(cols) == 1 {
-		if row[cols[0]] == nil {
-			return "", false
-		}
-		s, err := textParam(row[cols[0]])
-		return s, err == nil
-	}
-	var b strings.Builder
-	for i, c := range cols {
-		if row[c] == nil {
-			return "", false
-		}
-		s, err := textParam(row[c])
-		if err != nil {
-			return "", false
-		}
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		b.WriteString(s)
-	}
-	return b.String(), true
 }
 
 // textParam renders a key value as PostgreSQL input text, so keys of any
@@ -546,6 +550,13 @@ func textParam(v any) (string, error) {
 		return x.UTC().Format("2006-01-02 15:04:05.999999Z07:00"), nil
 	case transform.UUID:
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16]), nil
+	case transform.Binary:
+		return `\x` + hex.EncodeToString(x), nil
+	case transform.Invalid:
+		if x.Text != "" {
+			return x.Text, nil
+		}
+		return "", x.Err
 	case nil:
 		return "", fmt.Errorf("key value is NULL")
 	}

@@ -202,11 +202,12 @@ type Checkpoints interface {
 type serverCheckpoints struct {
 	coll *mongo.Collection
 	db   string
+	op   time.Duration // bound of each call (opTimeout)
 }
 
 // Checkpoints is the server's checkpoint store (the _denorm collection).
 func (s *serverTarget) Checkpoints() Checkpoints {
-	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name()}
+	return &serverCheckpoints{coll: s.db.Collection(CheckpointCollection), db: s.db.Name(), op: s.op}
 }
 
 func (s *serverCheckpoints) Where() string {
@@ -223,6 +224,8 @@ type checkpointDoc struct {
 }
 
 func (s *serverCheckpoints) Load(ctx context.Context, id string) (*Checkpoint, error) {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	var raw bson.Raw
 	err := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&raw)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -259,6 +262,8 @@ func decodeCheckpoint(id, where string, b []byte) (*Checkpoint, error) {
 }
 
 func (s *serverCheckpoints) Save(ctx context.Context, c *Checkpoint) error {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -272,6 +277,8 @@ func (s *serverCheckpoints) Save(ctx context.Context, c *Checkpoint) error {
 }
 
 func (s *serverCheckpoints) Delete(ctx context.Context, id string) error {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	if _, err := s.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
 		return fmt.Errorf("delete checkpoint %q from %s: %w", id, s.Where(), err)
 	}
@@ -279,6 +286,8 @@ func (s *serverCheckpoints) Delete(ctx context.Context, id string) error {
 }
 
 func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, error) {
+	ctx, cancel := bound(ctx, s.op)
+	defer cancel()
 	cur, err := s.coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list checkpoints in %s: %w", s.Where(), err)

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -21,42 +22,37 @@ import (
 type serverTarget struct {
 	client *mongo.Client
 	db     *mongo.Database
-	uri    string
+	uri    connstr.String
 	opt    Options
 	// swap replaces existing documents by deleting and inserting them
 	// (swapIn): the server is FerretDB, where an update scans the whole
 	// collection.
 	swap bool
+	op   time.Duration // bound of one operation (opTimeout); 0: none
 }
 
-// DatabaseFromURI returns the database named in a mongodb:// URI's path.
-func DatabaseFromURI(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", fmt.Errorf("target URI: %w", Redact(err, uri))
+// openServer connects to the server at uri (checked by ParseTarget); the
+// database is the URI's path. Errors name the URI without its password.
+func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTarget, error) {
+	dbName := uri.Path()
+	if dbName == "" {
+		return nil, fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", uri)
 	}
-	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" {
-		return "", fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", RedactURI(uri))
-	}
-	return db, nil
-}
-
-// openServer connects to the server at uri; the database is the URI's path.
-func openServer(ctx context.Context, uri string, opt Options) (*serverTarget, error) {
-	dbName, err := DatabaseFromURI(uri)
+	copts := clientOptions(uri)
+	client, err := mongo.Connect(copts)
 	if err != nil {
-		return nil, err
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
+		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		_ = client.Disconnect(context.Background())
-		return nil, fmt.Errorf("connect to %s: %w", RedactURI(uri), Redact(err, uri))
+		var sse topology.ServerSelectionError
+		if errors.As(err, &sse) {
+			return nil, fmt.Errorf("connect to %s: no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS): %w",
+				uri, *copts.ServerSelectionTimeout, *copts.ConnectTimeout, uri.RedactError(err))
+		}
+		return nil, fmt.Errorf("connect to %s: %w", uri, uri.RedactError(err))
 	}
-	t := &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults()}
+	t := &serverTarget{client: client, db: client.Database(dbName), uri: uri, opt: opt.withDefaults(), op: opTimeout(uri)}
 	var info bson.Raw
 	if err := t.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err == nil {
 		_, ferret := info.Lookup("ferretdbVersion").StringValueOK()
@@ -102,7 +98,16 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		if len(raws) == 0 {
 			return nil
 		}
+		ctx, cancel := bound(ctx, s.op)
+		defer cancel()
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
+		if s.refusedBatch(ctx, err) {
+			// A document the server closes the connection on (isolate.go).
+			rj, err := s.isolate(ctx, collection, batch)
+			rejects = append(rejects, rj...)
+			raws, batch, bytes = raws[:0], batch[:0], 0
+			return err
+		}
 		var (
 			bwe    mongo.BulkWriteException
 			again  []transform.Document
@@ -267,7 +272,9 @@ func (s *serverTarget) Delete(ctx context.Context, collection string, sel Select
 			if err != nil {
 				return n, fmt.Errorf("%s: %w", what, err)
 			}
-			res, err := coll.DeleteMany(ctx, filter)
+			dctx, cancel := bound(ctx, s.op)
+			res, err := coll.DeleteMany(dctx, filter)
+			cancel()
 			if err != nil {
 				return n, fmt.Errorf("%s: %w", what, err)
 			}
@@ -325,43 +332,13 @@ func replaceModel(d transform.Document, raw bson.Raw) mongo.WriteModel {
 	return mongo.NewReplaceOneModel().SetFilter(filter).SetReplacement(raw).SetUpsert(true)
 }
 
-// Close disconnects.
+// closeTimeout bounds Disconnect, which ends the client's sessions on the
+// server first: on a half-open connection that would wait forever.
+const closeTimeout = 10 * time.Second
+
+// Close disconnects, within closeTimeout.
 func (s *serverTarget) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
 	return s.client.Disconnect(ctx)
 }
-
-// RedactURI hides the password of a URI for messages.
-func RedactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
-// Redact removes uri's password from an error's text.
-func Redact(err error, uri string) error {
-	if err == nil {
-		return nil
-	}
-	u, perr := url.Parse(uri)
-	if perr != nil || u.User == nil {
-		return err
-	}
-	pw, has := u.User.Password()
-	if !has || pw == "" || !strings.Contains(err.Error(), pw) {
-		return err
-	}
-	return redacted{msg: strings.ReplaceAll(err.Error(), pw, "xxxxx"), err: err}
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r redacted) Error() string { return r.msg }
-func (r redacted) Unwrap() error { return r.err }

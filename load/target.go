@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/denorm/denorm/transform"
 )
@@ -185,18 +184,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// isServerURI reports whether target names a MongoDB-wire server rather
-// than a directory.
-func isServerURI(target string) bool {
-	return strings.HasPrefix(target, "mongodb://") || strings.HasPrefix(target, "mongodb+srv://")
-}
-
-// Open returns the target named by uri: a mongodb:// (or mongodb+srv://)
-// URI naming the database in its path, connected and pinged; anything
-// else is a directory path.
+// Open returns the target named by uri (see ParseTarget): a mongodb:// (or
+// mongodb+srv://) URI naming the database in its path, connected and
+// pinged; any other path is a directory.
 func Open(ctx context.Context, uri string, opt Options) (Target, error) {
-	if isServerURI(uri) {
-		return openServer(ctx, uri, opt)
+	cs, server, err := ParseTarget(uri)
+	if err != nil {
+		return nil, err
+	}
+	if server {
+		return openServer(ctx, cs, opt)
 	}
 	st, err := os.Stat(uri)
 	switch {

@@ -24,7 +24,18 @@ type Table struct {
 	ForeignKeys []ForeignKey `json:"foreignKeys,omitempty"`
 	// Estimate is the planner's row estimate (pg_class.reltuples); -1 when unknown.
 	Estimate int64 `json:"estimate,omitempty"`
+	// Kind is empty for a table (plain or partitioned), else KindView,
+	// KindMaterializedView or KindForeignTable: relations that have no
+	// primary key, whose id columns the mapping names.
+	Kind string `json:"kind,omitempty"`
 }
+
+// Relation kinds other than tables (Table.Kind).
+const (
+	KindView             = "view"
+	KindMaterializedView = "materialized view"
+	KindForeignTable     = "foreign table"
+)
 
 // TableActivity is a table's size and activity since its statistics were
 // last reset (PostgreSQL's pg_stat_user_tables: the live row count, or the
@@ -58,6 +69,26 @@ type Column struct {
 	// ElemCategory is the element's typcategory for arrays.
 	ElemCategory string `json:"elemCategory,omitempty"`
 	NotNull      bool   `json:"notNull,omitempty"`
+	// Domain is the column's declared type when it is a domain (or an
+	// array of one): Type, TypeName and Category then describe the base
+	// type, which is how values are read and compared.
+	Domain string `json:"domain,omitempty"`
+	// Collation is the column's collation when it is not the database's
+	// default; NonDeterministic says that it considers strings equal that
+	// differ in bytes (which no join key of denorm's can follow).
+	Collation        string `json:"collation,omitempty"`
+	NonDeterministic bool   `json:"nonDeterministic,omitempty"`
+	// Canon, set only on columns Resolve adds to a plan's nodes, makes the
+	// column a join key computed by PostgreSQL: the value of column Name
+	// as the comparison type Canon sees it, in a text form that is equal
+	// byte for byte exactly when PostgreSQL's = says the values are equal
+	// (see joinkey.go). It is never a document field.
+	Canon string `json:"canon,omitempty"`
+	// SQL, set only on columns Resolve adds to a plan's nodes, makes the
+	// column computed by PostgreSQL: a field's sql: expression over the
+	// row's own columns; Name is the field's name. Its type is known only
+	// when the query runs.
+	SQL string `json:"sql,omitempty"`
 	// KeepPadding keeps the blank padding of char(n) values (the mapping's
 	// char: keep); by default it is trimmed. Resolve sets it on the
 	// columns of a plan's nodes.

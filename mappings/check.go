@@ -48,6 +48,9 @@ func (c *checker) collection(col *Collection) {
 		if col.Discriminator != "" {
 			c.add(col.pos.at("discriminator"), "%s: a bucket collection cannot share its collection with other document types", col.Name)
 		}
+		if col.IDPrefix != "" {
+			c.add(col.pos.at("idPrefix"), "%s: a bucket collection's _id is \"<parent key>-<page>\"; idPrefix does not apply", col.Name)
+		}
 		c.orderBy(b.OrderBy, b.pos.at("orderBy"), where)
 		items, page := b.ItemsField(), b.PageField()
 		if items == page {
@@ -81,6 +84,7 @@ func (c *checker) shared(cols []*Collection) {
 		return
 	}
 	first := cols[0]
+	c.idPrefixes(cols)
 	values := map[any]int{}
 	for i, col := range cols {
 		if first.Discriminator == "" || col.Discriminator == "" || col.Bucket != nil {
@@ -102,6 +106,36 @@ func (c *checker) shared(cols []*Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
 		}
 		values[v] = col.pos.at("name").Line
+	}
+}
+
+// idPrefixes checks the idPrefix of the entries sharing a collection:
+// set on none (their _ids must not meet, see validate), or on every one,
+// each distinct and none the beginning of another, so that no two
+// entries can give one _id.
+func (c *checker) idPrefixes(cols []*Collection) {
+	set := 0
+	for _, col := range cols {
+		if col.IDPrefix != "" && col.Bucket == nil {
+			set++
+		}
+	}
+	if set == 0 {
+		return
+	}
+	for i, col := range cols {
+		if col.Bucket != nil {
+			continue
+		}
+		if col.IDPrefix == "" {
+			c.add(col.pos.at("name"), "%s: other document types of this collection set idPrefix; set one here too, or an _id of this type may equal one of theirs", col.Name)
+			continue
+		}
+		for _, other := range cols[:i] {
+			if other.IDPrefix != "" && other.Bucket == nil && (strings.HasPrefix(col.IDPrefix, other.IDPrefix) || strings.HasPrefix(other.IDPrefix, col.IDPrefix)) {
+				c.add(col.pos.at("idPrefix"), "%s: idPrefix %q and %q (line %d) can begin the same _id; make neither the beginning of the other", col.Name, col.IDPrefix, other.IDPrefix, other.pos.at("idPrefix").Line)
+			}
+		}
 	}
 }
 
@@ -154,6 +188,9 @@ func (fd *Field) kinds() []string {
 	if fd.Expr != "" {
 		k = append(k, "expr")
 	}
+	if fd.SQL != "" {
+		k = append(k, "sql")
+	}
 	if fd.Value != nil {
 		k = append(k, "value")
 	}
@@ -186,9 +223,9 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		kinds := fd.kinds()
 		switch {
 		case len(kinds) == 0:
-			c.add(fd.pos.self, "%s: a field needs one of column, embed, ids, aggregate, expr, value or link", where)
+			c.add(fd.pos.self, "%s: a field needs one of column, embed, ids, aggregate, expr, sql, value or link", where)
 		case len(kinds) > 1:
-			c.add(fd.pos.self, "%s: a field takes one of column, embed, ids, aggregate, expr, value or link, not %s", where, strings.Join(kinds, " and "))
+			c.add(fd.pos.self, "%s: a field takes one of column, embed, ids, aggregate, expr, sql, value or link, not %s", where, strings.Join(kinds, " and "))
 		}
 		kind := ""
 		if len(kinds) > 0 {
@@ -206,8 +243,13 @@ func (c *checker) entity(e *Entity, where string, document bool) {
 		if document && fd.Name == "_id" {
 			c.add(fd.pos.at("name"), "%s: _id is made from the id columns; choose another field name", where)
 		}
-		if fd.Numeric != "" && kind != "column" && kind != "aggregate" {
-			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column or an aggregate, not to %s", where, kind)
+		if fd.Numeric != "" && kind != "column" && kind != "aggregate" && kind != "sql" {
+			c.add(fd.pos.at("numeric"), "%s: numeric applies to a column, an aggregate or an sql field, not to %s", where, kind)
+		}
+		if kind == "sql" {
+			if err := CheckSQLExpr(fd.SQL); err != nil {
+				c.add(fd.pos.at("sql"), "%s: sql: %v", where, err)
+			}
 		}
 		if fd.Char != "" && kind != "column" {
 			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)

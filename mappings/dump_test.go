@@ -2,6 +2,7 @@ package mappings
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,6 +31,9 @@ func dumpCollection(b *strings.Builder, cp *CollectionPlan) {
 	fmt.Fprintf(b, "collection %s (%s)\n", cp.Name, posText(cp.Pos))
 	r := cp.Root
 	fmt.Fprintf(b, "  id columns: %s\n", colList(r, cp.IDCols))
+	if !slices.Equal(cp.IDKeys, cp.IDCols) && cp.Bucket == nil {
+		fmt.Fprintf(b, "  id compared as: %s\n", colList(r, cp.IDKeys))
+	}
 	if len(cp.IDNames) > 1 {
 		fmt.Fprintf(b, "  id names: %s\n", strings.Join(cp.IDNames, ", "))
 	}
@@ -40,6 +44,9 @@ func dumpCollection(b *strings.Builder, cp *CollectionPlan) {
 	if bp := cp.Bucket; bp != nil {
 		fmt.Fprintf(b, "  bucket: by %s as %s; size %d; items %q, page %q; skip last %d\n",
 			colList(r, bp.By), strings.Join(bp.ByNames, ", "), bp.Size, bp.Items, bp.Page, bp.SkipLast)
+		if !slices.Equal(bp.ByKeys, bp.By) {
+			fmt.Fprintf(b, "  bucket parents compared as: %s\n", colList(r, bp.ByKeys))
+		}
 	}
 }
 
@@ -51,12 +58,24 @@ func dumpNode(b *strings.Builder, n *Node) {
 	var cols []string
 	for i, c := range n.Columns {
 		s := c.Name + " " + c.Type
+		switch {
+		case c.Canon != "":
+			s = colName(c)
+		case c.SQL != "":
+			s = colName(c)
+		case c.Domain != "":
+			s += " (domain " + c.Domain + ")"
+		}
 		if c.TypeName == "numeric" {
 			s += " as " + string(n.Numeric[i])
 		}
 		cols = append(cols, s)
 	}
 	for _, c := range n.JoinKeyCols {
+		if c.Canon != "" {
+			cols = append(cols, "| "+colName(c))
+			continue
+		}
 		cols = append(cols, "| "+c.Name+" "+c.Type)
 	}
 	fmt.Fprintf(b, "%scolumns: %s\n", ind, strings.Join(cols, ", "))
@@ -73,9 +92,10 @@ func dumpNode(b *strings.Builder, n *Node) {
 	if n.Parent != nil {
 		var join []string
 		for i := range n.JoinCols {
-			join = append(join, rowCol(n, n.JoinCols[i])+" = "+n.Parent.Columns[n.ParentCols[i]].Name)
+			join = append(join, rowCol(n, n.JoinCols[i])+" = "+colName(n.Parent.Columns[n.ParentCols[i]]))
 		}
 		fmt.Fprintf(b, "%sjoin: %s\n", ind, strings.Join(join, ", "))
+		fmt.Fprintf(b, "%sparent keys cast to: %s\n", ind, strings.Join(n.ParamTypes, ", "))
 	}
 	if len(n.Order) > 0 {
 		fmt.Fprintf(b, "%sorder: %s\n", ind, orderText(n, n.Order))
@@ -87,7 +107,9 @@ func dumpNode(b *strings.Builder, n *Node) {
 	if n.Limit > 0 {
 		shape = append(shape, fmt.Sprintf("limit %d", n.Limit))
 	}
-	if n.Kind == NodeIds {
+	if n.Kind == NodeIds && len(n.Values) > 0 {
+		shape = append(shape, fmt.Sprintf("values %s as %s", colList(n, n.Values), strings.Join(n.ValueNames, ", ")))
+	} else if n.Kind == NodeIds {
 		shape = append(shape, "value "+n.Columns[n.Value].Name)
 	}
 	if a := n.Agg; a != nil {
@@ -156,15 +178,27 @@ func refText(n *Node, r Ref) string {
 // rowCol names value i of a row of n: a column, or a join key column.
 func rowCol(n *Node, i int) string {
 	if i < len(n.Columns) {
-		return n.Columns[i].Name
+		return colName(n.Columns[i])
 	}
-	return "|" + n.JoinKeyCols[i-len(n.Columns)].Name
+	return "|" + colName(n.JoinKeyCols[i-len(n.Columns)])
+}
+
+// colName names a column: a key column computed by PostgreSQL as
+// key(column as type), a computed field as sql(name: expression).
+func colName(c Column) string {
+	switch {
+	case c.Canon != "":
+		return "key(" + c.Name + " as " + c.Canon + ")"
+	case c.SQL != "":
+		return "sql(" + c.Name + ": " + c.SQL + ")"
+	}
+	return c.Name
 }
 
 func colList(n *Node, cols []int) string {
 	var out []string
 	for _, c := range cols {
-		out = append(out, n.Columns[c].Name)
+		out = append(out, colName(n.Columns[c]))
 	}
 	return strings.Join(out, ", ")
 }

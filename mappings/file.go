@@ -110,6 +110,9 @@ type Collection struct {
 	// Discriminator names the constant field (a field with value:) that
 	// tells the document types of a shared collection apart.
 	Discriminator string `yaml:"discriminator"`
+	// IDPrefix makes _id the string IDPrefix followed by the id's text,
+	// so that document types sharing a collection never share an _id.
+	IDPrefix string `yaml:"idPrefix"`
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`
@@ -168,9 +171,10 @@ func (l *Link) UnmarshalYAML(n *yaml.Node) error {
 type LinkSide struct {
 	// Collection gets the id array.
 	Collection string `yaml:"collection"`
-	// Column is the join table's column referencing that collection's root
-	// table; default: the one foreign key of the join table to it.
-	Column string `yaml:"column"`
+	// Column is the join table's column (or columns, for a composite key)
+	// referencing that collection's root table; default: the one foreign
+	// key of the join table to it.
+	Column StringList `yaml:"column"`
 	// Field names the id array (default: the other side's collection name).
 	Field string `yaml:"field"`
 	pos   positions
@@ -219,8 +223,11 @@ type Relation struct {
 	// primary key) or the column an aggregate reads.
 	Column string `yaml:"column"`
 	// Fn is an aggregate's function: count, sum, min, max or avg.
-	Fn  string `yaml:"fn"`
-	pos positions
+	Fn string `yaml:"fn"`
+	// values are the value columns of an id array of composite keys (a
+	// link's, see Node.Values).
+	values []string
+	pos    positions
 }
 
 // Through is the join table a relation is reached through.
@@ -251,7 +258,7 @@ func (r *Relation) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Field is one field of a document. Exactly one source must be set:
-// Column, Embed, Ids, Aggregate, Expr, Value or Link; Key makes the field's
+// Column, Embed, Ids, Aggregate, Expr, SQL, Value or Link; Key makes the field's
 // name come from the data (a pivot).
 type Field struct {
 	// Name is the field name; default: the column name in camelCase.
@@ -272,6 +279,9 @@ type Field struct {
 	Value *Const `yaml:"value"`
 	// Link places the id array of a link (named by its join table) here.
 	Link string `yaml:"link"`
+	// SQL computes the value in PostgreSQL: an SQL expression over the
+	// row's own columns (see sqlexpr.go), read-only.
+	SQL string `yaml:"sql"`
 	// Ref names the collection this field's values reference (weak link),
 	// for dangling-reference reports.
 	Ref string `yaml:"ref"`

@@ -2,9 +2,11 @@ package mappings
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -73,13 +75,100 @@ func IsProblems(err error) bool {
 	return errors.As(err, &ps)
 }
 
-// Load reads and parses the mapping file at path.
+// MaxFileSize is the largest mapping file Load reads: 4 MiB. A mapping
+// is written by hand or drafted by advise (about 1.5 KiB per table, so a
+// schema of 1,000 tables takes ~1.5 MiB); a larger file is a mistake (the
+// wrong file, a device, a generated stream), and the YAML node tree the
+// parser builds takes many times the file's size in memory, which must
+// stay bounded.
+const MaxFileSize = 4 << 20
+
+// Load reads and parses the mapping file at path (LoadContext without a
+// context).
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext reads and parses the mapping file at path. Reading stops
+// when ctx ends (Ctrl-C while waiting for a FIFO's writer or reading a
+// slow device): the error is then ctx's. A file that cannot be read or is
+// over MaxFileSize is reported as Problems, like everything else wrong
+// with the file (exit code 2 for the command line).
+func LoadContext(ctx context.Context, path string) (*File, error) {
+	data, err := readLimited(ctx, path, MaxFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("read mapping: %w", err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("read mapping %s: %w", path, ctx.Err())
+		}
+		return nil, Problems{{File: path, Msg: err.Error()}}
 	}
 	return Parse(path, data)
+}
+
+// readLimited reads at most limit bytes of the file at path, failing on a
+// larger one (by its size when it is a regular file, before reading). The
+// open and the reads run in a goroutine that ctx does not wait for: open
+// blocks on a FIFO until a writer comes, and no system call interrupts
+// it; a read is interrupted by closing the file.
+func readLimited(ctx context.Context, path string, limit int64) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	var (
+		mu     sync.Mutex
+		file   *os.File
+		closed bool
+	)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			done <- result{err: fmt.Errorf("cannot read the mapping file: %w", err)}
+			return
+		}
+		mu.Lock()
+		if closed {
+			mu.Unlock()
+			f.Close()
+			return
+		}
+		file = f
+		mu.Unlock()
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
+			done <- result{err: sizeError(st.Size(), limit)}
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		switch {
+		case err != nil:
+			err = fmt.Errorf("cannot read the mapping file: %w", err)
+		case int64(len(data)) > limit:
+			err = sizeError(-1, limit)
+		}
+		done <- result{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-ctx.Done():
+		mu.Lock()
+		closed = true
+		if file != nil {
+			file.Close()
+		}
+		mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+func sizeError(size, limit int64) error {
+	what := "more than"
+	if size >= 0 {
+		what = fmt.Sprintf("%d bytes,", size)
+	}
+	return fmt.Errorf("the mapping file is %s over the limit of %d bytes (%d MiB): a mapping file is written by hand or by denorm advise, and a larger one is the wrong file", what, limit, limit>>20)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -100,6 +189,22 @@ func Parse(path string, data []byte) (*File, error) {
 			msg = "the file is empty"
 		}
 		return nil, Problems{{File: path, Pos: Pos{1, 1}, Msg: strings.TrimPrefix(msg, "yaml: ")}}
+	}
+	// One document: a second one would be ignored silently (an empty
+	// one, a trailing ---, is harmless).
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, Problems{{File: path, Pos: Pos{1, 1}, Msg: "after the first YAML document: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+		}
+		if len(next.Content) == 0 || (len(next.Content) == 1 && next.Content[0].Tag == "!!null") {
+			continue
+		}
+		return nil, Problems{{File: path, Pos: Pos{next.Line, next.Column}, Msg: "a second YAML document starts here: a mapping file is one document (remove the --- separator and what follows, or merge the documents)"}}
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {

@@ -67,6 +67,15 @@ type CollectionPlan struct {
 	IDCols []int
 	// IDNames are the field names inside a composite _id (len(IDCols) > 1).
 	IDNames []string
+	// IDKeys are, for each of IDCols of a document collection, the index
+	// in Root.Columns of the value PostgreSQL compares: the id column
+	// itself, or a key column computed by PostgreSQL (Column.Canon) when
+	// values equal to PostgreSQL may differ in bytes (numeric 1.0 and
+	// 1.00). Empty for a bucket collection (see BucketPlan.ByKeys).
+	IDKeys []int
+	// IDPrefix, when set, makes _id the string IDPrefix followed by the
+	// text of the IDKeys values (see transform.ID).
+	IDPrefix string
 	// Discriminator and DiscriminatorValue are set when the collection
 	// holds several document types: each document has Discriminator =
 	// DiscriminatorValue, and writes replace only documents of their type.
@@ -99,6 +108,11 @@ type BucketPlan struct {
 	// ByNames their field names.
 	By      []int
 	ByNames []string
+	// ByKeys are, for each of By, the index in Root.Columns of the value
+	// PostgreSQL compares (see CollectionPlan.IDKeys): rows whose parent
+	// keys are equal to PostgreSQL belong to one parent, and page ids are
+	// made of these values.
+	ByKeys []int
 	// Size is the number of items of a full page.
 	Size int
 	// Items and Page name the array and page number fields.
@@ -158,8 +172,20 @@ type Node struct {
 	JoinKeyCols []Column
 	// JoinCols are the indexes in a row of its join key values, and
 	// ParentCols the indexes in the parent's Columns they equal, pair by
-	// pair. Both are empty for a root.
+	// pair. Both are empty for a root. Where PostgreSQL's = is not byte
+	// equality of the values read (see joinkey.go), both point at key
+	// columns computed by PostgreSQL (Column.Canon): a JoinKeyCols entry
+	// of the row, a column added to the parent's Columns.
 	JoinCols, ParentCols []int
+	// ParamTypes are, pair by pair, the SQL types the text of a parent's
+	// key values (the values at ParentCols) is cast to when the relation's
+	// rows are fetched for given parents, so that PostgreSQL compares them
+	// with the join columns by the join's own =.
+	ParamTypes []string
+	// keyExtra holds, pair by pair while resolving, the index in
+	// JoinKeyCols of a key column JoinCols must point at once Columns is
+	// complete, or -1.
+	keyExtra []int
 	// Order orders the rows of one parent (for a bucket root: the items of
 	// one parent); readers break ties by the table's primary key.
 	Order []OrderCol
@@ -169,8 +195,13 @@ type Node struct {
 	Limit int
 	// Object: the relation gives at most one row, embedded as a document.
 	Object bool
-	// Value is the index in Columns of an id array's value.
-	Value int
+	// Value is the index in Columns of an id array's value. An id array
+	// of composite keys (a link over a composite foreign key) has Values
+	// instead: each item is a document of those columns named ValueNames,
+	// the referenced collection's _id.
+	Value      int
+	Values     []int
+	ValueNames []string
 	// Agg describes an aggregate node.
 	Agg *AggPlan
 	// Parent is the enclosing node (nil for a root).

@@ -52,15 +52,15 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	return plan, r.ps.sorted()
 }
 
-// finishJoinKeys points the JoinCols of through nodes at their
-// JoinKeyCols, placed after their columns now that every column is known.
+// finishJoinKeys points JoinCols at the JoinKeyCols they name, placed
+// after the node's columns now that every column is known.
 func finishJoinKeys(n *Node) bool {
-	if n.Through != nil && n.Kind != NodeAggregate {
-		n.JoinCols = n.JoinCols[:0]
-		for i := range n.JoinKeyCols {
-			n.JoinCols = append(n.JoinCols, len(n.Columns)+i)
+	for i, x := range n.keyExtra {
+		if x >= 0 {
+			n.JoinCols[i] = len(n.Columns) + x
 		}
 	}
+	n.keyExtra = nil
 	return true
 }
 
@@ -76,10 +76,15 @@ type resolver struct {
 // linkField is one side of a link, resolved to a relation of the side's
 // root table.
 type linkField struct {
-	name   string
-	table  string // join table
-	rel    *Relation
-	placed bool
+	name  string
+	table string // join table
+	rel   *Relation
+	// values and names are the value columns and item field names of an
+	// id array of composite keys (see Node.Values); ref the collection the
+	// ids are of ("" for a one-sided link).
+	values, names []string
+	ref           string
+	placed        bool
 }
 
 func (r *resolver) table(name string, p Pos) *Table {
@@ -91,7 +96,10 @@ func (r *resolver) table(name string, p Pos) *Table {
 }
 
 // resolveLinks turns every link side into an id-array relation of its
-// collection's root table.
+// collection's root table. A side is a foreign key of the join table to
+// the side's root table, of one column or several (a composite key: the
+// id array then holds documents, the other side's _ids); the id array
+// references the other side's collection (ref).
 func (r *resolver) resolveLinks() map[string][]*linkField {
 	out := map[string][]*linkField{}
 	for _, l := range r.file.Links {
@@ -100,9 +108,10 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			continue
 		}
 		type side struct {
-			s      *LinkSide
-			col    string // join table column referencing the side's root
-			parent string // the root's column it references
+			s       *LinkSide
+			cols    []string // join table columns referencing the side's root
+			parents []string // the root's columns they reference
+			c       *Collection
 		}
 		var sides []side
 		ok := true
@@ -117,34 +126,35 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 				ok = false // reported with the collection
 				continue
 			}
-			col, parent, err := linkColumn(jt, root, s.Column)
+			cols, parents, err := linkColumns(jt, root, s.Column)
 			if err != nil {
 				r.add(s.pos.self, "links: %s: %v", l.Table, err)
 				ok = false
 				continue
 			}
-			sides = append(sides, side{s: s, col: col, parent: parent})
+			sides = append(sides, side{s: s, cols: cols, parents: parents, c: c})
 		}
 		if !ok {
 			continue
 		}
 		if len(sides) == 1 {
-			// The value is the join table's other foreign key column.
-			other := ""
-			for _, fk := range jt.ForeignKeys {
-				if len(fk.Columns) == 1 && fk.Columns[0] != sides[0].col {
-					if other != "" {
-						r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
-						other = ""
-						break
-					}
-					other = fk.Columns[0]
+			// The value is the join table's other foreign key.
+			var other *ForeignKey
+			for i, fk := range jt.ForeignKeys {
+				if slices.Equal(fk.Columns, sides[0].cols) {
+					continue
 				}
+				if other != nil {
+					r.add(l.pos.self, "links: %s has several other foreign keys; add the second side to say which one holds the ids", l.Table)
+					other = nil
+					break
+				}
+				other = &jt.ForeignKeys[i]
 			}
-			if other == "" {
+			if other == nil {
 				continue
 			}
-			sides = append(sides, side{col: other})
+			sides = append(sides, side{cols: other.Columns, parents: other.RefColumns})
 		}
 		for i, s := range sides {
 			if s.s == nil {
@@ -155,51 +165,99 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			if name == "" && o.s != nil {
 				name = o.s.Collection
 			}
-			rel := &Relation{
-				Entity:  Entity{Table: l.Table},
-				Join:    JoinSpec{{Column: s.col, Parent: s.parent}},
-				Column:  o.col,
-				OrderBy: StringList{o.col},
-				pos:     s.s.pos,
+			rel := &Relation{Entity: Entity{Table: l.Table}, pos: s.s.pos}
+			for j, col := range s.cols {
+				rel.Join = append(rel.Join, JoinPair{Column: col, Parent: s.parents[j]})
 			}
-			out[s.s.Collection] = append(out[s.s.Collection], &linkField{name: name, table: l.Table, rel: rel})
+			lf := &linkField{name: name, table: l.Table, rel: rel}
+			if len(o.cols) == 1 {
+				rel.Column, rel.OrderBy = o.cols[0], StringList{o.cols[0]}
+			} else if values, names, err := linkValueNames(o.c, o.cols, o.parents); err != nil {
+				r.add(s.s.pos.self, "links: %s: %v", l.Table, err)
+				continue
+			} else {
+				rel.OrderBy = StringList(slices.Clone(values))
+				lf.values, lf.names = values, names
+			}
+			if o.c != nil {
+				lf.ref = o.c.Name
+			}
+			out[s.s.Collection] = append(out[s.s.Collection], lf)
 		}
 	}
 	return out
 }
 
-// linkColumn finds the join table's column referencing root: the given
-// one, or the single-column foreign key to root. It returns that column
-// and the root column it references.
-func linkColumn(jt, root *Table, col string) (string, string, error) {
-	rootName := root.Schema + "." + root.Name
-	if col != "" {
-		if jt.Column(col) == nil {
-			return "", "", fmt.Errorf("table %q has no column %q", jt.Name, col)
+// linkValueNames are the value columns and field names of the items of
+// an id array of composite keys: the join table's columns cols reference
+// the other side's root columns parents, and each item equals the other
+// side's _id when there is one (its id columns, named as its _id names
+// them, in its order), else is named after parents.
+func linkValueNames(other *Collection, cols, parents []string) ([]string, []string, error) {
+	if other == nil {
+		names := make([]string, len(parents))
+		for i, p := range parents {
+			names[i] = CamelCase(p)
 		}
-		for _, fk := range jt.ForeignKeys {
-			if len(fk.Columns) == 1 && fk.Columns[0] == col && fk.RefTable == rootName {
-				return col, fk.RefColumns[0], nil
+		return cols, names, nil
+	}
+	ids := []string(other.ID)
+	if len(ids) == 0 {
+		ids = parents // the primary key the foreign key references
+	}
+	if len(ids) != len(parents) {
+		return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+	}
+	names := make([]string, len(ids))
+	byParent := map[string]string{}
+	for i, p := range parents {
+		byParent[p] = cols[i]
+	}
+	reordered := make([]string, len(ids))
+	for i, id := range ids {
+		col, ok := byParent[id]
+		if !ok {
+			return nil, nil, fmt.Errorf("the foreign key to %q references (%s), not the columns of its _id (%s)", other.Table, strings.Join(parents, ", "), strings.Join(ids, ", "))
+		}
+		reordered[i], names[i] = col, fieldName(&other.Entity, id)
+	}
+	return reordered, names, nil
+}
+
+// linkColumns finds the join table's columns referencing root: the given
+// ones, or the columns of the one foreign key of the join table to root.
+// It returns them and the root columns they reference.
+func linkColumns(jt, root *Table, given []string) ([]string, []string, error) {
+	rootName := root.Schema + "." + root.Name
+	if len(given) > 0 {
+		for _, col := range given {
+			if jt.Column(col) == nil {
+				return nil, nil, fmt.Errorf("table %q has no column %q", jt.Name, col)
 			}
 		}
-		if len(root.PrimaryKey) != 1 {
-			return "", "", fmt.Errorf("%q has no single-column primary key for %s.%s to reference", root.Name, jt.Name, col)
+		for _, fk := range jt.ForeignKeys {
+			if fk.RefTable == rootName && slices.Equal(fk.Columns, given) {
+				return slices.Clone(fk.Columns), slices.Clone(fk.RefColumns), nil
+			}
 		}
-		return col, root.PrimaryKey[0], nil
+		if len(root.PrimaryKey) != len(given) {
+			return nil, nil, fmt.Errorf("%s.%s is no foreign key to %q, and %q has no primary key of %d columns for it to reference", jt.Name, strings.Join(given, ", "), root.Name, root.Name, len(given))
+		}
+		return slices.Clone([]string(given)), slices.Clone(root.PrimaryKey), nil
 	}
 	var found []ForeignKey
 	for _, fk := range jt.ForeignKeys {
-		if fk.RefTable == rootName && len(fk.Columns) == 1 {
+		if fk.RefTable == rootName {
 			found = append(found, fk)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return "", "", fmt.Errorf("no foreign key of %q references %q; give column: the join table's column that does", jt.Name, root.Name)
+		return nil, nil, fmt.Errorf("no foreign key of %q references %q; give column: the join table's column(s) that do", jt.Name, root.Name)
 	case 1:
-		return found[0].Columns[0], found[0].RefColumns[0], nil
+		return slices.Clone(found[0].Columns), slices.Clone(found[0].RefColumns), nil
 	}
-	return "", "", fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
+	return nil, nil, fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
 }
 
 func (r *resolver) collection(c *Collection) *CollectionPlan {
@@ -208,7 +266,7 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		return nil
 	}
 	n := &Node{Kind: NodeRoot, Path: c.Name, Pos: c.pos.self, Table: t, Filter: c.Filter, FilterPos: c.pos.at("filter")}
-	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n}
+	cp := &CollectionPlan{Name: c.Name, Pos: c.pos.self, Root: n, IDPrefix: c.IDPrefix}
 	if c.Bucket != nil {
 		if !r.bucket(cp, c) {
 			return nil
@@ -219,6 +277,10 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 	idCols := []string(c.ID)
 	if len(idCols) == 0 {
 		idCols = t.PrimaryKey
+		if len(idCols) == 0 && t.Kind != "" {
+			r.add(c.pos.at("table"), "%s: %q is a %s, which has no primary key; set id to the columns that name a row (they must be unique and not null; denorm cannot check it, verify reports duplicate _ids)", c.Name, c.Table, t.Kind)
+			return nil
+		}
 		if len(idCols) == 0 {
 			r.add(c.pos.at("table"), "%s: table %q has no primary key; set id to columns that are unique and not null", c.Name, c.Table)
 			return nil
@@ -234,7 +296,8 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		if !ok {
 			return nil
 		}
-		if !isUniqueKey(t, idCols) {
+		if !isUniqueKey(t, idCols) && t.Kind == "" {
+			// (A view's uniqueness cannot be checked: see the README.)
 			r.add(c.pos.at("id"), "%s: id columns (%s) are not a primary key or a unique key of NOT NULL columns of %q, so _id would not be unique", c.Name, strings.Join(idCols, ", "), c.Table)
 		}
 	}
@@ -242,6 +305,9 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 		i := r.need(n, col)
 		cp.IDCols = append(cp.IDCols, i)
 		cp.IDNames = append(cp.IDNames, fieldName(&c.Entity, col))
+	}
+	for _, i := range cp.IDCols {
+		cp.IDKeys = append(cp.IDKeys, r.identity(n, i))
 	}
 	r.entity(n, &c.Entity, c.pos, idCols, r.links[c.Name])
 	for _, lf := range r.links[c.Name] {
@@ -266,6 +332,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 		}
 		bp.By = append(bp.By, i)
 		bp.ByNames = append(bp.ByNames, fieldName(&c.Entity, col))
+		bp.ByKeys = append(bp.ByKeys, r.identity(n, i))
 		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: i})
 	}
 	for _, name := range bp.ByNames {
@@ -309,7 +376,7 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 // need returns the index of column col in n.Columns, adding it.
 func (r *resolver) need(n *Node, col string) int {
 	for i, c := range n.Columns {
-		if c.Name == col {
+		if c.Name == col && c.Canon == "" && c.SQL == "" {
 			return i
 		}
 	}
@@ -481,6 +548,16 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				fp.Pivot = &k
 			}
 			addField(fp)
+		case fd.SQL != "":
+			// Computed by PostgreSQL as JSON (to_json), whatever its type:
+			// numbers exact as the numeric mode says, dates as ISO text.
+			n.Columns = append(n.Columns, Column{Name: fd.Name, Type: "json", TypeName: "json", Category: "U", SQL: fd.SQL})
+			mode := r.file.Numeric
+			if fd.Numeric != "" {
+				mode = fd.Numeric
+			}
+			n.Numeric = append(n.Numeric, mode)
+			addField(FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: Ref{Col: len(n.Columns) - 1}, Pos: p})
 		case fd.Value != nil:
 			addField(FieldPlan{Kind: FieldConst, Name: fd.Name, Const: fd.Value.V, Pos: p})
 		case fd.Link != "":
@@ -549,6 +626,10 @@ func (r *resolver) refCollection(fd *Field) string {
 		return ""
 	}
 	for _, c := range r.file.Collections {
+		if c.Name == fd.Ref && c.Bucket == nil && c.IDPrefix != "" {
+			r.add(fd.pos.at("ref"), "ref: collection %q makes its _ids with idPrefix %q, which the values of this field do not have, so they could not be checked", fd.Ref, c.IDPrefix)
+			return ""
+		}
 		if c.Name == fd.Ref {
 			return fd.Ref
 		}
@@ -563,8 +644,10 @@ func (r *resolver) addLinkField(n *Node, lf *linkField, p Pos) {
 
 func (r *resolver) addLinkFieldWith(n *Node, lf *linkField, p Pos, add func(FieldPlan)) {
 	lf.placed = true
+	lf.rel.values = lf.values
 	if en := r.relation(n, lf.rel, n.Path+"."+lf.name, NodeIds); en != nil {
-		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, Pos: p})
+		en.ValueNames = lf.names
+		add(FieldPlan{Kind: FieldIds, Name: lf.name, Embed: en, RefCollection: lf.ref, Pos: p})
 	}
 }
 
@@ -588,6 +671,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 		other, otherName = jt, jt.Name
 	}
 	var joinCols []string
+	// rules: how each pair matched in Go compares (rel.Join, or the
+	// through join's pairs for a relation reached through a join table).
+	var rules []keyRule
 	for _, j := range rel.Join {
 		a := t.Column(j.Column)
 		if a == nil {
@@ -599,9 +685,19 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			r.add(rel.pos.at("join"), "%s: join: table %q has no column %q", path, otherName, j.Parent)
 			ok = false
 		}
-		if a != nil && b != nil && !comparable(*a, *b) {
-			r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
-			ok = false
+		if a != nil && b != nil {
+			if rel.Through != nil {
+				// Joined inside PostgreSQL's query: its own = applies.
+				if !comparable(*a, *b) {
+					r.add(rel.pos.at("join"), "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, t.Name, a.Name, a.Type, otherName, b.Name, b.Type)
+					ok = false
+				}
+			} else if rule, err := joinKeyRule(*a, *b); err != nil {
+				r.joinProblem(rel.pos.at("join"), path, t.Name, a, otherName, b, err)
+				ok = false
+			} else {
+				rules = append(rules, rule)
+			}
 		}
 		joinCols = append(joinCols, j.Column)
 	}
@@ -619,43 +715,51 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, n.Through.Table.Name, j.Column)
 				ok = false
 			}
-			p := r.need(parent, j.Parent)
-			if p < 0 {
+			p := parent.Table.Column(j.Parent)
+			if p == nil {
 				r.add(rel.Through.pos.at("join"), "%s: through: join: table %q has no column %q", path, parent.Table.Name, j.Parent)
 				ok = false
 			}
-			if a != nil && p >= 0 && !comparable(*a, parent.Columns[p]) {
-				r.add(rel.Through.pos.at("join"), "%s: through: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, n.Through.Table.Name, a.Name, a.Type, parent.Table.Name, parent.Columns[p].Name, parent.Columns[p].Type)
+			if a == nil || p == nil {
+				continue
+			}
+			rule, err := joinKeyRule(*a, *p)
+			if err != nil {
+				r.joinProblem(rel.Through.pos.at("join"), path+": through", n.Through.Table.Name, a, parent.Table.Name, p, err)
 				ok = false
+				continue
 			}
-			if ok {
-				n.JoinKeyCols = append(n.JoinKeyCols, *a)
-				n.ParentCols = append(n.ParentCols, p)
-			}
+			r.joinPair(n, parent, *a, *p, rule, true)
 		}
-	} else {
-		for _, j := range rel.Join {
-			n.ParentCols = append(n.ParentCols, r.need(parent, j.Parent))
+	} else if kind != NodeAggregate {
+		for i, j := range rel.Join {
+			a, b := *t.Column(j.Column), *other.Column(j.Parent)
+			r.joinPair(n, parent, a, b, rules[i], rules[i].canon != "")
 		}
 	}
 	if !ok {
 		return nil
 	}
-	switch kind {
-	case NodeAggregate:
-		if !r.aggregate(n, rel, path, joinCols) {
-			return nil
-		}
-	default:
+	if kind == NodeAggregate {
 		if rel.Through == nil {
-			for _, c := range joinCols {
-				n.JoinCols = append(n.JoinCols, r.need(n, c))
+			// The group columns: the join columns, as PostgreSQL compares
+			// them.
+			for i, j := range rel.Join {
+				a, b := *t.Column(j.Column), *other.Column(j.Parent)
+				r.joinPair(n, parent, a, b, rules[i], true)
 			}
+		}
+		if !r.aggregate(n, rel, path) {
+			return nil
 		}
 	}
 	// Order: the declared order; an id array defaults to its values.
 	orderBy := rel.OrderBy
-	if kind == NodeIds {
+	if kind == NodeIds && len(rel.values) > 0 {
+		for _, col := range rel.values {
+			n.Values = append(n.Values, r.need(n, col))
+		}
+	} else if kind == NodeIds {
 		col, ok := r.idsColumn(n, rel, path)
 		if !ok {
 			return nil
@@ -704,6 +808,73 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	return n
 }
 
+// joinPair adds one pair of join columns matched in Go: a of n's table
+// (or of its join table), b of parent's, compared by rule. extra puts n's
+// side among JoinKeyCols (a join table's column, an aggregate's group
+// column, or a key computed by PostgreSQL) rather than among Columns.
+func (r *resolver) joinPair(n, parent *Node, a, b Column, rule keyRule, extra bool) {
+	if rule.canon != "" {
+		n.ParentCols = append(n.ParentCols, r.needKey(parent, b.Name, rule.canon))
+		n.ParamTypes = append(n.ParamTypes, CanonParamType(rule.canon, b))
+		a = keyColumnOf(a, rule.canon)
+	} else {
+		n.ParentCols = append(n.ParentCols, r.need(parent, b.Name))
+		n.ParamTypes = append(n.ParamTypes, b.Type)
+	}
+	if !extra {
+		n.JoinCols = append(n.JoinCols, r.need(n, a.Name))
+		n.keyExtra = append(n.keyExtra, -1)
+		return
+	}
+	a.KeepPadding = r.file.Char == CharKeep
+	n.JoinKeyCols = append(n.JoinKeyCols, a)
+	n.JoinCols = append(n.JoinCols, -1) // set by finishJoinKeys
+	n.keyExtra = append(n.keyExtra, len(n.JoinKeyCols)-1)
+}
+
+// joinProblem reports a pair of join columns that cannot be matched as
+// PostgreSQL matches them.
+func (r *resolver) joinProblem(p Pos, path, ta string, a *Column, tb string, b *Column, err error) {
+	if err == errIncompatible {
+		r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s) have incompatible types", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b))
+		return
+	}
+	r.add(p, "%s: join: %s.%s (%s) and %s.%s (%s): %v", path, ta, a.Name, typeText(*a), tb, b.Name, typeText(*b), err)
+}
+
+// keyColumnOf is the key column computed by PostgreSQL for column c
+// compared as type canon (see Column.Canon).
+func keyColumnOf(c Column, canon string) Column {
+	return Column{Name: c.Name, Type: "text", TypeName: "text", Category: "S", NotNull: c.NotNull, Canon: canon}
+}
+
+// needKey returns the index in n.Columns of the key column of col
+// compared as type canon, adding it.
+func (r *resolver) needKey(n *Node, col, canon string) int {
+	for i, c := range n.Columns {
+		if c.Name == col && c.Canon == canon {
+			return i
+		}
+	}
+	c := n.Table.Column(col)
+	if c == nil {
+		return -1
+	}
+	n.Columns = append(n.Columns, keyColumnOf(*c, canon))
+	n.Numeric = append(n.Numeric, r.file.Numeric)
+	return len(n.Columns) - 1
+}
+
+// identity is the index in n.Columns of the value that identifies column
+// col's values as PostgreSQL compares them: the column, or its key column
+// (numeric 1.0 and 1.00 are one key).
+func (r *resolver) identity(n *Node, col int) int {
+	if canon := canonFor(n.Columns[col]); canon != "" {
+		return r.needKey(n, n.Columns[col].Name, canon)
+	}
+	return col
+}
+
 // idsColumn is the value column of an id array: column:, or the single
 // column primary key.
 func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool) {
@@ -722,8 +893,8 @@ func (r *resolver) idsColumn(n *Node, rel *Relation, path string) (string, bool)
 }
 
 // aggregate resolves an aggregate node: Columns is its result, JoinKeyCols
-// the group columns matched to the parent.
-func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []string) bool {
+// (already set) the group columns matched to the parent.
+func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 	agg := &AggPlan{Fn: rel.Fn, Column: rel.Column}
 	var src *Column
 	if rel.Column != "" {
@@ -742,14 +913,11 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string, joinCols []str
 	n.Agg = agg
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
-	if n.Through == nil {
-		for _, c := range joinCols {
-			n.JoinKeyCols = append(n.JoinKeyCols, *n.Table.Column(c))
-		}
-	}
+	n.JoinCols = n.JoinCols[:0]
 	for i := range n.JoinKeyCols {
 		n.JoinCols = append(n.JoinCols, 1+i)
 	}
+	n.keyExtra = nil
 	return true
 }
 

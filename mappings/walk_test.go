@@ -208,7 +208,8 @@ func TestReferences(t *testing.T) {
 		{"a column inside an embedded array", "hybrid", "books", []ref{{"authors.[].id", "authors"}}},
 		{"an id array at the root", "pagila", "stores", []ref{{"staff.[]", "staff"}}},
 		{"a root column", "pagila", "customers", []ref{{"storeId", "stores"}}},
-		{"none", "pagila", "films", nil},
+		{"a link's id array", "pagila", "films", []ref{{"actors.[]", "actors"}}},
+		{"none", "pagila", "payments", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []ref

@@ -218,12 +218,19 @@ func (s *side) read(e *entry) ([]byte, error) {
 }
 
 // matchIdentical is merge's kind for an _id both sides hold with the same
-// hash; the others are the Diff* kinds.
-const matchIdentical = "identical"
+// hash; dupSource for a second record of one _id on the expected side (the
+// source gives it to several documents: document types of one collection
+// with equal ids, or a view whose id is not unique); the others are the
+// Diff* kinds.
+const (
+	matchIdentical = "identical"
+	dupSource      = "source-duplicate"
+)
 
 // merge walks both sorted sides together, in sort key order (collection,
 // then _id), and calls fn once per record: DiffMissing (exp only, found
-// nil), DiffUnexpected or DiffDuplicate (found only, exp nil; duplicate:
+// nil), dupSource (exp only, found nil: the expected side held the key
+// before), DiffUnexpected or DiffDuplicate (found only, exp nil; duplicate:
 // the found side held the key before), DiffDifferent or matchIdentical
 // (both; an unsampled record counts as identical, its hash unknown). The
 // entries are only valid during fn.
@@ -238,11 +245,31 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 		return err
 	}
 	defer f.it.Close()
-	var prevFound []byte
+	var prevFound, prevExp []byte
 	n := 0
 	for e.cur.ok || f.cur.ok {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		// A second record of one key on either side is stepped over,
+		// reported once.
+		switch {
+		case e.cur.ok && bytes.Equal(e.cur.key, prevExp):
+			if err := fn(dupSource, &e.cur, nil); err != nil {
+				return err
+			}
+			if err := e.next(); err != nil {
+				return err
+			}
+			continue
+		case f.cur.ok && bytes.Equal(f.cur.key, prevFound):
+			if err := fn(DiffDuplicate, nil, &f.cur); err != nil {
+				return err
+			}
+			if err := f.next(); err != nil {
+				return err
+			}
+			continue
 		}
 		order := 0
 		switch {
@@ -255,6 +282,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 		}
 		switch {
 		case order < 0:
+			prevExp = e.cur.key
 			if err := fn(DiffMissing, &e.cur, nil); err != nil {
 				return err
 			}
@@ -262,11 +290,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 				return err
 			}
 		case order > 0:
-			kind := DiffUnexpected
-			if bytes.Equal(f.cur.key, prevFound) {
-				kind = DiffDuplicate
-			}
-			if err := fn(kind, nil, &f.cur); err != nil {
+			if err := fn(DiffUnexpected, nil, &f.cur); err != nil {
 				return err
 			}
 			prevFound = f.cur.key
@@ -281,7 +305,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 			if err := fn(kind, &e.cur, &f.cur); err != nil {
 				return err
 			}
-			prevFound = f.cur.key
+			prevExp, prevFound = e.cur.key, f.cur.key
 			if err := e.next(); err != nil {
 				return err
 			}

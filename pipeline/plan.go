@@ -109,6 +109,18 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		return nil, err
 	}
 	rep.Warnings = report.Warnings(plan, rep.Collections, act, opt.MaxDocSize)
+	// Document types of one collection whose _ids meet, or may.
+	collisions, err := extract.CheckIDCollisions(ctx, refSnap, plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range collisions {
+		severity := "warning"
+		if c.Count > 0 {
+			severity = "error"
+		}
+		rep.Warnings = append(rep.Warnings, report.Warning{Severity: severity, Rule: "id-collision", Collection: c.A.Name, Message: c.Message(), Suggestion: extract.IDCollisionSuggestion})
+	}
 	return rep, nil
 }
 

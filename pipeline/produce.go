@@ -261,6 +261,13 @@ func (b *builder) results(out *Built, asked []extract.Asked) {
 		for i, c := range cols {
 			row[c] = a.Values[i]
 		}
+		keys := b.cp.IDKeys
+		if b.pager != nil {
+			keys = b.cp.Bucket.ByKeys
+		}
+		for i, c := range keys {
+			row[c] = a.Ident[i]
+		}
 		r := KeyResult{Key: a.Key, Found: a.Found, Values: a.Values}
 		if b.pager == nil {
 			r.ID = transform.ID(b.cp, row)

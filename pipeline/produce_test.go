@@ -128,7 +128,9 @@ func compareReads(t *testing.T, db, file string, sizes []int) bool {
 					}
 					if len(extract.Streamable(cp)) > 0 && i == 0 {
 						streamedSomething = true
-						if got.queries >= want.queries {
+						// (One batch costs a statement per relation
+						// either way.)
+						if got.queries >= want.queries && len(want.keys) > 2 {
 							t.Errorf("merge streams sent %d statements, set-wise %d: the streams were not used", got.queries, want.queries)
 						}
 					}
@@ -210,9 +212,9 @@ func TestLookupCache(t *testing.T) {
 	t.Logf("%d statements for %d persons in batches of one", got.queries, batches)
 }
 
-// snapshotPlan opens a snapshot of db (closed at the end of the test) and
-// resolves the mapping file against it.
-func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
+// snapshotCatalog opens a snapshot of db (closed at the end of the test),
+// loads the mapping file and reads the catalog of its tables.
+func snapshotCatalog(t *testing.T, db, file string) (*extract.Snapshot, *mappings.File, *mappings.Catalog) {
 	t.Helper()
 	ctx := context.Background()
 	src, err := extract.ParseSource(db)
@@ -232,9 +234,103 @@ func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.P
 	if err != nil {
 		t.Fatal(err)
 	}
+	return snap, f, cat
+}
+
+// snapshotPlan opens a snapshot of db (closed at the end of the test) and
+// resolves the mapping file against it.
+func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
+	t.Helper()
+	snap, f, cat := snapshotCatalog(t, db, file)
 	plan, err := mappings.Resolve(f, cat)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return snap, plan
+}
+
+// keyTypeRows are roots keyed by text (under the default collation and
+// under an ICU one, whose order is not byte order), uuid, bigint beyond
+// 32 bits, two integers, and text with an integer, each with children
+// (some orphaned, some of parents a filter drops) and a count of them.
+const keyTypeRows = `
+CREATE TABLE kt_text (k text PRIMARY KEY, name text);
+INSERT INTO kt_text SELECT 'p-' || i || CASE WHEN i % 3 = 0 THEN 'É' WHEN i % 3 = 1 THEN 'e' ELSE 'Z' END, 'n' || i FROM generate_series(1, 240) i;
+CREATE TABLE kt_text_kid (id int PRIMARY KEY, k text, v int);
+INSERT INTO kt_text_kid SELECT i, 'p-' || (i % 260) || CASE WHEN (i % 260) % 3 = 0 THEN 'É' WHEN (i % 260) % 3 = 1 THEN 'e' ELSE 'Z' END, i FROM generate_series(1, 700) i;
+CREATE TABLE kt_icu (k text COLLATE "en-x-icu" PRIMARY KEY, name text);
+INSERT INTO kt_icu SELECT k, name FROM kt_text;
+CREATE TABLE kt_icu_kid (id int PRIMARY KEY, k text, v int);
+INSERT INTO kt_icu_kid SELECT id, k, v FROM kt_text_kid;
+CREATE TABLE kt_uuid (k uuid PRIMARY KEY, name text);
+INSERT INTO kt_uuid SELECT md5('u' || i)::uuid, 'n' || i FROM generate_series(1, 240) i;
+CREATE TABLE kt_uuid_kid (id int PRIMARY KEY, k uuid, v int);
+INSERT INTO kt_uuid_kid SELECT i, md5('u' || (i % 260))::uuid, i FROM generate_series(1, 700) i;
+CREATE TABLE kt_big (k bigint PRIMARY KEY, name text);
+INSERT INTO kt_big SELECT (i - 120) * 100000000007, 'n' || i FROM generate_series(1, 240) i;
+CREATE TABLE kt_big_kid (id int PRIMARY KEY, k bigint, v int);
+INSERT INTO kt_big_kid SELECT i, ((i % 260) - 120) * 100000000007, i FROM generate_series(1, 700) i;
+CREATE TABLE kt_pair (a int, b int, name text, PRIMARY KEY (a, b));
+INSERT INTO kt_pair SELECT i % 7, i, 'n' || i FROM generate_series(1, 240) i;
+CREATE TABLE kt_pair_kid (id int PRIMARY KEY, a int, b int, v int);
+INSERT INTO kt_pair_kid SELECT i, (i % 260) % 7, i % 260, i FROM generate_series(1, 700) i;
+CREATE TABLE kt_mixed (region text, n int, name text, PRIMARY KEY (region, n));
+INSERT INTO kt_mixed SELECT CASE WHEN i % 2 = 0 THEN 'B' ELSE 'a' END, i, 'n' || i FROM generate_series(1, 240) i;
+CREATE TABLE kt_mixed_kid (id int PRIMARY KEY, region varchar, n int, v int);
+INSERT INTO kt_mixed_kid SELECT i, CASE WHEN (i % 260) % 2 = 0 THEN 'B' ELSE 'a' END, i % 260, i FROM generate_series(1, 700) i;
+`
+
+// keyTypeMapping writes a mapping of keyTypeRows' roots, each embedding,
+// listing and counting its children; one with a filter on the root.
+func keyTypeMapping(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("version: 1\ncollections:\n")
+	for _, c := range []struct{ table, join, filter string }{
+		{"kt_text", "{k: k}", ""}, {"kt_icu", "{k: k}", ""}, {"kt_uuid", "{k: k}", ""}, {"kt_big", "{k: k}", ""},
+		{"kt_pair", "{a: a, b: b}", ""}, {"kt_mixed", "{region: region, n: n}", ""}, {"kt_mixed", "{region: region, n: n}", "n % 3 <> 0"},
+	} {
+		name := c.table
+		filter := ""
+		if c.filter != "" {
+			name += "_filtered"
+			filter = fmt.Sprintf("    filter: %q\n", c.filter)
+		}
+		fmt.Fprintf(&b, `  - name: %[1]s
+    table: %[2]s
+%[4]s    fields:
+      - name
+      - name: kids
+        embed: {table: %[2]s_kid, join: %[3]s, orderBy: v desc, fields: [id, v]}
+      - name: kidIds
+        ids: {table: %[2]s_kid, join: %[3]s, column: id}
+      - name: kidCount
+        aggregate: {fn: count, table: %[2]s_kid, join: %[3]s}
+`, name, c.table, c.join, filter)
+	}
+	file := filepath.Join(t.TempDir(), "key-types.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestMergeStreamsEveryKeyType is TestMergeStreamsMatchSetWise for roots
+// keyed by text (default and ICU collation), uuid, bigint, two integers
+// and text with an integer: each is read through merge streams, and the
+// documents and positions are those of the set-wise read, resumed ones
+// included.
+func TestMergeStreamsEveryKeyType(t *testing.T) {
+	db := testenv.PostgresDB(t)
+	testenv.Exec(t, db, keyTypeRows)
+	file := keyTypeMapping(t)
+	_, plan := snapshotPlan(t, db, file)
+	for _, cp := range plan.Collections {
+		if len(extract.Streamable(cp)) < 2 {
+			t.Errorf("%s: %d relations streamed, want at least the embed and the ids", cp.Name, len(extract.Streamable(cp)))
+		}
+	}
+	if !compareReads(t, db, file, []int{1, 7, 1000}) {
+		t.Fatal("nothing was streamed")
+	}
 }

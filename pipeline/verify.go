@@ -280,17 +280,25 @@ func (v *verifier) merge(ctx context.Context) error {
 			}
 			v.stats[x.collection()].Missing++
 			return v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source})
-		case DiffUnexpected, DiffDuplicate:
+		case DiffUnexpected:
 			if !y.sampled {
 				return nil
 			}
-			st := v.stats[y.collection()]
-			if kind == DiffDuplicate {
-				st.Duplicate++
-			} else {
-				st.Unexpected++
-			}
+			v.stats[y.collection()].Unexpected++
 			return v.opt.Difference(Difference{Collection: y.collection(), ID: y.idJSON(), Kind: kind})
+		case DiffDuplicate, dupSource:
+			d := Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
+			e := y
+			if kind == dupSource {
+				e = x
+				d.Source, d.Error = x.source, "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"
+			}
+			if !e.sampled {
+				return nil
+			}
+			d.Collection, d.ID = e.collection(), e.idJSON()
+			v.stats[d.Collection].Duplicate++
+			return v.opt.Difference(d)
 		}
 		if !x.sampled || !y.sampled {
 			return nil

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/denorm/denorm/mappings"
@@ -161,19 +162,84 @@ func (p *Pager) parentValues(row []any) []any {
 func (p *Pager) parentText(row []any) (string, error) { return ParentKey(p.cp, row) }
 
 // ParentKey is the text a bucket parent's page ids start with, for a root
-// row of bucket collection cp: its parent columns' values joined by "-".
+// row of bucket collection cp (see PageID). It is made of the parent's
+// key values as PostgreSQL compares them (Bucket.ByKeys: numeric without
+// trailing zeros, char(n) without padding, citext folded), so rows of one
+// parent have one key, and different parents different keys: a single
+// value's text as it is; several values each with "%" and "-" escaped
+// (%25, %2D), joined by "-".
 func ParentKey(cp *mappings.CollectionPlan, row []any) (string, error) {
-	parts := make([]string, len(cp.Bucket.By))
-	for i, c := range cp.Bucket.By {
-		s, err := keyString(row[c])
-		if err != nil {
-			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, err)
+	for _, c := range cp.Bucket.By {
+		if iv, ok := row[c].(Invalid); ok {
+			// The page would hold it as a parent field.
+			return "", fmt.Errorf("bucket parent key %s: %w", cp.Root.Columns[c].Name, iv.Err)
 		}
-		parts[i] = s
+	}
+	s, err := keysText(cp.Root, row, cp.Bucket.ByKeys)
+	if err != nil {
+		return "", fmt.Errorf("bucket parent key: %w", err)
+	}
+	return s, nil
+}
+
+// keysText is the text of the values of row (of root node n) at keys: a
+// single value's text as it is, several values each with "%" and "-"
+// escaped (%25, %2D) and joined by "-", so no two tuples give one text.
+func keysText(n *mappings.Node, row []any, keys []int) (string, error) {
+	if len(keys) == 1 {
+		s, err := parentText(row[keys[0]])
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", n.Columns[keys[0]].Name, err)
+		}
+		return s, nil
+	}
+	parts := make([]string, len(keys))
+	for i, c := range keys {
+		s, err := parentText(row[c])
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", n.Columns[c].Name, err)
+		}
+		parts[i] = pageIDEscaper.Replace(s)
 	}
 	return strings.Join(parts, "-"), nil
 }
 
+// prefixedID is the _id of a root row of a document entry with an
+// idPrefix: the prefix, then the text of its id values as PostgreSQL
+// compares them (IDKeys), as keysText gives it: "book-b1", "line-42-3".
+// A value that has no text stands in as Invalid (the row is rejected).
+func prefixedID(cp *mappings.CollectionPlan, row []any) any {
+	for _, c := range cp.IDCols {
+		if iv, ok := row[c].(Invalid); ok {
+			return iv
+		}
+	}
+	s, err := keysText(cp.Root, row, cp.IDKeys)
+	if err != nil {
+		return Invalid{Err: fmt.Errorf("_id: %w", err)}
+	}
+	return cp.IDPrefix + s
+}
+
+var pageIDEscaper = strings.NewReplacer("%", "%25", "-", "%2D")
+
+// parentText is one key value's text in a page id or a prefixed _id.
+func parentText(v any) (string, error) {
+	switch x := v.(type) {
+	case UUID:
+		return string(appendUUID(nil, x)), nil
+	case Binary:
+		return fmt.Sprintf("%x", []byte(x)), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case string:
+		return x, nil // also "": a parent key may be empty
+	}
+	return keyString(v)
+}
+
 // PageID is the _id of page number page of the parent whose ParentKey is
-// parent.
+// parent: "<parent>-<page>" ("42-0" for the first page of parent 42). The
+// page number follows the last "-", and the parent key of a composite key
+// has its own "-" escaped, so no two (parent, page) pairs share an id.
 func PageID(parent string, page int) string { return fmt.Sprintf("%s-%d", parent, page) }

@@ -42,6 +42,9 @@ func Build(cp *mappings.CollectionPlan, roots [][]any, rel Related) ([]Document,
 // BuildOne makes the document of one root row.
 func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, error) {
 	id := ID(cp, row)
+	if err := invalidIn(id); err != nil {
+		return Document{}, fmt.Errorf("_id: %w", err)
+	}
 	body := make(Doc, 0, len(cp.Root.Fields)+1)
 	body = append(body, Field{Key: "_id", Value: id})
 	body, err := appendFields(body, cp.Root, row, rel)
@@ -56,9 +59,13 @@ func BuildOne(cp *mappings.CollectionPlan, row []any, rel Related) (Document, er
 }
 
 // ID is the _id value of a root row: the key column's value, or a document
-// of the key columns for a composite key. (Bucket pages have their own
+// of the key columns for a composite key; with an idPrefix, the string the
+// prefix begins (see prefixedID). (Bucket pages have their own
 // ids, see Pager.)
 func ID(cp *mappings.CollectionPlan, row []any) any {
+	if cp.IDPrefix != "" {
+		return prefixedID(cp, row)
+	}
 	if len(cp.IDCols) == 1 {
 		return row[cp.IDCols[0]]
 	}
@@ -93,6 +100,8 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 			b = strconv.AppendInt(b, v, 10)
 		case string:
 			b = append(b, v...)
+		case UUID:
+			b = appendUUID(b, v)
 		default:
 			b = fmt.Append(b, v)
 		}
@@ -126,6 +135,10 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 		case mappings.FieldIds:
 			c := f.Embed
 			rows := rel.Related(c, row)
+			if len(c.Values) > 0 {
+				v = idDocs(c, rows)
+				break
+			}
 			arr := make(Array, 0, len(rows))
 			for _, r := range rows {
 				if r[c.Value] != nil {
@@ -159,6 +172,9 @@ func appendFields(d Doc, n *mappings.Node, row []any, rel Related) (Doc, error) 
 		}
 		if v == nil {
 			continue // NULL scalars are left out
+		}
+		if err := invalidIn(v); err != nil {
+			return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
 		}
 		name := f.Name
 		if f.Pivot != nil {
@@ -223,6 +239,8 @@ func keyString(v any) (string, error) {
 	switch x := v.(type) {
 	case nil:
 		return "", fmt.Errorf("the value is NULL")
+	case Invalid:
+		return "", x.Err
 	case string:
 		if x == "" {
 			return "", fmt.Errorf("the value is an empty string")

@@ -80,6 +80,19 @@ func exprValue(v any) any {
 // evalExpr runs a field's expression and converts its result to a
 // document value.
 func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
+	for name, v := range env {
+		// An expression never sees a value that could not be read.
+		if m, ok := v.(map[string]any); ok {
+			for col, cv := range m {
+				if iv, ok := cv.(Invalid); ok {
+					return nil, fmt.Errorf("expr %q: %s.%s: %w", f.Source, name, col, iv.Err)
+				}
+			}
+		}
+		if iv, ok := v.(Invalid); ok {
+			return nil, fmt.Errorf("expr %q: %s: %w", f.Source, name, iv.Err)
+		}
+	}
 	out, err := vm.Run(f.Program, env)
 	if err != nil {
 		return nil, fmt.Errorf("expr %q: %w", f.Source, err)

@@ -72,6 +72,9 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 }
 
 func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
+	if o.schema == "" {
+		return usageError{fmt.Errorf("--schema cannot be empty")}
+	}
 	switch mappings.NumericMode(o.numeric) {
 	case "", mappings.NumericDecimal, mappings.NumericDouble, mappings.NumericString:
 	default:

@@ -101,6 +101,9 @@ func (o *jobOptions) check() error {
 		}
 		o.part, o.parts = pi, pn
 	}
+	if o.checkpointEvery < 0 {
+		return usageError{errors.New("--checkpoint-every cannot be negative (0: a checkpoint after every batch)")}
+	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
@@ -115,13 +118,14 @@ func (o *jobOptions) checkTarget(t load.Target) error {
 	return nil
 }
 
-// commandLine is the migrate command that reruns o with extra flags.
+// commandLine is the migrate command that reruns o with extra flags. A
+// source or target taken from the environment, or holding a password, is
+// written "$DENORM_SOURCE" / "$DENORM_TARGET" (hint.go); a line after the
+// command then says what to set.
 func commandLine(o *migrateOptions, extra ...string) string {
-	args := []string{"denorm", "migrate", "--mapping", o.mapping}
-	if o.sourceFlag {
-		args = append(args, "--source", load.RedactURI(o.source))
-	}
-	args = append(args, "--target", load.RedactURI(o.target), "--job", o.jobs.job)
+	src, srcNote := connArg(o.source, !o.sourceFlag, "DENORM_SOURCE", "--source URL")
+	dst, dstNote := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
+	args := []string{"denorm", "migrate", "--mapping", shellQuote(o.mapping), "--source", src, "--target", dst, "--job", shellQuote(o.jobs.job)}
 	if o.jobs.workers > 1 {
 		args = append(args, "--workers", strconv.Itoa(o.jobs.workers))
 	}
@@ -131,13 +135,16 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
-	args = append(args, extra...)
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " '\"$&;|<>()*?`\\") {
-			args[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	for _, a := range extra {
+		args = append(args, shellQuote(a))
+	}
+	line := strings.Join(args, " ")
+	for _, n := range []string{srcNote, dstNote} {
+		if n != "" {
+			line += "\n  (" + n + ")"
 		}
 	}
-	return strings.Join(args, " ")
+	return line
 }
 
 // prepareJob loads or starts the job's checkpoint (pipeline.PrepareJob)

@@ -72,7 +72,7 @@ func TestJobCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(1, []string{"is corrupt", "--restart"}, append(base, "--job", "j", "--resume")...)
-	expect(0, []string{"is corrupt"}, "status", "--target", dir)
+	expect(1, []string{"is corrupt", "1 corrupt checkpoint(s)"}, "status", "--target", dir)
 	expect(0, nil, append(base, "--job", "j", "--restart")...)
 	expect(0, []string{"job j: done"}, "status", "--target", dir, "--job", "j")
 	expect(1, []string{`no job "nope"`}, "status", "--target", dir, "--job", "nope")

@@ -131,7 +131,10 @@ func newRootCmd(g *globals) *cobra.Command {
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		DisableAutoGenTag: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if g.verbose && g.quiet {
+				return usageError{errors.New("--verbose and --quiet exclude each other")}
+			}
 			level := slog.LevelInfo
 			if g.verbose {
 				level = slog.LevelDebug
@@ -140,6 +143,7 @@ func newRootCmd(g *globals) *cobra.Command {
 				level = slog.LevelWarn
 			}
 			g.log = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
 		},
 	}
 	root.SetOut(g.stdout)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform"
@@ -25,6 +26,7 @@ type migrateOptions struct {
 	progress   string
 	sourceFlag bool
 	syncMethod string
+	targetEnv  bool // the target came from DENORM_TARGET
 	jobs       jobOptions
 }
 
@@ -38,10 +40,16 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 
-TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db)
-or, for anything else, a directory: each collection is written there to
-<collection>.jsonl as relaxed Extended JSON, one document a line, which
-mongoimport reads. Default: ./` + defaultTarget + `.
+TARGET is a MongoDB-wire server URI naming the database (mongodb://host:port/db
+or mongodb+srv://host/db) or a directory path: each collection is written there
+to <collection>.jsonl as relaxed Extended JSON, one document a line, which
+mongoimport reads. Default: ./` + defaultTarget + `. Other URIs (postgres://,
+file://, http://, ...) and host:port are refused.
+
+Timeouts: the source URL's connect_timeout (default 10 s) and read_timeout
+(default 600 s of silence while an answer is due); the target URI's
+connectTimeoutMS and serverSelectionTimeoutMS (default 10 s) and timeoutMS
+(default 10 min per operation). Passwords are never printed.
 
 Writes replace documents by _id, so running migrate again gives the same
 result. Memory is bounded by --batch-size, never by table size.
@@ -51,6 +59,7 @@ result. Memory is bounded by --batch-size, never by table size.
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.sourceFlag = cmd.Flags().Changed("source")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
 			return runMigrate(cmd, g, o)
 		},
 	}
@@ -72,6 +81,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
+	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
+		return err
+	}
 	switch o.progress {
 	case "auto", "bar", "lines", "none":
 	default:
@@ -88,7 +100,10 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) error {
 	case o.syncMethod != "" && (o.jobs.workers > 1 || o.jobs.parts > 1):
 		return usageError{errors.New("--sync logical migrates one snapshot with one worker: it excludes --workers and --partition")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	if err := checkTarget(o.target); err != nil {
+		return err
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -213,5 +228,5 @@ func printSummary(g *globals, stats []pipeline.Stats, elapsed time.Duration, tar
 		read, written, failed = read+s.Rows, written+s.Written, failed+s.Failed
 	}
 	fmt.Fprintf(w, "%-20s %-16s %12d %12d %8d %10s\n", "TOTAL", "", read, written, failed, elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "target: %s\n", load.RedactURI(target))
+	fmt.Fprintf(w, "target: %s\n", connstr.Parse(target))
 }

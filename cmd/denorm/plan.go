@@ -67,13 +67,16 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	if !slices.Contains(report.Formats, o.format) {
 		return usageError{fmt.Errorf("--format must be one of text, json, markdown, html")}
 	}
-	if o.sample <= 0 || o.sample > 100 {
+	if !(o.sample > 0 && o.sample <= 100) { // NaN too
 		return usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
 	}
-	if o.batchSize <= 0 || o.maxDocSize <= 0 {
-		return usageError{fmt.Errorf("--batch-size and --max-doc-size must be positive")}
+	if o.batchSize <= 0 {
+		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
+		return err
+	}
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 		},
 	})
 	if err != nil {
-		return load.Redact(err, o.source)
+		return err
 	}
 	w, closeOut, err := openOutput(g, o.output, "report file")
 	if err != nil {

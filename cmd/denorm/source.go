@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/denorm/denorm/extract"
-	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -18,7 +18,7 @@ func openSource(url string) (*extract.Source, error) {
 	}
 	src, err := extract.ParseSource(url)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("source URL: %w", load.Redact(err, url))}
+		return nil, usageError{fmt.Errorf("source URL: %w", err)}
 	}
 	return src, nil
 }
@@ -32,40 +32,62 @@ func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, clos
 	}
 	snap, err = src.Snapshot(ctx)
 	if err != nil {
-		return nil, nil, load.Redact(err, url)
+		return nil, nil, err
 	}
 	return snap, func() { _ = snap.Close(ctx) }, nil
 }
 
-// openPlan opens the snapshot (openSnapshot) and resolves the mapping file
-// inside it (loadPlan).
-func openPlan(ctx context.Context, url, mapping string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+// openPlan reads the mapping file (before connecting: a mistake in the
+// command line is reported first), opens the snapshot (openSnapshot),
+// warns about a powerful source role (warnRole), and resolves the mapping
+// inside the snapshot.
+func openPlan(ctx context.Context, g *globals, url, mapping string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+	f, err := loadMapping(ctx, mapping)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	snap, closeSnap, err := openSnapshot(ctx, url)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	plan, err := loadPlan(ctx, snap, mapping)
-	if err != nil {
-		closeSnap()
-		return nil, nil, nil, err
+	warnRole(ctx, g, snap)
+	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
+	if err == nil {
+		var plan *mappings.Plan
+		if plan, err = mappings.Resolve(f, cat); err == nil {
+			return snap, plan, closeSnap, nil
+		}
 	}
-	return snap, plan, closeSnap, nil
+	closeSnap()
+	return nil, nil, nil, err
 }
 
-// loadPlan parses the mapping, reads the catalog inside snap and resolves.
-func loadPlan(ctx context.Context, q extract.Querier, path string) (*mappings.Plan, error) {
+// loadMapping reads and parses the mapping file.
+func loadMapping(ctx context.Context, path string) (*mappings.File, error) {
 	if path == "" {
 		return nil, usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
 	}
-	f, err := mappings.Load(path)
+	return mappings.LoadContext(ctx, path)
+}
+
+// warnRole warns, once on stderr, when the source role can do more than
+// read: the mapping's filters and sql: fields are SQL that runs with the
+// role's privileges, and READ ONLY does not stop pg_terminate_backend() or
+// COPY ... TO PROGRAM (SECURITY.md). A failure to tell is only logged.
+func warnRole(ctx context.Context, g *globals, snap *extract.Snapshot) {
+	p, err := extract.ReadRolePowers(ctx, snap)
 	if err != nil {
-		return nil, err
+		g.log.Debug("source role not checked", "error", err)
+		return
 	}
-	cat, err := extract.ReadCatalog(ctx, q, f.Tables())
-	if err != nil {
-		return nil, err
+	if !p.Dangerous() {
+		return
 	}
-	return mappings.Resolve(f, cat)
+	what := "is a superuser"
+	if !p.Superuser {
+		what = "is a member of " + strings.Join(p.Roles, ", ")
+	}
+	g.log.Warn(fmt.Sprintf("the source role %q %s: the mapping's filters and sql: fields run with those privileges (READ ONLY stops writes, not pg_terminate_backend() or COPY ... TO PROGRAM); connect as a role that can only read the mapped tables (see SECURITY.md)", p.Role, what))
 }
 
 // openOutput is where a command writes its result: the file path

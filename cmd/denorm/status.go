@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 )
 
@@ -24,11 +28,15 @@ checkpoint, and the command to run next. For a sync job (see 'denorm sync
 and the totals; with --source (or DENORM_SOURCE), also the state of a logical
 job's replication slot and how much WAL it has not confirmed yet. With --job,
 only that job (and its partitions). A corrupt checkpoint is listed with its
-error.`,
+error, and the exit code is then 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			target = fromEnv(cmd, "target", "DENORM_TARGET")
 			source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			targetEnv := !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
+			if err := checkTarget(target); err != nil {
+				return err
+			}
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
@@ -89,7 +97,11 @@ error.`,
 				}
 				if c.Sync != nil {
 					printSyncStatus(cmd.Context(), w, c, source)
-					fmt.Fprintf(w, "  next: denorm sync --mapping %s --source URL --target %s --job %s --method %s [--once|--every D|--follow]\n", c.Mapping, load.RedactURI(target), c.Job, c.Sync.Method)
+					dst, note := connArg(target, targetEnv, "DENORM_TARGET", "--target URI")
+					fmt.Fprintf(w, "  next: denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --method %s [--once|--every D|--follow]\n", shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method)
+					if note != "" {
+						fmt.Fprintf(w, "    (%s)\n", note)
+					}
 				} else if c.Phase == load.PhaseDone {
 					fmt.Fprintf(w, "  next: nothing; the job is complete\n")
 				} else {
@@ -100,13 +112,27 @@ error.`,
 					if c.Workers > 1 {
 						extra += fmt.Sprintf(" --workers %d", c.Workers)
 					}
-					fmt.Fprintf(w, "  next: denorm migrate --mapping %s --source URL --target %s --job %s%s --resume\n", c.Mapping, load.RedactURI(target), c.Job, extra)
+					dst, note := connArg(target, targetEnv, "DENORM_TARGET", "--target URI")
+					fmt.Fprintf(w, "  next: denorm migrate --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s%s --resume\n", shellQuote(c.Mapping), dst, shellQuote(c.Job), extra)
+					if note != "" {
+						fmt.Fprintf(w, "    (%s)\n", note)
+					}
 				}
 			}
+			corrupt := 0
 			for _, e := range bad {
+				var ce *load.CorruptCheckpointError
+				if job != "" && errors.As(e, &ce) && ce.ID != job && !strings.HasPrefix(ce.ID, job+".") {
+					continue
+				}
 				fmt.Fprintf(w, "%v\n", e)
+				corrupt++
 			}
-			if shown == 0 && len(bad) == 0 {
+			if corrupt > 0 {
+				// Listed above with the rest; the exit code tells scripts.
+				return fmt.Errorf("%d corrupt checkpoint(s) in %s: a job with one cannot resume; start it over with migrate --restart", corrupt, store.Where())
+			}
+			if shown == 0 {
 				if job != "" {
 					return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", job, store.Where(), job)
 				}
@@ -165,6 +191,6 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *load.Checkpoint, sourc
 		fmt.Fprintf(w, "  slot: %s, confirmed %s, server at %s: %d bytes of WAL behind; wal_status %s\n", active, st.Confirmed, st.Current, st.LagBytes, st.WALStatus)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "  slot: %v\n", load.Redact(err, source))
+		fmt.Fprintf(w, "  slot: %v\n", connstr.Parse(source).RedactError(err))
 	}
 }

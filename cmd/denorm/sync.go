@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform"
@@ -178,7 +179,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			return err
 		}
 		if err := pipeline.DropSync(ctx, src, target, o.job); err != nil {
-			return load.Redact(err, o.source)
+			return connstr.Parse(o.source).RedactError(err)
 		}
 		fmt.Fprintf(g.stdout, "sync job %s dropped: its replication slot and publication (if any) and its checkpoint are removed; the documents stay\n", o.job)
 		return nil
@@ -193,7 +194,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		}
 		o.method = cp.Sync.Method
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
 		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20,
 		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
-		Notice: func(msg string) { g.log.Warn(load.Redact(errors.New(msg), o.source).Error()) },
+		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
 		Retried: func(err error) {
 			if m != nil {
 				m.errors.Inc()
@@ -312,7 +313,7 @@ func syncError(err error, o *syncOptions) error {
 		method  *pipeline.MethodChangedError
 		untrace *pipeline.UntraceableError
 	)
-	drop := fmt.Sprintf("denorm sync --mapping %s --source URL --target %s --job %s --drop", o.mapping, load.RedactURI(o.target), o.job)
+	drop := fmt.Sprintf("denorm sync --mapping %s --source URL --target %s --job %s --drop", o.mapping, connstr.Parse(o.target).Redacted(), o.job)
 	switch {
 	case errors.As(err, &changed):
 		return fmt.Errorf("sync job %q: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
@@ -322,7 +323,7 @@ func syncError(err error, o *syncOptions) error {
 	case errors.As(err, &untrace):
 		return usageError{untrace}
 	}
-	return load.Redact(err, o.source)
+	return connstr.Parse(o.source).RedactError(err)
 }
 
 // passLine is one line saying what a pass did.
@@ -418,5 +419,5 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
 	if o.method == load.SyncLogical {
 		fmt.Fprintf(w, "transactions applied: %d; lag at the end: %s\n", p.Transactions, p.Lag.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "target: %s\n", load.RedactURI(o.target))
+	fmt.Fprintf(w, "target: %s\n", connstr.Parse(o.target).Redacted())
 }

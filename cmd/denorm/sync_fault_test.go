@@ -23,7 +23,9 @@ import (
 )
 
 // syncMixed is the mapping the sync fault tests run: blog and person.
-func syncMixed(t testing.TB) string { return repoPath(t, "cmd", "denorm", "testdata", "sync-mixed.yaml") }
+func syncMixed(t testing.TB) string {
+	return repoPath(t, "cmd", "denorm", "testdata", "sync-mixed.yaml")
+}
 
 // lockedBuffer is a process's output, read while the process writes it.
 type lockedBuffer struct {

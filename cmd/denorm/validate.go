@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -48,13 +49,10 @@ problems, 1 when the source is not ready for logical sync.`,
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
-	if o.mapping == "" {
-		return usageError{fmt.Errorf("no mapping file: give --mapping FILE")}
-	}
 	if o.sync != "" && (o.sync != load.SyncLogical || o.source == "") {
 		return usageError{fmt.Errorf("--sync takes logical (diff needs nothing more than migrate), with --source")}
 	}
-	f, err := mappings.Load(o.mapping)
+	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -67,12 +65,28 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		return err
 	}
 	defer closeSnap()
+	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		return err
 	}
 	plan, ps := mappings.ResolveAll(f, cat)
 	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
+	if len(ps) == 0 {
+		// Document types of one collection that give one _id: refused
+		// when the source has such _ids, a warning when it may.
+		collisions, err := extract.CheckIDCollisions(ctx, snap, plan)
+		if err != nil {
+			return err
+		}
+		for _, c := range collisions {
+			if c.Count > 0 {
+				ps = append(ps, mappings.Problem{File: f.Path, Pos: c.B.Pos, Msg: c.Message() + "; " + extract.IDCollisionSuggestion})
+				continue
+			}
+			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s; %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, c.Message(), extract.IDCollisionSuggestion)
+		}
+	}
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
@@ -90,7 +104,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 			return ps.Sorted()
 		}
 		if err != nil {
-			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, load.Redact(err, o.source))
+			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, connstr.Parse(o.source).RedactError(err))
 		}
 		fmt.Fprintf(g.stdout, "%s: valid against the source database (%d collections), and ready for logical sync\n", o.mapping, len(plan.Collections))
 		return nil

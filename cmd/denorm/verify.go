@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -112,11 +113,20 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
 	}
-	if o.sample <= 0 || o.sample > 100 {
+	if !(o.sample > 0 && o.sample <= 100) { // NaN too
 		return usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
 	}
-	if o.sortMemMiB <= 0 {
-		return usageError{fmt.Errorf("--sort-memory must be positive")}
+	if err := checkRange("--sort-memory", o.sortMemMiB, 1, 1<<16); err != nil {
+		return err
+	}
+	if o.show < 0 {
+		return usageError{fmt.Errorf("--show cannot be negative")}
+	}
+	if err := checkDir("--temp-dir", o.tempDir); err != nil {
+		return err
+	}
+	if err := checkTarget(o.target); err != nil {
+		return err
 	}
 	var since time.Time
 	if o.since != "" {
@@ -125,8 +135,13 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return usageError{fmt.Errorf("--since: want an RFC 3339 time such as 2026-11-23T10:30:00Z: %w", err)}
 		}
 		since = t
+		for _, c := range strings.Split(o.watermarks, ",") {
+			if strings.TrimSpace(c) == "" {
+				return usageError{fmt.Errorf("--watermark-columns %q: an empty column name", o.watermarks)}
+			}
+		}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, o.source, o.mapping)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping)
 	if err != nil {
 		return err
 	}
@@ -146,7 +161,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer rep.abort()
-	rep.header(snap.ID, snapTime, load.RedactURI(o.target), o.sample)
+	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample)
 
 	shown := 0
 	show := func(line string) {

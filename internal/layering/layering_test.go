@@ -51,6 +51,7 @@ var exceptions = map[[2]string]string{
 	{"internal/testenv", "go.mongodb.org/mongo-driver/v2/bson"}:          "test helper: reads documents back from the test target",
 	{"internal/testenv", "go.mongodb.org/mongo-driver/v2/mongo"}:         "test helper: reads documents back from the test target",
 	{"internal/testenv", "go.mongodb.org/mongo-driver/v2/mongo/options"}: "test helper: reads documents back from the test target",
+	{"internal/churn", "github.com/jackc/pgx/v5"}:                        "test helper: writes random rounds into the test source database",
 	{"bench", "github.com/jackc/pgx/v5"}:                                 "benchmark: generates the data and runs the hand-written contenders",
 	{"bench", "go.mongodb.org/mongo-driver/v2/bson"}:                     "benchmark: the hand-written contenders write with the driver",
 	{"bench", "go.mongodb.org/mongo-driver/v2/mongo"}:                    "benchmark: the hand-written contenders write with the driver",

@@ -120,6 +120,23 @@ func Exec(t testing.TB, dbURL, sql string) {
 	}
 }
 
+// QueryString runs a query returning one value and returns its text.
+func QueryString(t testing.TB, dbURL, query string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var s string
+	if err := conn.QueryRow(ctx, "SELECT ("+query+")::text").Scan(&s); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return s
+}
+
 // MongoDB returns the URI of a fresh database on the test server (its name
 // in the path) and a handle to it. The database is dropped at the end.
 func MongoDB(t testing.TB) (string, *mongo.Database) {
@@ -169,3 +186,45 @@ func DumpCollection(t testing.TB, db *mongo.Database, coll string) []string {
 	}
 	return out
 }
+
+// ReaderRole creates a login role that can only read db's tables (the
+// least-privileged role SECURITY.md recommends: CONNECT on the database,
+// USAGE on the schema, SELECT on its tables) with the given password, and
+// returns db's URL for it. role "" picks a name unique to the test; roles
+// belong to the whole server, so a given name must be too. The role is
+// dropped when the test ends.
+func ReaderRole(t testing.TB, dbURL, role, password string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if role == "" {
+		role = uniqueName(t)
+	}
+	Exec(t, dbURL, fmt.Sprintf(`CREATE ROLE %[1]s LOGIN PASSWORD %[2]s;
+GRANT CONNECT ON DATABASE %[3]s TO %[1]s;
+GRANT USAGE ON SCHEMA public TO %[1]s;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;`,
+		pgx.Identifier{role}.Sanitize(), quoteLiteral(password), pgx.Identifier{db}.Sanitize()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, target := range []string{dbURL, need(t, "DENORM_TEST_PG")} {
+			c, err := pgx.Connect(ctx, target)
+			if err != nil {
+				continue
+			}
+			_, _ = c.Exec(ctx, "DROP OWNED BY "+pgx.Identifier{role}.Sanitize())
+			if target != dbURL {
+				_, _ = c.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{role}.Sanitize())
+			}
+			c.Close(ctx)
+		}
+	})
+	u.User = url.UserPassword(role, password)
+	return u.String()
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

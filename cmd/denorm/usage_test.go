@@ -1,0 +1,98 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// TestUsageErrors: every command's flags are checked before anything is
+// connected or written, and a bad value is bad usage (exit 2) with a
+// message naming the flag. The source and target point to a closed port:
+// a command that went past its checks would fail with another exit code.
+func TestUsageErrors(t *testing.T) {
+	root := testenv.Root(t)
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	src := "postgres://u:pw@" + testenv.ClosedPort(t) + "/db"
+	dir := t.TempDir()
+	migrate := []string{"migrate", "--mapping", mapping, "--source", src, "--target", dir}
+	plan := []string{"plan", "--mapping", mapping, "--source", src}
+	verify := []string{"verify", "--mapping", mapping, "--source", src, "--target", dir}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"migrate: no mapping", []string{"migrate", "--source", src}, "no mapping file"},
+		{"migrate: missing mapping file", []string{"migrate", "--mapping", filepath.Join(dir, "nope.yaml"), "--source", src, "--target", dir}, "cannot read the mapping file"},
+		{"migrate: max-doc-size 0", append(migrate, "--max-doc-size", "0"), "--max-doc-size 0: must be between 1 and"},
+		{"migrate: max-doc-size negative", append(migrate, "--max-doc-size", "-5"), "--max-doc-size -5"},
+		{"migrate: max-doc-size over int32", append(migrate, "--max-doc-size", "3000000000"), "--max-doc-size 3000000000"},
+		{"migrate: max-doc-size not a number", append(migrate, "--max-doc-size", "16MiB"), "invalid argument"},
+		{"migrate: batch-size 0", append(migrate, "--batch-size", "0"), "--batch-size must be positive"},
+		{"migrate: batch-size negative", append(migrate, "--batch-size", "-1"), "--batch-size must be positive"},
+		{"migrate: workers 0", append(migrate, "--workers", "0"), "--workers must be between 1 and 64"},
+		{"migrate: workers negative", append(migrate, "--workers", "-2"), "--workers must be between 1 and 64"},
+		{"migrate: workers 65", append(migrate, "--workers", "65"), "--workers must be between 1 and 64"},
+		{"migrate: partition out of range", append(migrate, "--partition", "3/3"), "--partition \"3/3\""},
+		{"migrate: partition negative", append(migrate, "--partition", "-1/3"), "--partition \"-1/3\""},
+		{"migrate: partition of zero", append(migrate, "--partition", "0/0"), "--partition \"0/0\""},
+		{"migrate: checkpoint-every negative", append(migrate, "--checkpoint-every", "-1s"), "--checkpoint-every cannot be negative"},
+		{"migrate: retry-for 0", append(migrate, "--retry-for", "0s"), "--retry-for must be positive"},
+		{"migrate: retry-for negative", append(migrate, "--retry-for", "-1m"), "--retry-for must be positive"},
+		{"migrate: progress", append(migrate, "--progress", "fancy"), "--progress must be"},
+		{"migrate: job with a slash", append(migrate, "--job", "../x"), "a job name cannot contain"},
+		{"migrate: resume without job", append(migrate, "--resume"), "need --job"},
+		{"migrate: target with an unknown scheme", append(migrate, "--target", "s3://bucket/x"), `unknown scheme "s3"`},
+		{"migrate: target is a PostgreSQL URL", append(migrate, "--target", src), "is a PostgreSQL URL"},
+		{"migrate: target without scheme", append(migrate, "--target", "localhost:27017/db"), "without a scheme"},
+		{"migrate: source with another scheme", []string{"migrate", "--mapping", mapping, "--source", "mysql://h/db"}, "is not a PostgreSQL URL"},
+		{"validate: no mapping", []string{"validate"}, "no mapping file"},
+		{"validate: missing mapping file", []string{"validate", "--mapping", filepath.Join(dir, "nope.yaml")}, "cannot read the mapping file"},
+		{"validate: mapping is a directory", []string{"validate", "--mapping", dir}, "cannot read the mapping file"},
+		{"plan: sample 0", append(plan, "--sample", "0"), "--sample must be a percentage"},
+		{"plan: sample over 100", append(plan, "--sample", "101"), "--sample must be a percentage"},
+		{"plan: sample negative", append(plan, "--sample", "-3"), "--sample must be a percentage"},
+		{"plan: sample NaN", append(plan, "--sample", "NaN"), "--sample must be a percentage"},
+		{"plan: batch-size 0", append(plan, "--batch-size", "0"), "--batch-size must be positive"},
+		{"plan: max-doc-size 0", append(plan, "--max-doc-size", "0"), "--max-doc-size 0"},
+		{"plan: max-doc-size negative", append(plan, "--max-doc-size", "-1"), "--max-doc-size -1"},
+		{"plan: format", append(plan, "--format", "pdf"), "--format must be one of"},
+		{"plan: missing mapping file", []string{"plan", "--mapping", filepath.Join(dir, "nope.yaml"), "--source", src}, "cannot read the mapping file"},
+		{"verify: sample NaN", append(verify, "--sample", "NaN"), "--sample must be a percentage"},
+		{"verify: sample 0", append(verify, "--sample", "0"), "--sample must be a percentage"},
+		{"verify: batch-size negative", append(verify, "--batch-size", "-1"), "--batch-size must be positive"},
+		{"verify: show negative", append(verify, "--show", "-1"), "--show cannot be negative"},
+		{"verify: sort-memory 0", append(verify, "--sort-memory", "0"), "--sort-memory 0"},
+		{"verify: sort-memory huge", append(verify, "--sort-memory", "100000000"), "--sort-memory 100000000"},
+		{"verify: temp-dir missing", append(verify, "--temp-dir", filepath.Join(dir, "nope")), "--temp-dir"},
+		{"verify: since", append(verify, "--since", "yesterday"), "--since: want an RFC 3339 time"},
+		{"verify: empty watermark column", append(verify, "--since", "2026-01-02T03:04:05Z", "--watermark-columns", "updated_at,,x"), "an empty column name"},
+		{"verify: target scheme", append(verify, "--target", "http://h/x"), `unknown scheme "http"`},
+		{"verify: missing mapping file", []string{"verify", "--mapping", filepath.Join(dir, "nope.yaml"), "--source", src, "--target", dir}, "cannot read the mapping file"},
+		{"advise: empty schema", []string{"advise", "--source", src, "--schema", ""}, "--schema cannot be empty"},
+		{"advise: numeric", []string{"advise", "--source", src, "--numeric", "float"}, "--numeric must be"},
+		{"status: target scheme", []string{"status", "--target", "MONGO://h/db"}, `unknown scheme "mongo"`},
+		{"status: file URL", []string{"status", "--target", "file:///tmp/x"}, "not a file:// URL"},
+		{"verbose and quiet", []string{"validate", "-v", "-q", "--mapping", mapping}, "--verbose and --quiet exclude each other"},
+		{"unknown flag", []string{"migrate", "--bogus"}, "unknown flag"},
+		{"unknown command", []string{"migrat"}, "unknown command"},
+		{"arguments", []string{"status", "extra"}, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, c.args...)
+			if code != exitUsage {
+				t.Fatalf("denorm %s: exit %d, want %d\n%s%s", strings.Join(c.args, " "), code, exitUsage, out, errs)
+			}
+			if !strings.Contains(errs, c.want) {
+				t.Errorf("denorm %s: stderr lacks %q:\n%s", strings.Join(c.args, " "), c.want, errs)
+			}
+			if strings.Contains(out+errs, "pw@") {
+				t.Errorf("the password is printed:\n%s%s", out, errs)
+			}
+		})
+	}
+}
