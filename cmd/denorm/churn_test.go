@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/churn"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/load"
@@ -34,15 +37,16 @@ func churnVerify(ctx context.Context, r *churn.Run) error {
 	return cli(ctx, "verify", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--show", "5")
 }
 
-// TestChurnRounds runs randomized rounds (internal/churn) on every example
-// mapping over seed.sql and on Pagila (its first 150 customers, see
-// testdata/pagila/churn-subset.sql): random inserts, updates, moves,
-// renames, deletes of parents with their children and a TRUNCATE, then
-// `migrate --job churn --restart` into the same target (a full rebuild,
-// standing in for sync until it exists), then the whole target must equal
-// a fresh migrate document by document, with field order and BSON types,
-// and `denorm verify` must exit 0. DENORM_TEST_SEED=N replays a seed,
-// DENORM_TEST_ROUNDS=N changes the number of rounds.
+// TestChurnRounds runs randomized rounds (internal/churn) of denorm sync,
+// for each method, on every example mapping over seed.sql and on Pagila
+// (its first 150 customers, see testdata/pagila/churn-subset.sql): random
+// inserts, updates, moves, renames, deletes of parents with their
+// children and a TRUNCATE, then `sync --once` of one job (its first sync
+// made the initial copy), then the whole target must equal a fresh
+// migrate document by document, with field order and BSON types, and
+// `denorm verify` must exit 0. One seed per method and mapping;
+// DENORM_TEST_SEED=N replays a seed, DENORM_TEST_ROUNDS=N changes the
+// number of rounds.
 func TestChurnRounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
@@ -53,40 +57,73 @@ func TestChurnRounds(t *testing.T) {
 		"pagila": {"rental", "payment"},
 	}
 	for _, ds := range verifyDatasets {
-		t.Run(ds.mapping, func(t *testing.T) {
-			t.Parallel() // at most -parallel (GOMAXPROCS) at a time; much of a round is waiting on the servers
-			mapping := filepath.Join(root, "mappings", "examples", ds.mapping+".yaml")
-			file, err := mappings.Load(mapping)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := churn.Config{
-				Mapping: mapping,
-				Tables:  file.Tables(),
-				Ignore:  []string{load.CheckpointCollection},
-				Seeds:   2,
-				Rounds:  10,
-				Middle:  middle[ds.mapping],
-				Initial: func(ctx context.Context, r *churn.Run) error {
-					return cli(ctx, "migrate", "-q", "--progress", "none", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", "churn")
-				},
-				Step: func(ctx context.Context, r *churn.Run) error {
-					return cli(ctx, "migrate", "-q", "--progress", "none", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", "churn", "--restart")
-				},
-				Migrate: churnMigrate,
-				Verify:  churnVerify,
-			}
-			for _, f := range ds.sql {
-				cfg.SQL = append(cfg.SQL, filepath.Join(root, f))
-			}
-			if ds.mapping == "pagila" {
-				// Every round rebuilds and compares the whole target; on
-				// FerretDB that costs seconds per thousand documents, so
-				// Pagila's rounds run on its first 150 customers.
-				cfg.Seeds = 1
-				cfg.SQL = append(cfg.SQL, filepath.Join(root, "testdata", "pagila", "churn-subset.sql"))
-			}
-			churn.RunRounds(t, cfg)
-		})
+		for _, method := range []string{load.SyncLogical, load.SyncDiff} {
+			t.Run(ds.mapping+"/"+method, func(t *testing.T) {
+				t.Parallel() // at most -parallel (GOMAXPROCS) at a time; much of a round is waiting on the servers
+				mapping := filepath.Join(root, "mappings", "examples", ds.mapping+".yaml")
+				file, err := mappings.Load(mapping)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := churn.Config{
+					Mapping: mapping,
+					Tables:  file.Tables(),
+					Ignore:  []string{load.CheckpointCollection},
+					Seeds:   1,
+					Rounds:  10,
+					Middle:  middle[ds.mapping],
+					Step: func(ctx context.Context, r *churn.Run) error {
+						return cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target,
+							"--job", roundsJob(r), "--method", method, "--once")
+					},
+					Migrate: churnMigrate,
+					Verify:  churnVerify,
+				}
+				for _, f := range ds.sql {
+					cfg.SQL = append(cfg.SQL, filepath.Join(root, f))
+				}
+				if ds.mapping == "pagila" {
+					// Every round compares the whole target with a fresh
+					// migrate; on FerretDB that costs seconds per thousand
+					// documents, so Pagila's rounds run on its first 150
+					// customers.
+					cfg.SQL = append(cfg.SQL, filepath.Join(root, "testdata", "pagila", "churn-subset.sql"))
+				}
+				if method == load.SyncLogical {
+					cfg.SQL = append(cfg.SQL, filepath.Join(root, identityFull))
+					cfg.Cleanup = func(ctx context.Context, r *churn.Run) {
+						if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
+							t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
+						}
+					}
+				}
+				churn.RunRounds(t, cfg)
+			})
+		}
 	}
+}
+
+// roundsJob names the sync job of a run of rounds: unique on the test
+// server, whose replication slots are server-wide, as each run has its own
+// source database.
+func roundsJob(r *churn.Run) string {
+	h := fnv.New32a()
+	h.Write([]byte(r.Source))
+	return fmt.Sprintf("rounds_%d_%08x", r.Seed%1_000_000, h.Sum32())
+}
+
+// dropSlot drops a logical sync job's replication slot and publication
+// from the source, if they exist.
+func dropSlot(ctx context.Context, source, job string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	src, err := extract.ParseSource(source)
+	if err != nil {
+		return err
+	}
+	lg, err := src.Logical(job)
+	if err != nil {
+		return err
+	}
+	return lg.Drop(ctx)
 }

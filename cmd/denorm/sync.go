@@ -165,14 +165,16 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	if o.target == "" {
 		return usageError{errors.New("no target: give --target mongodb://host:port/db or set DENORM_TARGET")}
 	}
+	if _, server, err := load.ParseTarget(o.target); err != nil {
+		return usageError{err}
+	} else if !server {
+		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
+	}
 	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 	if err != nil {
 		return err
 	}
 	defer target.Close(ctx)
-	if !target.Caps().Delete {
-		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
-	}
 	if o.drop {
 		src, err := openSource(o.source)
 		if err != nil {
@@ -232,6 +234,10 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		}
 		defer m.close()
 	}
+	halt, err := newHalter(g.stderr)
+	if err != nil {
+		return err
+	}
 	passes := 0
 	opt := pipeline.SyncOptions{
 		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
@@ -245,7 +251,10 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 				m.errors.Inc()
 			}
 		},
-		Debug: g.log.Debug,
+		Debug: func(msg string, args ...any) {
+			g.log.Debug(msg, args...)
+			halt.reached(msg)
+		},
 		Idle: func(string) {
 			if m != nil {
 				m.idle()

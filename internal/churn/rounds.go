@@ -55,6 +55,10 @@ type Config struct {
 	Migrate func(ctx context.Context, r *Run, target string) error
 	// Verify runs `denorm verify` on r.Target; nil means it exited 0.
 	Verify func(ctx context.Context, r *Run) error
+	// Cleanup, when set, runs when a seed's subtest ends, before its
+	// source database is dropped: to remove what the step left on the
+	// server (a replication slot keeps the database from being dropped).
+	Cleanup func(ctx context.Context, r *Run)
 }
 
 // Run is one seed's state, handed to the callbacks.
@@ -177,6 +181,9 @@ func runSeed(t *testing.T, cfg Config, seed uint64) Result {
 	defer gen.Close(ctx)
 	uri, db := testenv.MongoDB(t)
 	r := &Run{Seed: seed, Mapping: cfg.Mapping, Source: src, Target: uri, Report: newReport(), Total: newReport(), Gen: gen}
+	if cfg.Cleanup != nil {
+		t.Cleanup(func() { cfg.Cleanup(context.Background(), r) })
+	}
 	truncates := truncateRounds(seed, cfg.Rounds, cfg.Truncates)
 
 	fail := func(what string, detail string) {
