@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		}
 		s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 		if err := s.apply(ctx, b); err != nil {
-			return err
+			return s.schemaChanged(ctx, err)
 		}
 		s.opt.Debug("batch written", "end", b.end)
 		pos = b.end
@@ -223,6 +224,37 @@ func (s *syncer) checkRelation(rel *extract.Relation) error {
 		}
 	}
 	return nil
+}
+
+// schemaChanged explains a batch that failed to apply when a mapped table
+// changed under sync. The stream describes a table again only before its
+// next change, so documents that read a table changed by DDL alone (a
+// column dropped, then only other tables written) fail to build before
+// any Relation tells: the catalog is read again, and the first table whose
+// used columns are gone or retyped is a *extract.SchemaChangeError. Any
+// other failure is returned as it is.
+func (s *syncer) schemaChanged(ctx context.Context, err error) error {
+	if transient(err) || ctx.Err() != nil {
+		return err
+	}
+	snap, serr := s.src.Snapshot(ctx)
+	if serr != nil {
+		return err
+	}
+	defer closeSnap(snap)
+	tables := slices.Sorted(maps.Keys(s.fan.used))
+	cat, cerr := extract.ReadCatalog(ctx, snap, tables)
+	if cerr != nil {
+		return err
+	}
+	for _, t := range tables {
+		if then := s.tableOf(t); then != nil {
+			if ch := extract.TableChanges(then, cat.Table(t), s.fan.used[t]); len(ch) > 0 {
+				return &extract.SchemaChangeError{Table: t, Changes: ch}
+			}
+		}
+	}
+	return err
 }
 
 func quoteTable(schema, name string) string {

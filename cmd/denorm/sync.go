@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -345,11 +345,7 @@ func passLine(p pipeline.PassStats) string {
 	}
 	fmt.Fprintf(&b, "(%s) %d rows changed", what, changes)
 	if len(p.Tables) > 0 {
-		names := make([]string, 0, len(p.Tables))
-		for t := range p.Tables {
-			names = append(names, t)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(p.Tables))
 		parts := make([]string, len(names))
 		for i, t := range names {
 			c := p.Tables[t]
@@ -400,23 +396,13 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
 	fmt.Fprintln(w)
 	if len(p.Tables) > 0 {
 		fmt.Fprintf(w, "%-28s %10s %10s %10s %10s\n", "TABLE", "INSERTS", "UPDATES", "DELETES", "TRUNCATES")
-		names := make([]string, 0, len(p.Tables))
-		for t := range p.Tables {
-			names = append(names, t)
-		}
-		sort.Strings(names)
-		for _, t := range names {
+		for _, t := range slices.Sorted(maps.Keys(p.Tables)) {
 			c := p.Tables[t]
 			fmt.Fprintf(w, "%-28s %10d %10d %10d %10d\n", t, c.Inserts, c.Updates, c.Deletes, c.Truncates)
 		}
 	}
 	fmt.Fprintf(w, "%-28s %10s %10s %10s\n", "COLLECTION", "WRITTEN", "DELETED", "UNCHANGED")
-	names := make([]string, 0, len(p.Collections))
-	for c := range p.Collections {
-		names = append(names, c)
-	}
-	sort.Strings(names)
-	for _, c := range names {
+	for _, c := range slices.Sorted(maps.Keys(p.Collections)) {
 		d := p.Collections[c]
 		fmt.Fprintf(w, "%-28s %10d %10d %10d\n", c, d.Written, d.Deleted, d.Unchanged)
 	}

@@ -50,16 +50,19 @@ func (l *lockedBuffer) String() string {
 }
 
 // syncProc is a running `denorm sync`, its output readable while it runs.
+// done is closed when it has exited, with code set (-1: killed by a
+// signal).
 type syncProc struct {
 	cmd  *exec.Cmd
 	out  *lockedBuffer
-	done chan int
+	done chan struct{}
+	code int
 }
 
 // startSync starts bin with args, env added to the test's environment.
 func startSync(t testing.TB, env []string, bin string, args ...string) *syncProc {
 	t.Helper()
-	p := &syncProc{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan int, 1)}
+	p := &syncProc{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.Env = append(os.Environ(), env...)
 	if err := p.cmd.Start(); err != nil {
@@ -73,7 +76,8 @@ func startSync(t testing.TB, env []string, bin string, args ...string) *syncProc
 		} else if err != nil {
 			code = -2
 		}
-		p.done <- code
+		p.code = code
+		close(p.done)
 	}()
 	return p
 }
@@ -87,8 +91,7 @@ func (p *syncProc) waitOutput(want string, offset int, limit time.Duration) bool
 			return true
 		}
 		select {
-		case code := <-p.done:
-			p.done <- code
+		case <-p.done:
 			return strings.Contains(p.out.String()[offset:], want)
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -142,7 +145,7 @@ func TestSyncWritesDuringCopy(t *testing.T) {
 		t.Skip("integration test: skipped in the short suite")
 	}
 	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 3000)
+	addSyncData(t, db, 1500)
 	target, _ := testenv.MongoDB(t)
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
@@ -203,7 +206,7 @@ type haltPoint struct {
 func TestSyncCrashResume(t *testing.T) {
 	bin := denormBinary(t)
 	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 2000)
+	addSyncData(t, db, 600)
 	target, _ := testenv.MongoDB(t)
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
@@ -212,7 +215,7 @@ func TestSyncCrashResume(t *testing.T) {
 	points := []haltPoint{
 		{"slot created", 1, "the slot made, its position not saved"},
 		{"copy checkpoint saved", 2 + rng.IntN(5), "during the initial copy"},
-		{"copy checkpoint saved", 2 + rng.IntN(20), "during the resumed initial copy"},
+		{"copy checkpoint saved", 2 + rng.IntN(10), "during the resumed initial copy"},
 		{"applying a batch", 1 + rng.IntN(2), "a batch received, nothing written"},
 		{"documents written", 1, "mid-batch: its first write acknowledged"},
 		{"documents written", 2 + rng.IntN(8), "mid-batch: a later write acknowledged"},
@@ -223,15 +226,15 @@ func TestSyncCrashResume(t *testing.T) {
 		{"documents written", 1 + rng.IntN(12), "mid-batch"},
 		{"checkpoint saved", 1 + rng.IntN(4), "after the checkpoint, before the slot's confirmation"},
 	}
-	w := startSeedWriter(t, db, seed, 3*time.Millisecond)
+	w := startSeedWriter(t, db, seed, 20*time.Millisecond)
 	args := []string{"sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--batch-size", "50", "--max-delay", "200ms"}
 	for i, hp := range points {
 		start := time.Now()
 		p := startSync(t, []string{fmt.Sprintf("%s=%s:%d", haltEnv, hp.Step, hp.N)}, bin, args...)
 		select {
-		case code := <-p.done:
-			out := p.out.String()
+		case <-p.done:
+			code, out := p.code, p.out.String()
 			if !strings.Contains(out, fmt.Sprintf("halting at %q #%d", hp.Step, hp.N)) {
 				t.Fatalf("run %d (to halt at %q #%d) ended by itself (exit %d):\n%s", i, hp.Step, hp.N, code, out)
 			}
@@ -334,8 +337,8 @@ func TestSyncServerRestarts(t *testing.T) {
 		deadline := time.Now().Add(3 * time.Minute)
 		for batches() < n {
 			select {
-			case code := <-p.done:
-				t.Fatalf("sync ended (exit %d) %s:\n%s", code, what, p.out)
+			case <-p.done:
+				t.Fatalf("sync ended (exit %d) %s:\n%s", p.code, what, p.out)
 			default:
 			}
 			if time.Now().After(deadline) {
@@ -396,8 +399,8 @@ func TestSyncServerRestarts(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	if code := <-p.done; code != 0 {
-		t.Fatalf("sync exit %d after SIGTERM:\n%s", code, p.out)
+	if <-p.done; p.code != 0 {
+		t.Fatalf("sync exit %d after SIGTERM:\n%s", p.code, p.out)
 	}
 	out := p.out.String()
 	for _, want := range []string{"target failed", "retrying", "stopped: position"} {

@@ -48,7 +48,7 @@ type Config struct {
 	// Initial makes the first copy into r.Target (round 0); nil: Step.
 	Initial func(ctx context.Context, r *Run) error
 	// Step brings r.Target up to date after a round's writes: the code
-	// under test (sync; migrate --restart stands in for it).
+	// under test (denorm sync).
 	Step func(ctx context.Context, r *Run) error
 	// Migrate migrates r.Source afresh into target, an empty database:
 	// the reference the target must equal.
