@@ -150,7 +150,7 @@ func TestSyncWritesDuringCopy(t *testing.T) {
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
-	w := startSeedWriter(t, db, seed, time.Millisecond)
+	w := startSeedWriter(t, db, seed, time.Millisecond, 20)
 	for w.txs.Load() < 5 {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -206,7 +206,7 @@ type haltPoint struct {
 func TestSyncCrashResume(t *testing.T) {
 	bin := denormBinary(t)
 	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 600)
+	addSyncData(t, db, 300)
 	target, _ := testenv.MongoDB(t)
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
@@ -215,7 +215,7 @@ func TestSyncCrashResume(t *testing.T) {
 	points := []haltPoint{
 		{"slot created", 1, "the slot made, its position not saved"},
 		{"copy checkpoint saved", 2 + rng.IntN(5), "during the initial copy"},
-		{"copy checkpoint saved", 2 + rng.IntN(10), "during the resumed initial copy"},
+		{"copy checkpoint saved", 2 + rng.IntN(5), "during the resumed initial copy"},
 		{"applying a batch", 1 + rng.IntN(2), "a batch received, nothing written"},
 		{"documents written", 1, "mid-batch: its first write acknowledged"},
 		{"documents written", 2 + rng.IntN(8), "mid-batch: a later write acknowledged"},
@@ -226,7 +226,7 @@ func TestSyncCrashResume(t *testing.T) {
 		{"documents written", 1 + rng.IntN(12), "mid-batch"},
 		{"checkpoint saved", 1 + rng.IntN(4), "after the checkpoint, before the slot's confirmation"},
 	}
-	w := startSeedWriter(t, db, seed, 20*time.Millisecond)
+	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
 	args := []string{"sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--batch-size", "50", "--max-delay", "200ms"}
 	for i, hp := range points {
@@ -321,7 +321,7 @@ func TestSyncServerRestarts(t *testing.T) {
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
-	w := startSeedWriter(t, db, seed, 5*time.Millisecond)
+	w := startSeedWriter(t, db, seed, 5*time.Millisecond, 20)
 	p := startSync(t, nil, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--retry-for", "2m", "--metrics-addr", "127.0.0.1:0")
 	t.Cleanup(func() {
