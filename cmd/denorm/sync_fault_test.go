@@ -321,7 +321,7 @@ func TestSyncServerRestarts(t *testing.T) {
 	job := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
-	w := startSeedWriter(t, db, seed, 5*time.Millisecond, 20)
+	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
 	p := startSync(t, nil, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--retry-for", "2m", "--metrics-addr", "127.0.0.1:0")
 	t.Cleanup(func() {
@@ -385,7 +385,7 @@ func TestSyncServerRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		c := peekCheckpoint(target, job)
 		if c != nil && c.Sync != nil {
