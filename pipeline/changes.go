@@ -107,7 +107,15 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		}
 		wait := time.Hour
 		if !b.empty() && !inTx {
-			wait = min(s.opt.Linger, time.Until(b.started.Add(s.opt.MaxDelay)))
+			wait = time.Until(b.started.Add(s.opt.MaxDelay))
+			if n := len(b.commits); n > 0 && time.Since(b.commits[n-1]) < s.opt.MaxDelay {
+				// Caught up: apply as soon as the stream pauses. Behind,
+				// a pause is the server decoding, not the end of the
+				// writes: the batch takes MaxDelay of changes, so a
+				// backlog is applied in few batches, not one per
+				// transaction.
+				wait = min(s.opt.Linger, wait)
+			}
 		}
 		nctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		c, err := cs.Next(nctx)

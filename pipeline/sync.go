@@ -65,7 +65,9 @@ type SyncOptions struct {
 	MaxKeys int
 	// MaxChanges (default 20,000) and MaxDelay (default 500 ms) end a
 	// batch of changes at the next commit; Linger (default 20 ms) is how
-	// long a batch waits for more changes before it is applied.
+	// long a batch waits for more changes before it is applied, when its
+	// last commit is less than MaxDelay old (caught up; behind, a batch
+	// takes MaxDelay of changes).
 	MaxChanges int
 	MaxDelay   time.Duration
 	Linger     time.Duration
