@@ -152,8 +152,8 @@ func (p *Plan) Dependents(table string) []Dependent {
 // collection's documents.
 type Reference struct {
 	// Path is the field's place in the entry's documents as WalkFields
-	// gives it, with "[]" appended for an id array. For a bucket
-	// collection it is relative to one item of the page's items array.
+	// gives it, with "[]" after every array; for a bucket collection it
+	// starts with the page's items array.
 	Path []string
 	// Collection is the collection referenced.
 	Collection string
@@ -164,11 +164,16 @@ type Reference struct {
 // with ref:), at any depth of embedding, in document order.
 func (cp *CollectionPlan) References() []Reference {
 	var out []Reference
+	var prefix []string
+	if cp.Bucket != nil {
+		// A bucket page holds its root rows in the items array.
+		prefix = []string{cp.Bucket.Items, "[]"}
+	}
 	WalkFields(cp.Root, func(f *FieldPlan, path []string) {
 		if f.RefCollection == "" || (f.Kind != FieldColumn && f.Kind != FieldIds) {
 			return
 		}
-		p := append([]string(nil), path...)
+		p := append(slices.Clone(prefix), path...)
 		if f.Kind == FieldIds {
 			p = append(p, "[]")
 		}

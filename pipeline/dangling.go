@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/denorm/denorm/load"
@@ -42,14 +41,9 @@ type refPath struct {
 // refPaths lists the fields of cp declared with ref:, with the steps to
 // them in a stored document (arrays on the way are walked into).
 func refPaths(cp *mappings.CollectionPlan) []refPath {
-	var prefix []string
-	if cp.Bucket != nil {
-		// Bucket pages hold the root rows under the items array.
-		prefix = []string{cp.Bucket.Items}
-	}
 	var out []refPath
 	for _, r := range cp.References() {
-		steps := slices.Clone(prefix)
+		var steps []string
 		for _, s := range r.Path {
 			if s != "[]" {
 				steps = append(steps, s)

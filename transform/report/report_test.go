@@ -232,3 +232,39 @@ func TestWriteFormats(t *testing.T) {
 		t.Errorf("unknown format: %v", err)
 	}
 }
+
+// A bucket page holds its rows in the items array: the references of the
+// rows are found there and checked like any other.
+func TestCollectorBucketRefs(t *testing.T) {
+	ct := &mappings.Table{Schema: "public", Name: "comment"}
+	root := &mappings.Node{Kind: mappings.NodeRoot, Path: "pages", Table: ct,
+		Fields: []mappings.FieldPlan{{Kind: mappings.FieldColumn, Name: "text"}, {Kind: mappings.FieldColumn, Name: "authorId", RefCollection: "people"}}}
+	cp := &mappings.CollectionPlan{Name: "pages", Root: root, Bucket: &mappings.BucketPlan{Size: 2, Items: "comments", Page: "page"}}
+	item := func(text string, author int32) transform.Doc {
+		return transform.Doc{{Key: "text", Value: text}, {Key: "authorId", Value: author}}
+	}
+	page := func(id string, items ...transform.Doc) transform.Document {
+		arr := transform.Array{}
+		for _, it := range items {
+			arr = append(arr, it)
+		}
+		return transform.Document{Collection: "pages", ID: id, Source: "post (id)=(" + id + ")",
+			Body: transform.Doc{{Key: "_id", Value: id}, {Key: "page", Value: int32(1)}, {Key: "comments", Value: arr}}}
+	}
+	col := NewCollector(cp, 1<<20, load.AppendExtJSON)
+	col.Add(3, sized(t, []transform.Document{page("1-1", item("a", 4), item("b", 9)), page("2-1", item("c", 4))}), 0)
+	var asked []string
+	if err := col.CheckRefs(func(coll string, values []string) (map[string]bool, error) {
+		asked = append(asked, values...)
+		return map[string]bool{"9": true}, nil // the values not found
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"4", "9"}, asked); diff != "" {
+		t.Errorf("values checked (-want +got):\n%s", diff)
+	}
+	r := col.Finish(1).References[0]
+	if r.Path != "comments[].authorId" || r.Checked != 3 || r.Dangling != 1 || r.Examples[0].Value != "9" {
+		t.Errorf("references %+v", r)
+	}
+}
