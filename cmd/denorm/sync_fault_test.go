@@ -137,9 +137,11 @@ func sameAsFreshMigrate(t *testing.T, mapping, db, target string) {
 func lastPath(uri string) string { return uri[strings.LastIndex(uri, "/")+1:] }
 
 // TestSyncWritesDuringCopy: a writer keeps changing every mapped table
-// while the first sync copies the slot's snapshot; after the writer stops
-// and a second sync catches up, the target is exactly a fresh migrate of
-// the source: the copy and the stream joined with no gap and no overlap.
+// while the first sync (--once) copies the slot's snapshot, and stops when
+// the checkpoint says the copy is done; once that sync has caught up (and
+// a second one finds little or nothing left), the whole target is exactly
+// a fresh migrate of the source and verify exits 0: the copy and the
+// stream joined with no gap and no overlap.
 func TestSyncWritesDuringCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
