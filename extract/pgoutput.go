@@ -182,6 +182,30 @@ func (r *Relation) Changes(t *mappings.Table, columns []string) []ColumnChange {
 	return out
 }
 
+// TableChanges compares a table as the catalog gives it now (nil: gone)
+// with the table as planned (then), on columns: each one gone, or of
+// another type, is a change, as Relation.Changes says.
+func TableChanges(then, now *mappings.Table, columns []string) []ColumnChange {
+	var out []ColumnChange
+	for _, name := range columns {
+		was := then.Column(name)
+		if was == nil {
+			continue
+		}
+		var is *mappings.Column
+		if now != nil {
+			is = now.Column(name)
+		}
+		switch {
+		case is == nil:
+			out = append(out, ColumnChange{Column: name, Was: was.TypeName})
+		case is.TypeName != was.TypeName:
+			out = append(out, ColumnChange{Column: name, Was: was.TypeName, Now: is.TypeName})
+		}
+	}
+	return out
+}
+
 // SchemaChangeError: a mapped table's definition changed while syncing, so
 // documents cannot be built as planned.
 type SchemaChangeError struct {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		}
 		s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 		if err := s.apply(ctx, b); err != nil {
-			return err
+			return s.schemaChanged(ctx, err)
 		}
 		s.opt.Debug("batch written", "end", b.end)
 		pos = b.end
@@ -133,7 +134,15 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		}
 		wait := time.Hour
 		if !b.empty() && !inTx {
-			wait = min(s.opt.Linger, time.Until(b.started.Add(s.opt.MaxDelay)))
+			wait = time.Until(b.started.Add(s.opt.MaxDelay))
+			if n := len(b.commits); n > 0 && time.Since(b.commits[n-1]) < s.opt.MaxDelay {
+				// Caught up: apply as soon as the stream pauses. Behind,
+				// a pause is the server decoding, not the end of the
+				// writes: the batch takes MaxDelay of changes, so a
+				// backlog is applied in few batches, not one per
+				// transaction.
+				wait = min(s.opt.Linger, wait)
+			}
 		}
 		nctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		c, err := cs.Next(nctx)
@@ -244,6 +253,37 @@ func (s *syncer) checkRelation(rel *extract.Relation) error {
 		}
 	}
 	return nil
+}
+
+// schemaChanged explains a batch that failed to apply when a mapped table
+// changed under sync. The stream describes a table again only before its
+// next change, so documents that read a table changed by DDL alone (a
+// column dropped, then only other tables written) fail to build before
+// any Relation tells: the catalog is read again, and the first table whose
+// used columns are gone or retyped is a *extract.SchemaChangeError. Any
+// other failure is returned as it is.
+func (s *syncer) schemaChanged(ctx context.Context, err error) error {
+	if transient(err) || ctx.Err() != nil {
+		return err
+	}
+	snap, serr := s.src.Snapshot(ctx)
+	if serr != nil {
+		return err
+	}
+	defer closeSnap(snap)
+	tables := slices.Sorted(maps.Keys(s.fan.used))
+	cat, cerr := extract.ReadCatalog(ctx, snap, tables)
+	if cerr != nil {
+		return err
+	}
+	for _, t := range tables {
+		if then := s.tableOf(t); then != nil {
+			if ch := extract.TableChanges(then, cat.Table(t), s.fan.used[t]); len(ch) > 0 {
+				return &extract.SchemaChangeError{Table: t, Changes: ch}
+			}
+		}
+	}
+	return err
 }
 
 func quoteTable(schema, name string) string {

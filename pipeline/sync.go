@@ -65,7 +65,9 @@ type SyncOptions struct {
 	MaxKeys int
 	// MaxChanges (default 20,000) and MaxDelay (default 500 ms) end a
 	// batch of changes at the next commit; Linger (default 20 ms) is how
-	// long a batch waits for more changes before it is applied.
+	// long a batch waits for more changes before it is applied, when its
+	// last commit is less than MaxDelay old (caught up; behind, a batch
+	// takes MaxDelay of changes).
 	MaxChanges int
 	MaxDelay   time.Duration
 	Linger     time.Duration
@@ -79,8 +81,11 @@ type SyncOptions struct {
 	// Pass is called after every pass, and in Follow mode after every
 	// batch of changes applied (from Sync's goroutine).
 	Pass func(PassStats)
-	// Debug, when set, is told of each step (a batch applied, saved,
-	// confirmed), for -v.
+	// Debug, when set, is told of each step, for -v: "slot created" (not
+	// yet saved in the checkpoint), "copy checkpoint saved", "applying a
+	// batch", "documents written" and "documents deleted" (each target
+	// call of a batch or pass), "batch written", "checkpoint saved",
+	// "position confirmed". The fault tests aim kills at these steps.
 	Debug func(msg string, args ...any)
 	// Idle is called when a logical pass saves a new position with
 	// nothing to apply: the job is caught up (lag 0).
@@ -485,7 +490,7 @@ func (s *syncer) start(ctx context.Context) error {
 	// The slot: new, or left by a setup interrupted before it saved the
 	// position (the checkpoint says so), which is dropped and made again.
 	replace := cp.Sync != nil && cp.Sync.Method == load.SyncLogical
-	ss, err := setupSlot(ctx, s.lg, s.plan, s.store, cp, replace, s.retryPolicy())
+	ss, err := setupSlot(ctx, s.lg, s.plan, s.store, cp, replace, s.retryPolicy(), s.opt.Debug)
 	if err != nil {
 		return err
 	}
@@ -506,7 +511,7 @@ func (s *syncer) start(ctx context.Context) error {
 // point. The copy starts over, joined to the new slot: what an earlier
 // run or a migrate copied predates it. Without replace, an existing slot
 // is a *SlotTakenError. The caller releases the result.
-func setupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, store load.Checkpoints, cp *load.Checkpoint, replace bool, retry load.RetryPolicy) (*extract.SlotSnapshot, error) {
+func setupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, store load.Checkpoints, cp *load.Checkpoint, replace bool, retry load.RetryPolicy, debug func(string, ...any)) (*extract.SlotSnapshot, error) {
 	if replace {
 		if err := lg.Drop(ctx); err != nil {
 			return nil, err
@@ -535,6 +540,7 @@ func setupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, st
 	if err != nil {
 		return nil, err
 	}
+	debug("slot created", "slot", lg.Name, "consistent", ss.Consistent)
 	cp.Sync.Position = ss.Consistent.String()
 	if err := save(); err != nil {
 		_ = ss.Release(context.WithoutCancel(ctx))
@@ -563,7 +569,7 @@ func StartLogical(ctx context.Context, src *extract.Source, plan *mappings.Plan,
 	if err != nil {
 		return nil, nil, err
 	}
-	ss, err := setupSlot(ctx, lg, plan, store, cp, replace, load.DefaultRetry)
+	ss, err := setupSlot(ctx, lg, plan, store, cp, replace, load.DefaultRetry, func(string, ...any) {})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -603,7 +609,7 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 					s.opt.Reject(r)
 				}
 			}},
-			Workers: 1, Partitions: 1, Checkpoints: s.store, Checkpoint: s.cp, Source: s.src, Retry: s.retryPolicy(), Notice: s.opt.Notice,
+			Workers: 1, Partitions: 1, Checkpoints: tellingStore{s.store, s.opt.Debug}, Checkpoint: s.cp, Source: s.src, Retry: s.retryPolicy(), Notice: s.opt.Notice,
 		})
 		if err != nil {
 			return err
@@ -703,6 +709,7 @@ func (s *syncer) write(ctx context.Context, coll string, docs []transform.Docume
 		}
 		s.rejects(rejects, st)
 		st.coll(coll).Written += int64(len(chunk) - len(rejects))
+		s.opt.Debug("documents written", "collection", coll, "documents", len(chunk))
 	}
 	return nil
 }
@@ -721,6 +728,7 @@ func (s *syncer) delete(ctx context.Context, coll string, sel load.Selection, st
 		return err
 	}
 	st.coll(coll).Deleted += max(n, 0)
+	s.opt.Debug("documents deleted", "collection", coll, "documents", n)
 	return nil
 }
 
@@ -783,4 +791,19 @@ func DropSync(ctx context.Context, src *extract.Source, target load.Target, job 
 		return err
 	}
 	return target.Checkpoints().Delete(ctx, job)
+}
+
+// tellingStore is a checkpoint store that tells debug of each checkpoint
+// saved: the initial copy's progress, for -v.
+type tellingStore struct {
+	load.Checkpoints
+	debug func(string, ...any)
+}
+
+func (t tellingStore) Save(ctx context.Context, cp *load.Checkpoint) error {
+	if err := t.Checkpoints.Save(ctx, cp); err != nil {
+		return err
+	}
+	t.debug("copy checkpoint saved", "collection", cp.Collection)
+	return nil
 }

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/churn"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/load"
@@ -34,14 +40,17 @@ func churnVerify(ctx context.Context, r *churn.Run) error {
 	return cli(ctx, "verify", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--show", "5")
 }
 
-// TestChurnRounds runs randomized rounds (internal/churn) on every example
-// mapping over seed.sql and on Pagila (its first 150 customers, see
-// testdata/pagila/churn-subset.sql): random inserts, updates, moves,
-// renames, deletes of parents with their children and a TRUNCATE, then
-// `migrate --job churn --restart` into the same target (a full rebuild,
-// standing in for sync until it exists), then the whole target must equal
-// a fresh migrate document by document, with field order and BSON types,
-// and `denorm verify` must exit 0. DENORM_TEST_SEED=N replays a seed,
+// TestChurnRounds runs randomized rounds (internal/churn) of denorm sync
+// on every example mapping over seed.sql (2 seeds) and on Pagila (1 seed,
+// on its first 150 customers, see testdata/pagila/churn-subset.sql):
+// random inserts, updates, moves, renames, deletes of parents with their
+// children and a TRUNCATE, then `sync --once` of two jobs side by side,
+// one per method (their first sync made the initial copy): --method
+// logical into the target the harness checks - which must equal a fresh
+// migrate document by document, with field order and BSON types, and
+// pass `denorm verify` - and --method diff into a second database, which
+// must equal the first document by document as raw BSON (so it equals the
+// fresh migrate too). DENORM_TEST_SEED=N replays a seed,
 // DENORM_TEST_ROUNDS=N changes the number of rounds.
 func TestChurnRounds(t *testing.T) {
 	if testing.Short() {
@@ -67,26 +76,106 @@ func TestChurnRounds(t *testing.T) {
 				Seeds:   2,
 				Rounds:  10,
 				Middle:  middle[ds.mapping],
-				Initial: func(ctx context.Context, r *churn.Run) error {
-					return cli(ctx, "migrate", "-q", "--progress", "none", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", "churn")
-				},
-				Step: func(ctx context.Context, r *churn.Run) error {
-					return cli(ctx, "migrate", "-q", "--progress", "none", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", "churn", "--restart")
-				},
+				Step:    syncBoth,
 				Migrate: churnMigrate,
 				Verify:  churnVerify,
+				Cleanup: func(ctx context.Context, r *churn.Run) {
+					if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
+						t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
+					}
+					if err := dropTarget(ctx, diffTarget(r)); err != nil {
+						t.Errorf("drop %s: %v", diffTarget(r), err)
+					}
+				},
 			}
 			for _, f := range ds.sql {
 				cfg.SQL = append(cfg.SQL, filepath.Join(root, f))
 			}
 			if ds.mapping == "pagila" {
-				// Every round rebuilds and compares the whole target; on
-				// FerretDB that costs seconds per thousand documents, so
-				// Pagila's rounds run on its first 150 customers.
+				// Every round compares the whole target with a fresh
+				// migrate; on FerretDB that costs seconds per thousand
+				// documents, so Pagila's rounds run on its first 150
+				// customers, with one seed.
 				cfg.Seeds = 1
 				cfg.SQL = append(cfg.SQL, filepath.Join(root, "testdata", "pagila", "churn-subset.sql"))
 			}
+			cfg.SQL = append(cfg.SQL, filepath.Join(root, identityFull))
 			churn.RunRounds(t, cfg)
 		})
 	}
+}
+
+// syncBoth is the step of the randomized rounds: `sync --once` with
+// --method logical into r.Target and with --method diff into diffTarget,
+// side by side, then the two targets must hold the same documents, byte
+// for byte.
+func syncBoth(ctx context.Context, r *churn.Run) error {
+	job := roundsJob(r)
+	logical, diff := make(chan error, 1), make(chan error, 1)
+	go func() {
+		logical <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", job, "--method", load.SyncLogical, "--once")
+	}()
+	go func() {
+		diff <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", diffTarget(r), "--job", job, "--method", load.SyncDiff, "--once")
+	}()
+	errL, errD := <-logical, <-diff
+	switch {
+	case errL != nil:
+		return fmt.Errorf("sync --method logical: %w", errL)
+	case errD != nil:
+		return fmt.Errorf("sync --method diff: %w", errD)
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(r.Target))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(ctx)
+	d, err := testenv.CompareTargets(ctx, client.Database(lastPath(r.Target)), client.Database(lastPath(diffTarget(r))),
+		testenv.CompareOptions{Ignore: []string{load.CheckpointCollection}})
+	if err != nil {
+		return err
+	}
+	if !d.Equal() {
+		return fmt.Errorf("sync --method diff gave another target than --method logical (want: logical, found: diff):\n%s", d)
+	}
+	return nil
+}
+
+// diffTarget is the database of r's target server that the rounds' diff
+// job keeps current.
+func diffTarget(r *churn.Run) string { return r.Target + "_diff" }
+
+// dropTarget drops the database of a mongodb:// URI.
+func dropTarget(ctx context.Context, uri string) error {
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(ctx)
+	return client.Database(lastPath(uri)).Drop(ctx)
+}
+
+// roundsJob names the sync job of a run of rounds: unique on the test
+// server, whose replication slots are server-wide, as each run has its own
+// source database.
+func roundsJob(r *churn.Run) string {
+	h := fnv.New32a()
+	h.Write([]byte(r.Source))
+	return fmt.Sprintf("rounds_%d_%08x", r.Seed%1_000_000, h.Sum32())
+}
+
+// dropSlot drops a logical sync job's replication slot and publication
+// from the source, if they exist.
+func dropSlot(ctx context.Context, source, job string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	src, err := extract.ParseSource(source)
+	if err != nil {
+		return err
+	}
+	lg, err := src.Logical(job)
+	if err != nil {
+		return err
+	}
+	return lg.Drop(ctx)
 }

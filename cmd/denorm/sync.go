@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -171,14 +171,14 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
+	if _, server, err := load.ParseTarget(o.target); err == nil && !server {
+		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
+	}
 	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 	if err != nil {
 		return err
 	}
 	defer target.Close(ctx)
-	if !target.Caps().Delete {
-		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
-	}
 	if o.drop {
 		src, err := openSource(o.source)
 		if err != nil {
@@ -238,6 +238,10 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		}
 		defer m.close()
 	}
+	halt, err := newHalter(g.stderr)
+	if err != nil {
+		return err
+	}
 	passes := 0
 	opt := pipeline.SyncOptions{
 		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
@@ -251,7 +255,10 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 				m.errors.Inc()
 			}
 		},
-		Debug: g.log.Debug,
+		Debug: func(msg string, args ...any) {
+			g.log.Debug(msg, args...)
+			halt.reached(msg)
+		},
 		Idle: func(string) {
 			if m != nil {
 				m.idle()
@@ -346,11 +353,7 @@ func passLine(p pipeline.PassStats) string {
 	}
 	fmt.Fprintf(&b, "(%s) %d rows changed", what, changes)
 	if len(p.Tables) > 0 {
-		names := make([]string, 0, len(p.Tables))
-		for t := range p.Tables {
-			names = append(names, t)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(p.Tables))
 		parts := make([]string, len(names))
 		for i, t := range names {
 			c := p.Tables[t]
@@ -401,23 +404,13 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
 	fmt.Fprintln(w)
 	if len(p.Tables) > 0 {
 		fmt.Fprintf(w, "%-28s %10s %10s %10s %10s\n", "TABLE", "INSERTS", "UPDATES", "DELETES", "TRUNCATES")
-		names := make([]string, 0, len(p.Tables))
-		for t := range p.Tables {
-			names = append(names, t)
-		}
-		sort.Strings(names)
-		for _, t := range names {
+		for _, t := range slices.Sorted(maps.Keys(p.Tables)) {
 			c := p.Tables[t]
 			fmt.Fprintf(w, "%-28s %10d %10d %10d %10d\n", t, c.Inserts, c.Updates, c.Deletes, c.Truncates)
 		}
 	}
 	fmt.Fprintf(w, "%-28s %10s %10s %10s\n", "COLLECTION", "WRITTEN", "DELETED", "UNCHANGED")
-	names := make([]string, 0, len(p.Collections))
-	for c := range p.Collections {
-		names = append(names, c)
-	}
-	sort.Strings(names)
-	for _, c := range names {
+	for _, c := range slices.Sorted(maps.Keys(p.Collections)) {
 		d := p.Collections[c]
 		fmt.Fprintf(w, "%-28s %10d %10d %10d\n", c, d.Written, d.Deleted, d.Unchanged)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +21,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/churn"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/load"
 )
 
 // syncMixed is the mapping the sync fault tests run: blog and person.
@@ -46,16 +50,21 @@ func (l *lockedBuffer) String() string {
 }
 
 // syncProc is a running `denorm sync`, its output readable while it runs.
+// done is closed when it has exited, with code set (-1: killed by a
+// signal).
 type syncProc struct {
 	cmd  *exec.Cmd
 	out  *lockedBuffer
-	done chan int
+	done chan struct{}
+	code int
 }
 
-func startSync(t testing.TB, bin string, args ...string) *syncProc {
+// startSync starts bin with args, env added to the test's environment.
+func startSync(t testing.TB, env []string, bin string, args ...string) *syncProc {
 	t.Helper()
-	p := &syncProc{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan int, 1)}
+	p := &syncProc{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.Env = append(os.Environ(), env...)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +76,8 @@ func startSync(t testing.TB, bin string, args ...string) *syncProc {
 		} else if err != nil {
 			code = -2
 		}
-		p.done <- code
+		p.code = code
+		close(p.done)
 	}()
 	return p
 }
@@ -81,9 +91,8 @@ func (p *syncProc) waitOutput(want string, offset int, limit time.Duration) bool
 			return true
 		}
 		select {
-		case code := <-p.done:
-			p.done <- code
-			return strings.Contains(p.out.String(), want)
+		case <-p.done:
+			return strings.Contains(p.out.String()[offset:], want)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -95,36 +104,11 @@ func (p *syncProc) kill() {
 	<-p.done
 }
 
-// killPoint names where a killed sync was, from its -v output: the last
-// step it logged.
-func killPoint(out string) string {
-	last := ""
-	for _, line := range strings.Split(out, "\n") {
-		for _, step := range []string{"replication slot", "initial copy", "applying a batch", "batch written", "checkpoint saved", "position confirmed"} {
-			if strings.Contains(line, step) {
-				last = step
-			}
-		}
-	}
-	switch last {
-	case "":
-		return "before the slot"
-	case "replication slot", "initial copy":
-		return "during the initial copy"
-	case "applying a batch":
-		return "mid-batch (writing)"
-	case "batch written":
-		return "after the writes, before the checkpoint"
-	case "checkpoint saved":
-		return "after the checkpoint, before confirming"
-	}
-	return "between batches"
-}
-
 // sameAsFreshMigrate migrates db afresh into an empty database of the
-// same server as target and compares every collection of mapping,
-// document by document (relaxed Extended JSON sorted by _id), and has
-// denorm verify compare the target with the source as BSON (exit 0).
+// same server as target and compares the two whole targets document by
+// document as raw BSON, field order and types included
+// (testenv.CompareTargets), and has denorm verify compare the target with
+// the source (exit 0).
 func sameAsFreshMigrate(t *testing.T, mapping, db, target string) {
 	t.Helper()
 	if out, code := denormCLI("verify", "-q", "--mapping", mapping, "--source", db, "--target", target, "--show", "5"); code != 0 {
@@ -139,103 +123,137 @@ func sameAsFreshMigrate(t *testing.T, mapping, db, target string) {
 	}
 	defer client.Disconnect(ctx)
 	defer client.Database(lastPath(ref)).Drop(ctx)
-	for _, coll := range []string{"posts", "comments", "people"} {
-		want := testenv.DumpCollection(t, client.Database(lastPath(ref)), coll)
-		got := testenv.DumpCollection(t, client.Database(lastPath(target)), coll)
-		if len(want) == 0 {
-			t.Fatalf("fresh migrate wrote no %s", coll)
-		}
-		testenv.EqualDocs(t, coll, want, got)
+	diff, err := testenv.CompareTargets(ctx, client.Database(lastPath(ref)), client.Database(lastPath(target)),
+		testenv.CompareOptions{Ignore: []string{load.CheckpointCollection}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if !diff.Equal() {
+		t.Fatalf("the target differs from a fresh migrate of the same source (want: fresh migrate, found: target):\n%s", diff)
+	}
+	t.Logf("target equals a fresh migrate, document by document (want/found): %v", diff.Docs)
 }
 
 func lastPath(uri string) string { return uri[strings.LastIndex(uri, "/")+1:] }
 
 // TestSyncWritesDuringCopy: a writer keeps changing every mapped table
-// while the first sync copies the slot's snapshot; after the writer stops
-// and a second sync catches up, the target is exactly a fresh migrate of
-// the source: the copy and the stream joined with no gap and no overlap.
+// while the first sync (--once) copies the slot's snapshot, and stops when
+// the checkpoint says the copy is done; once that sync has caught up (and
+// a second one finds little or nothing left), the whole target is exactly
+// a fresh migrate of the source and verify exits 0: the copy and the
+// stream joined with no gap and no overlap.
 func TestSyncWritesDuringCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
 	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 3000)
+	addSyncData(t, db, 1500)
 	target, _ := testenv.MongoDB(t)
 	job := syncJob(t, db)
-	w := startSeedWriter(t, db, rand.Uint64(), time.Millisecond)
+	seed := churn.Seeds(t, 1)[0]
+	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
+	w := startSeedWriter(t, db, seed, time.Millisecond, 20)
 	for w.txs.Load() < 5 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	args := []string{"sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job, "--method", "logical", "--once"}
-	before := w.txs.Load()
+	// The writer stops when the copy is done (the checkpoint says so):
+	// what it wrote is what the copy and the stream must join over, and
+	// the catch-up stays short.
+	var during atomic.Int64
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		before := w.txs.Load()
+		for {
+			if c := peekCheckpoint(target, job); c != nil && c.Sync != nil && c.Phase == load.PhaseDone {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		w.halt()
+		during.Store(w.txs.Load() - before)
+	}()
 	start := time.Now()
 	out := mustCLI(t, args...)
-	during := w.txs.Load() - before
-	t.Logf("first sync (initial copy and catch-up) took %s while the writer committed %d transactions:\n%s", time.Since(start).Round(time.Millisecond), during, out)
-	if during < 20 || !strings.Contains(out, "initial copy") {
-		t.Fatalf("the writer committed %d transactions during the first sync; want a copy with writes during it", during)
+	<-copied
+	t.Logf("first sync (initial copy and catch-up) took %s; the writer committed %d transactions during the copy:\n%s", time.Since(start).Round(time.Millisecond), during.Load(), out)
+	if during.Load() < 20 || !strings.Contains(out, "initial copy") {
+		t.Fatalf("the writer committed %d transactions during the copy; want a copy with writes during it", during.Load())
 	}
-	w.halt()
 	w.report(t)
 	t.Logf("second sync:\n%s", mustCLI(t, args...))
 	sameAsFreshMigrate(t, syncMixed(t), db, target)
 }
 
+// haltPoint is where a run of TestSyncCrashResume is killed: the Nth time
+// sync reaches Step (see haltEnv).
+type haltPoint struct {
+	Step  string
+	N     int
+	Where string
+}
+
 // TestSyncCrashResume kills `denorm sync --follow` with SIGKILL at 12
-// points while a writer changes the source: during the slot's creation and
-// the initial copy, in the middle of writing a batch, between the writes
-// and the checkpoint, between the checkpoint and the slot's confirmation,
-// between batches. Each restart resumes from the saved position; after
-// the writer stops, one sync --once brings the target to exactly a fresh
-// migrate of the source.
+// points while a writer changes the source, each aimed by a step and a
+// count (DENORM_TEST_HALT), not by a delay: right after the slot is made
+// and before its position is saved, twice during the initial copy, a
+// batch received and nothing written, in the middle of a batch's writes
+// (after its first, a later and a delete), between the writes and the
+// checkpoint, between the checkpoint and the slot's confirmation, and
+// between batches. Each run resumes from what the last one saved. Once
+// the writer stops, one sync --once must bring the target to exactly a
+// fresh migrate of the source, and verify must exit 0. The counts come
+// from the seed (DENORM_TEST_SEED replays one).
 func TestSyncCrashResume(t *testing.T) {
 	bin := denormBinary(t)
 	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 2000)
+	addSyncData(t, db, 300)
 	target, _ := testenv.MongoDB(t)
 	job := syncJob(t, db)
-	seed := rand.Uint64()
+	seed := churn.Seeds(t, 1)[0]
 	rng := rand.New(rand.NewPCG(seed, 1))
-	t.Logf("seed %d", seed)
-	w := startSeedWriter(t, db, seed, 3*time.Millisecond)
+	t.Logf("seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
+	points := []haltPoint{
+		{"slot created", 1, "the slot made, its position not saved"},
+		{"copy checkpoint saved", 2 + rng.IntN(5), "during the initial copy"},
+		{"copy checkpoint saved", 2 + rng.IntN(5), "during the resumed initial copy"},
+		{"applying a batch", 1 + rng.IntN(2), "a batch received, nothing written"},
+		{"documents written", 1, "mid-batch: its first write acknowledged"},
+		{"documents written", 2 + rng.IntN(8), "mid-batch: a later write acknowledged"},
+		{"documents deleted", 1 + rng.IntN(3), "mid-batch: after a delete"},
+		{"batch written", 1 + rng.IntN(2), "after a batch's writes, before its checkpoint"},
+		{"checkpoint saved", 1 + rng.IntN(2), "after the checkpoint, before the slot's confirmation"},
+		{"position confirmed", 1 + rng.IntN(3), "between batches"},
+		{"documents written", 1 + rng.IntN(12), "mid-batch"},
+		{"checkpoint saved", 1 + rng.IntN(4), "after the checkpoint, before the slot's confirmation"},
+	}
+	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
 	args := []string{"sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--batch-size", "50", "--max-delay", "200ms"}
-	points := map[string]int{}
-	for i := 0; i < 12; i++ {
-		p := startSync(t, bin, args...)
-		switch {
-		case i < 3:
-			// The first runs: killed while the slot is made or the copy runs.
-			p.waitOutput("level=", 0, time.Minute)
-			time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
-		case i < 9:
-			// In the middle of a batch: its writes have begun.
-			if !p.waitOutput("applying a batch", 0, time.Minute) {
-				t.Fatalf("run %d applied no batch:\n%s", i, p.out)
-			}
-			time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
-		default:
-			time.Sleep(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
-		}
+	for i, hp := range points {
+		start := time.Now()
+		p := startSync(t, []string{fmt.Sprintf("%s=%s:%d", haltEnv, hp.Step, hp.N)}, bin, args...)
 		select {
-		case code := <-p.done:
-			t.Fatalf("run %d ended by itself (exit %d):\n%s", i, code, p.out)
-		default:
+		case <-p.done:
+			code, out := p.code, p.out.String()
+			if !strings.Contains(out, fmt.Sprintf("halting at %q #%d", hp.Step, hp.N)) {
+				t.Fatalf("run %d (to halt at %q #%d) ended by itself (exit %d):\n%s", i, hp.Step, hp.N, code, out)
+			}
+			if code != -1 {
+				t.Fatalf("run %d: exit %d, want killed by SIGKILL", i, code)
+			}
+		case <-time.After(4 * time.Minute):
+			p.kill()
+			t.Fatalf("run %d never reached %q #%d:\n%s", i, hp.Step, hp.N, p.out)
 		}
-		p.kill()
-		point := killPoint(p.out.String())
-		points[point]++
-		t.Logf("run %d killed %s", i, point)
-	}
-	t.Logf("kill points: %v", points)
-	if points["during the initial copy"]+points["before the slot"] == 0 || points["mid-batch (writing)"] == 0 {
-		t.Errorf("no kill during the initial copy or in the middle of a batch: %v", points)
+		t.Logf("run %d killed at %q #%d (%s) after %s", i, hp.Step, hp.N, hp.Where, time.Since(start).Round(time.Millisecond))
 	}
 	w.halt()
 	w.report(t)
+	start := time.Now()
 	out := mustCLI(t, "sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job, "--method", "logical", "--once")
-	t.Logf("final sync:\n%s", out)
+	t.Logf("final sync in %s:\n%s", time.Since(start).Round(time.Millisecond), out)
 	sameAsFreshMigrate(t, syncMixed(t), db, target)
 }
 
@@ -298,13 +316,15 @@ func TestSyncServerRestarts(t *testing.T) {
 	pg := startOwnPostgres(t)
 	db := pg.db(t, "restarts")
 	testenv.PsqlFile(t, db, repoPath(t, "testdata", "examples", "seed.sql"))
-	testenv.Exec(t, db, identityFull)
+	testenv.PsqlFile(t, db, repoPath(t, identityFull))
 	addSyncData(t, db, 500)
 	ferret := startOwnFerret(t)
 	target := ferret.uri("synced")
 	job := syncJob(t, db)
-	w := startSeedWriter(t, db, rand.Uint64(), 5*time.Millisecond)
-	p := startSync(t, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
+	seed := churn.Seeds(t, 1)[0]
+	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
+	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
+	p := startSync(t, nil, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
 		"--method", "logical", "--follow", "--retry-for", "2m", "--metrics-addr", "127.0.0.1:0")
 	t.Cleanup(func() {
 		select {
@@ -319,8 +339,8 @@ func TestSyncServerRestarts(t *testing.T) {
 		deadline := time.Now().Add(3 * time.Minute)
 		for batches() < n {
 			select {
-			case code := <-p.done:
-				t.Fatalf("sync ended (exit %d) %s:\n%s", code, what, p.out)
+			case <-p.done:
+				t.Fatalf("sync ended (exit %d) %s:\n%s", p.code, what, p.out)
 			default:
 			}
 			if time.Now().After(deadline) {
@@ -329,16 +349,26 @@ func TestSyncServerRestarts(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// Each server stays down until sync has met the failure and said it
+	// retries (not for a delay sized on one machine), then comes back.
+	waitFailure := func(what, want string, offset int) {
+		t.Helper()
+		if !p.waitOutput(want, offset, 3*time.Minute) {
+			t.Fatalf("sync never said %q %s:\n%s", want, what, p.out)
+		}
+	}
 	waitBatches("after the initial copy", 3)
+	offset := len(p.out.String())
 	ferret.stop()
 	t.Log("FerretDB killed")
-	time.Sleep(1500 * time.Millisecond)
+	waitFailure("while FerretDB was down", "target failed", offset)
 	ferret.start()
 	t.Log("FerretDB restarted")
 	waitBatches("after FerretDB's restart", batches()+3)
+	offset = len(p.out.String())
 	pg.stop(t)
 	t.Log("PostgreSQL stopped")
-	time.Sleep(1500 * time.Millisecond)
+	waitFailure("while PostgreSQL was down", "retrying in", offset)
 	pg.start(t)
 	t.Log("PostgreSQL restarted")
 	waitBatches("after PostgreSQL's restart", batches()+3)
@@ -357,7 +387,7 @@ func TestSyncServerRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		c := peekCheckpoint(target, job)
 		if c != nil && c.Sync != nil {
@@ -371,8 +401,8 @@ func TestSyncServerRestarts(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	if code := <-p.done; code != 0 {
-		t.Fatalf("sync exit %d after SIGTERM:\n%s", code, p.out)
+	if <-p.done; p.code != 0 {
+		t.Fatalf("sync exit %d after SIGTERM:\n%s", p.code, p.out)
 	}
 	out := p.out.String()
 	for _, want := range []string{"target failed", "retrying", "stopped: position"} {

@@ -10,18 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
 )
 
-// identityFull sets REPLICA IDENTITY FULL on every table of db's user
-// schemas (partitions included): what a DBA runs for logical sync, here on
-// the test's own fixture.
-const identityFull = `DO $$ DECLARE r record; BEGIN
-  FOR r IN SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-           WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-  LOOP EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY FULL', r.nspname, r.relname); END LOOP;
-END $$;`
+// identityFull is the SQL file that sets REPLICA IDENTITY FULL on every
+// table of a database's own schemas: what a DBA runs for logical sync,
+// here on the tests' own fixtures.
+const identityFull = "cmd/denorm/testdata/replica-identity-full.sql"
 
 // syncDB is a new database holding the SQL files (run with psql), with
 // every table's replica identity FULL.
@@ -31,7 +26,7 @@ func syncDB(t testing.TB, files ...string) string {
 	for _, f := range files {
 		testenv.PsqlFile(t, db, repoPath(t, f))
 	}
-	testenv.Exec(t, db, identityFull)
+	testenv.PsqlFile(t, db, repoPath(t, identityFull))
 	return db
 }
 
@@ -44,17 +39,7 @@ func syncJob(t testing.TB, db string) string {
 	t.Helper()
 	job := fmt.Sprintf("t%d_%d", os.Getpid(), jobSeq.Add(1))
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		src, err := extract.ParseSource(db)
-		if err != nil {
-			return
-		}
-		lg, err := src.Logical(job)
-		if err == nil {
-			err = lg.Drop(ctx)
-		}
-		if err != nil {
+		if err := dropSlot(context.Background(), db, job); err != nil {
 			t.Errorf("drop the slot of job %s: %v", job, err)
 		}
 	})
@@ -157,4 +142,110 @@ func TestSyncFanout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSyncSchemaChange: a schema change of a mapped table while sync
+// follows - a column the mapping reads dropped (and the table written
+// after, or only another table whose documents read it), another's type
+// changed -
+// stops sync (exit 1) with a message naming the table, the column and
+// what to run, and no document is written after the change.
+func TestSyncSchemaChange(t *testing.T) {
+	bin := denormBinary(t)
+	for _, tc := range []struct{ name, sql, table, change string }{
+		// The stream describes comment again only before its next change:
+		// the post's rebuild, which reads comments, meets the change first.
+		{"dropped", `ALTER TABLE comment DROP COLUMN author;
+			UPDATE post SET name = 'after the drop' WHERE id = 1`,
+			"public.comment", `column "author" was dropped`},
+		{"dropped-then-written", `ALTER TABLE comment DROP COLUMN author;
+			INSERT INTO comment (id, post_id, comment, created_at) VALUES (990, 1, 'after the drop', '2025-01-01')`,
+			"public.comment", `column "author" was dropped`},
+		{"retyped", `ALTER TABLE post ALTER COLUMN name TYPE varchar(200);
+			UPDATE post SET name = 'after the change' WHERE id = 1`,
+			"public.post", `column "name" changed type from text to varchar`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := syncDB(t, "testdata/examples/seed.sql")
+			target, tdb := testenv.MongoDB(t)
+			job := syncJob(t, db)
+			args := []string{"sync", "-v", "--mapping", example(t, "blog"), "--source", db, "--target", target, "--job", job, "--method", "logical"}
+			mustCLI(t, append(args, "--once")...)
+			p := startSync(t, nil, bin, append(args, "--follow")...)
+			t.Cleanup(func() {
+				select {
+				case <-p.done:
+				default:
+					p.kill()
+				}
+			})
+			testenv.Exec(t, db, `UPDATE comment SET comment = 'before the change' WHERE id = (SELECT min(id) FROM comment)`)
+			if !p.waitOutput("position confirmed", 0, 2*time.Minute) {
+				t.Fatalf("sync applied no batch:\n%s", p.out)
+			}
+			before := map[string][]string{}
+			for _, c := range []string{"posts", "comments"} {
+				before[c] = testenv.DumpCollection(t, tdb, c)
+			}
+			testenv.Exec(t, db, tc.sql)
+			select {
+			case <-p.done:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("sync goes on after the schema change:\n%s", p.out)
+			}
+			code, out := p.code, p.out.String()
+			if code != 1 {
+				t.Fatalf("exit %d after the schema change, want 1:\n%s", code, out)
+			}
+			for _, want := range []string{"table " + tc.table + " changed while syncing", tc.change, "denorm sync --drop"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("sync's message does not say %q:\n%s", want, out)
+				}
+			}
+			for _, c := range []string{"posts", "comments"} {
+				testenv.EqualDocs(t, c, before[c], testenv.DumpCollection(t, tdb, c))
+			}
+			t.Logf("sync stopped: %s", lastLine(out))
+		})
+	}
+}
+
+// TestSyncSlotLost: a job whose replication slot was dropped behind its
+// back fails (exit 1) saying the changes since its last pass are lost and
+// how to start over; doing what it says (sync --drop, then sync) brings
+// the target back to exactly the source.
+func TestSyncSlotLost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	db := syncDB(t, "testdata/examples/seed.sql")
+	target, _ := testenv.MongoDB(t)
+	job := syncJob(t, db)
+	mapping := example(t, "blog")
+	args := []string{"sync", "--mapping", mapping, "--source", db, "--target", target, "--job", job}
+	mustCLI(t, append(args, "--method", "logical", "--once")...)
+	testenv.Exec(t, db, fmt.Sprintf(`SELECT pg_drop_replication_slot('denorm_%s');
+		UPDATE comment SET comment = 'lost' WHERE id = (SELECT min(id) FROM comment)`, job))
+	out, code := denormCLI(append(args, "--once")...)
+	if code != 1 {
+		t.Fatalf("sync of a job whose slot is gone: exit %d, want 1:\n%s", code, out)
+	}
+	for _, want := range []string{"replication slot denorm_" + job + " does not exist", "cannot be recovered", "denorm sync --drop --job " + job} {
+		if !strings.Contains(out, want) {
+			t.Errorf("message does not say %q:\n%s", want, out)
+		}
+	}
+	t.Logf("sync refused: %s", lastLine(out))
+	mustCLI(t, append(args, "--drop")...)
+	t.Logf("after --drop:\n%s", mustCLI(t, append(args, "--method", "logical", "--once")...))
+	if vout, code := denormCLI("verify", "-q", "--mapping", mapping, "--source", db, "--target", target, "--show", "5"); code != 0 {
+		t.Fatalf("verify exit %d after starting over:\n%s", code, vout)
+	}
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
 }

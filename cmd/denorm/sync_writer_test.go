@@ -21,12 +21,13 @@ import (
 // deleted; posts added, and deleted with their comments; contact-detail
 // types renamed (a lookup every person's document reads); addresses
 // moved to another person; contact details added and deleted. Each
-// transaction holds 1 to 20 of them. A write that fails (the server
+// transaction holds 1 to maxOps of them. A write that fails (the server
 // restarting) is counted and retried with the next transaction.
 type seedWriter struct {
 	db     string
 	rng    *rand.Rand
 	pause  time.Duration
+	maxOps int
 	stop   chan struct{}
 	done   chan struct{}
 	txs    atomic.Int64
@@ -50,9 +51,11 @@ INSERT INTO address SELECT 1000 + g, 1000 + g, 1, g || ' Main Street', 'Springfi
 ANALYZE;`, n))
 }
 
-func startSeedWriter(t testing.TB, db string, seed uint64, pause time.Duration) *seedWriter {
+// startSeedWriter starts a writer of transactions of 1 to maxOps writes,
+// pause apart.
+func startSeedWriter(t testing.TB, db string, seed uint64, pause time.Duration, maxOps int) *seedWriter {
 	t.Helper()
-	w := &seedWriter{db: db, rng: rand.New(rand.NewPCG(seed, 7)), pause: pause,
+	w := &seedWriter{db: db, rng: rand.New(rand.NewPCG(seed, 7)), pause: pause, maxOps: maxOps,
 		stop: make(chan struct{}), done: make(chan struct{}), nextID: 1_000_000}
 	go w.run()
 	t.Cleanup(w.halt)
@@ -120,10 +123,10 @@ func (w *seedWriter) pick(table string) string {
 	return fmt.Sprintf("(SELECT id FROM %s WHERE id >= %d ORDER BY id LIMIT 1)", table, from)
 }
 
-// transaction makes 1 to 20 random writes.
+// transaction makes 1 to maxOps random writes.
 func (w *seedWriter) transaction(tx pgx.Tx) error {
 	ctx := context.Background()
-	n := 1 + w.rng.IntN(20)
+	n := 1 + w.rng.IntN(w.maxOps)
 	for range n {
 		w.nextID++
 		id := w.nextID

@@ -20,6 +20,7 @@ func TestUsageErrors(t *testing.T) {
 	migrate := []string{"migrate", "--mapping", mapping, "--source", src, "--target", dir}
 	plan := []string{"plan", "--mapping", mapping, "--source", src}
 	verify := []string{"verify", "--mapping", mapping, "--source", src, "--target", dir}
+	syncArgs := []string{"sync", "--mapping", mapping, "--source", src, "--target", "mongodb://u:pw@" + testenv.ClosedPort(t) + "/db", "--job", "j"}
 	cases := []struct {
 		name string
 		args []string
@@ -86,6 +87,17 @@ func TestUsageErrors(t *testing.T) {
 		{"verify: unknown collection", append(verify, "--collections", "nope"), "--collections: the mapping has no collection nope"},
 		{"verify: retry-for 0", append(verify, "--retry-for", "0s"), "--retry-for must be positive"},
 		{"verify: missing mapping file", []string{"verify", "--mapping", filepath.Join(dir, "nope.yaml"), "--source", src, "--target", dir}, "cannot read the mapping file"},
+		{"sync: no job", []string{"sync", "--mapping", mapping, "--source", src, "--target", dir}, "sync needs --job NAME"},
+		{"sync: directory target", []string{"sync", "--mapping", mapping, "--source", src, "--target", dir, "--job", "j", "--method", "diff"}, "is a directory: sync replaces and deletes"},
+		{"sync: target scheme", []string{"sync", "--mapping", mapping, "--source", src, "--target", "s3://b/x", "--job", "j"}, `unknown scheme "s3"`},
+		{"sync: method", append(syncArgs, "--method", "triggers"), `--method "triggers": want logical or diff`},
+		{"sync: modes", append(syncArgs, "--once", "--follow"), "--once, --every and --follow exclude each other"},
+		{"sync: follow with diff", append(syncArgs, "--method", "diff", "--follow"), "--follow needs --method logical"},
+		{"sync: drop with once", append(syncArgs, "--drop", "--once"), "--drop removes the job's change capture"},
+		{"sync: metrics without a loop", append(syncArgs, "--metrics-addr", "127.0.0.1:0"), "--metrics-addr serves metrics while sync runs"},
+		{"sync: batch-size 0", append(syncArgs, "--batch-size", "0"), "must be positive"},
+		{"migrate: sync diff", append(migrate, "--job", "j", "--sync", "diff"), "the only method a migration prepares is logical"},
+		{"migrate: sync without job", append(migrate, "--sync", "logical"), "--sync logical needs --job NAME"},
 		{"advise: empty schema", []string{"advise", "--source", src, "--schema", ""}, "--schema cannot be empty"},
 		{"advise: numeric", []string{"advise", "--source", src, "--numeric", "float"}, "--numeric must be"},
 		{"status: target scheme", []string{"status", "--target", "MONGO://h/db"}, `unknown scheme "mongo"`},

@@ -1,6 +1,6 @@
 // Package churn is test support: a schema-generic generator of random
 // writes driven by a seed, and a harness (RunRounds) that proves a way of
-// keeping a target current (migrate --restart today, sync later) against a
+// keeping a target current (denorm sync, or any other) against a
 // fresh migrate of the same source, round after round.
 //
 // The generator reads the test database's catalog itself (tables,

@@ -48,13 +48,17 @@ type Config struct {
 	// Initial makes the first copy into r.Target (round 0); nil: Step.
 	Initial func(ctx context.Context, r *Run) error
 	// Step brings r.Target up to date after a round's writes: the code
-	// under test (sync; migrate --restart stands in for it).
+	// under test (denorm sync).
 	Step func(ctx context.Context, r *Run) error
 	// Migrate migrates r.Source afresh into target, an empty database:
 	// the reference the target must equal.
 	Migrate func(ctx context.Context, r *Run, target string) error
 	// Verify runs `denorm verify` on r.Target; nil means it exited 0.
 	Verify func(ctx context.Context, r *Run) error
+	// Cleanup, when set, runs when a seed's subtest ends, before its
+	// source database is dropped: to remove what the step left on the
+	// server (a replication slot keeps the database from being dropped).
+	Cleanup func(ctx context.Context, r *Run)
 }
 
 // Run is one seed's state, handed to the callbacks.
@@ -177,6 +181,9 @@ func runSeed(t *testing.T, cfg Config, seed uint64) Result {
 	defer gen.Close(ctx)
 	uri, db := testenv.MongoDB(t)
 	r := &Run{Seed: seed, Mapping: cfg.Mapping, Source: src, Target: uri, Report: newReport(), Total: newReport(), Gen: gen}
+	if cfg.Cleanup != nil {
+		t.Cleanup(func() { cfg.Cleanup(context.Background(), r) })
+	}
 	truncates := truncateRounds(seed, cfg.Rounds, cfg.Truncates)
 
 	fail := func(what string, detail string) {
