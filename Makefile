@@ -8,7 +8,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 
 GO        ?= go
-TESTFLAGS ?= -race -count=1 -timeout 30m
+TESTFLAGS ?= -race -count=1 -timeout 50m
 PKGS      ?= ./...
 BENCH     ?= .
 
