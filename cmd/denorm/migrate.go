@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +13,6 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/transform"
 )
 
 type migrateOptions struct {
@@ -244,41 +241,18 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		}
 	}
 
-	var (
-		mu       sync.Mutex
-		rejected int64
-		rejFile  *os.File
-		rejEnc   *json.Encoder
-	)
-	if o.rejects != "" {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		if o.jobs.resume || o.jobs.resumeOrStart {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-		}
-		rejFile, err = os.OpenFile(o.rejects, flags, 0o644)
-		if err != nil {
-			return fmt.Errorf("rejects file: %w", err)
-		}
-		defer rejFile.Close()
-		rejEnc = json.NewEncoder(rejFile)
+	rejects, err := openRejects(g, o.rejects, o.jobs.resume || o.jobs.resumeOrStart)
+	if err != nil {
+		return err
 	}
+	defer rejects.close()
 	prog := newProgress(g, o.progress)
 	start := time.Now()
 	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Waiting:   prog.waiting,
-		Reject: func(r transform.Reject) {
-			mu.Lock()
-			defer mu.Unlock()
-			rejected++
-			if rejEnc != nil {
-				_ = rejEnc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()})
-			}
-			if rejected <= 20 || g.verbose {
-				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
-			}
-		},
+		Reject:    rejects.add,
 	}, store, cp, lease))
 	prog.finish()
 	if err == nil && o.indexes == pipeline.IndexesAfter {
@@ -315,13 +289,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if rejected > 0 {
-		if o.rejects != "" {
-			g.logger().Info("rejected rows are listed in " + o.rejects)
-		}
-		return rejectedError{rejected}
-	}
-	return nil
+	return rejects.result()
 }
 
 // sameEntries refuses to resume a job with other collections than it

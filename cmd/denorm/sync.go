@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +15,6 @@ import (
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/transform"
 )
 
 type syncOptions struct {
@@ -217,19 +214,11 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	}
 	closeSnap()
 
-	var (
-		mu       sync.Mutex
-		rejected int64
-		rejEnc   *json.Encoder
-	)
-	if o.rejects != "" {
-		f, err := os.OpenFile(o.rejects, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("rejects file: %w", err)
-		}
-		defer f.Close()
-		rejEnc = json.NewEncoder(f)
+	rejects, err := openRejects(g, o.rejects, true)
+	if err != nil {
+		return err
 	}
+	defer rejects.close()
 	var m *syncMetrics
 	if o.metricsAddr != "" {
 		m, err = serveMetrics(ctx, o.metricsAddr, o.job, o.method)
@@ -264,17 +253,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 				m.idle()
 			}
 		},
-		Reject: func(r transform.Reject) {
-			mu.Lock()
-			defer mu.Unlock()
-			rejected++
-			if rejEnc != nil {
-				_ = rejEnc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()})
-			}
-			if rejected <= 20 || g.verbose {
-				g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
-			}
-		},
+		Reject: rejects.add,
 		Pass: func(p pipeline.PassStats) {
 			passes++
 			if m != nil {
@@ -303,13 +282,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		}
 		fmt.Fprintf(g.stdout, "stopped: position %s saved; the next sync continues from there\n", position(res.Checkpoint))
 	}
-	if rejected > 0 {
-		if o.rejects != "" {
-			fmt.Fprintf(g.stderr, "rejected documents are listed in %s\n", o.rejects)
-		}
-		return rejectedError{rejected}
-	}
-	return nil
+	return rejects.result()
 }
 
 func position(cp *load.Checkpoint) string {
