@@ -75,6 +75,10 @@ func testLeases(t *testing.T, k conformTarget) {
 		mu   sync.Mutex
 		won  int
 		errs []error
+		// winners are held until every racer is done: a lease dropped
+		// unreleased is closed by the garbage collector (a directory
+		// lock's file), and a later racer could then take it
+		winners []Lease
 	)
 	for i := 0; i < racers; i++ {
 		wg.Add(1)
@@ -86,6 +90,7 @@ func testLeases(t *testing.T, k conformTarget) {
 			defer mu.Unlock()
 			if err == nil {
 				won++
+				winners = append(winners, l)
 				return
 			}
 			if !errors.As(err, &held) {
@@ -95,6 +100,11 @@ func testLeases(t *testing.T, k conformTarget) {
 		}()
 	}
 	wg.Wait()
+	defer func() {
+		for _, l := range winners {
+			_ = l.Release(ctx)
+		}
+	}()
 	if won != 1 || len(errs) > 0 {
 		t.Fatalf("%d of %d racers took the lease (want 1); other errors: %v", won, racers, errs)
 	}

@@ -214,6 +214,18 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	}
 	closeSnap()
 
+	// The mapping's shard keys and indexes, as migrate makes them, before
+	// the first pass: the initial copy and every later pass find them,
+	// and verify checks them (both are no-ops once they exist).
+	retry := load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second}
+	notice := func(msg string) { g.logger().Info(msg) }
+	if _, err := pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
+		return err
+	}
+	if _, err := pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
+		return err
+	}
+
 	rejects, err := openRejects(g, o.rejects, true)
 	if err != nil {
 		return err
@@ -237,7 +249,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		Follow: o.follow, Every: o.every,
 		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
 		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20,
-		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Retry:  retry,
 		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
 		Retried: func(err error) {
 			if m != nil {

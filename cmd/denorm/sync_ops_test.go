@@ -77,7 +77,7 @@ func TestSyncOperations(t *testing.T) {
 	if got := slots(jl); got != "0 0" {
 		t.Errorf("a refused sync left slots and publications: %s", got)
 	}
-	testenv.Exec(t, db, identityFull)
+	testenv.PsqlFile(t, db, repoPath(t, identityFull))
 	cli(2, "sync", "--mapping", mapping, "--source", db, "--target", t.TempDir(), "--job", jl, "--method", "diff")
 
 	// A migrate job continued by diff passes.
