@@ -495,11 +495,12 @@ func (l *Logical) CurrentWAL(ctx context.Context) (LSN, error) {
 // every change visible now was delivered. It is the WAL flush position
 // (the stream reads flushed WAL only), read once the commits made before
 // the call are flushed: a commit with synchronous_commit = off is visible
-// before its WAL is flushed, and the WAL writer flushes it within
-// wal_writer_delay, so the position is read after twice that when the
-// WAL inserted so far is not all flushed. Unlike CurrentWAL it does not
-// wait for WAL that no commit needs flushed (the pruning a read can log,
-// which an idle server leaves unflushed for up to 15 s).
+// before its WAL is flushed, and the WAL writer flushes it within three
+// times wal_writer_delay (longer on a busy machine), so when the WAL
+// inserted so far is not all flushed the position is polled until it is,
+// for at most ten times that delay. Unlike CurrentWAL it does not wait
+// without bound for WAL that no commit needs flushed (the pruning a read
+// can log, which an idle server leaves unflushed for up to 15 s).
 func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) {
 	conn, err := l.connect(ctx)
 	if err != nil {
@@ -524,13 +525,23 @@ func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) {
 	if err != nil || flush >= insert {
 		return flush, err
 	}
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(2 * delay):
+	// PostgreSQL flushes an asynchronous commit within three times
+	// wal_writer_delay, later when the WAL writer waits for a CPU: the
+	// flush position is polled until it passes what was inserted at the
+	// call, for up to ten times the delay (WAL that no commit needs may
+	// stay unflushed longer; the commits are flushed by then).
+	deadline := time.Now().Add(10 * delay)
+	for flush < insert && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(max(delay/4, 10*time.Millisecond)):
+		}
+		if _, flush, _, err = read(); err != nil {
+			return 0, err
+		}
 	}
-	_, flush, _, err = read()
-	return flush, err
+	return flush, nil
 }
 
 // ReplicaIdentity reads the replica identity of tables (see
