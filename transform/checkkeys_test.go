@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,71 @@ func TestCheckKeys(t *testing.T) {
 				t.Errorf("the message gives no way out: %v", err)
 			}
 		})
+	}
+}
+
+// randomKeyDoc is a document of random shape whose keys are drawn from a
+// small set holding every kind of bad name, so that duplicates, bad names
+// and deep nesting all occur.
+func randomKeyDoc(r *rand.Rand, depth int) Doc {
+	keys := []string{"a", "b", "c", "d", "é", "", "$x", "x.y", "n\x00", "a$"}
+	n := r.IntN(20)
+	if r.IntN(8) == 0 {
+		n = 17 + r.IntN(10) // past the map threshold
+	}
+	d := Doc{}
+	for i := 0; i < n; i++ {
+		var k string
+		if r.IntN(6) == 0 {
+			k = keys[r.IntN(len(keys))]
+		} else {
+			k = fmt.Sprintf("k%d", r.IntN(40))
+		}
+		d = append(d, Field{Key: k, Value: randomKeyValue(r, depth+1)})
+	}
+	return d
+}
+
+func randomKeyValue(r *rand.Rand, depth int) any {
+	if depth > 3 && r.IntN(4) != 0 {
+		return int32(depth)
+	}
+	switch r.IntN(4) {
+	case 0:
+		return randomKeyDoc(r, depth)
+	case 1:
+		a := Array{}
+		for i := r.IntN(4); i > 0; i-- {
+			a = append(a, randomKeyValue(r, depth+1))
+		}
+		return a
+	}
+	return "v"
+}
+
+// TestCheckKeysFastPath: CheckKeys' allocation-free first walk finds a
+// problem exactly when the path-spelling walk reports one, on random
+// documents and at the nesting limit.
+func TestCheckKeysFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	bad := 0
+	docs := []Doc{nested(MaxDepth, false), nested(MaxDepth+1, false), nested(MaxDepth, true), nested(MaxDepth+1, true)}
+	for i := 0; i < 4000; i++ {
+		docs = append(docs, randomKeyDoc(r, 1))
+	}
+	for i, d := range docs {
+		slow := checkDoc(d, "", 1)
+		if keysOK(d, 1) != (slow == nil) {
+			t.Fatalf("document %d: first walk says ok=%v, full check says %v", i, keysOK(d, 1), slow)
+		}
+		if got := CheckKeys(d); (got == nil) != (slow == nil) || got != nil && got.Error() != slow.Error() {
+			t.Fatalf("document %d: CheckKeys = %v, want %v", i, got, slow)
+		}
+		if slow != nil {
+			bad++
+		}
+	}
+	if bad < 200 || bad > len(docs)-200 {
+		t.Fatalf("%d of %d random documents have a problem: the generator does not cover both cases", bad, len(docs))
 	}
 }

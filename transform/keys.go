@@ -28,9 +28,65 @@ func (e *KeyError) Error() string {
 }
 
 // CheckKeys returns a *KeyError for the first field name or nesting of d
-// the target cannot hold, or nil.
+// the target cannot hold, or nil. It runs on every document written: a
+// first walk that allocates nothing tells whether d has a problem, and
+// only then a second one spells the path of the first problem.
 func CheckKeys(d Doc) error {
+	if keysOK(d, 1) {
+		return nil
+	}
 	return checkDoc(d, "", 1)
+}
+
+// keysOK reports whether d, found at depth, has no problem checkDoc would
+// report.
+func keysOK(d Doc, depth int) bool {
+	if depth > MaxDepth {
+		return false
+	}
+	if len(d) > 16 {
+		seen := make(map[string]struct{}, len(d))
+		for _, f := range d {
+			if _, dup := seen[f.Key]; dup {
+				return false
+			}
+			seen[f.Key] = struct{}{}
+		}
+	}
+	for i, f := range d {
+		if keyProblem(f.Key) != "" {
+			return false
+		}
+		if len(d) <= 16 {
+			for _, g := range d[:i] {
+				if g.Key == f.Key {
+					return false
+				}
+			}
+		}
+		if !valueOK(f.Value, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueOK is keysOK for a value found in a document at depth.
+func valueOK(v any, depth int) bool {
+	switch x := v.(type) {
+	case Doc:
+		return keysOK(x, depth+1)
+	case Array:
+		if depth+1 > MaxDepth {
+			return false
+		}
+		for _, e := range x {
+			if !valueOK(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func checkDoc(d Doc, prefix string, depth int) error {
@@ -87,14 +143,16 @@ func checkValue(v any, path string, depth int) error {
 
 // keyProblem says what is wrong with a field name, or "".
 func keyProblem(k string) string {
-	switch {
-	case k == "":
+	if k == "" {
 		return "an empty field name"
-	case strings.HasPrefix(k, "$"):
+	}
+	if k[0] == '$' {
 		return `a field name starting with "$" (an operator to a server; {"$date": ...} and the like turn into other types in Extended JSON)`
-	case strings.ContainsRune(k, '.'):
+	}
+	if strings.IndexByte(k, '.') >= 0 {
 		return `a field name holding "." (a path to a server)`
-	case strings.ContainsRune(k, 0):
+	}
+	if strings.IndexByte(k, 0) >= 0 {
 		return "a field name holding a NUL character"
 	}
 	return ""
