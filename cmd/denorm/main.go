@@ -71,6 +71,7 @@ type globals struct {
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	tuneGC()
 	stopProfile := startProfile()
 	stopMemStats := startMemStats()
 	code := runSignals(context.Background(), os.Args[1:], os.Stdout, os.Stderr, sigs, func(code int) {
