@@ -27,6 +27,9 @@ func FullReads(cp *mappings.CollectionPlan) []string {
 		for _, c := range n.Children {
 			var sql string
 			switch {
+			case c.Limit > 0 && slices.Contains(streamed, c):
+				// The reader's own subset stream.
+				sql, _ = subsetStreamQuery(cp, c, nil, Part{})
 			case c.Limit > 0 && c.Kind != mappings.NodeAggregate:
 				sql = subsetRead(c)
 			case slices.Contains(streamed, c) && ordered(cp, c):

@@ -16,8 +16,10 @@ package extract
 // never more than a few chunks ahead of the batch being built.
 //
 // A relation is streamed when it joins the root on exactly the root's
-// stream key (ascending, NOT NULL) and takes every related row (no subset
-// limit). Go must then find, for each batch of root rows, the related
+// stream key (ascending, NOT NULL). A subset (the first few rows per
+// parent) streams when its key is ordered (below): one lateral query over
+// the root rows the stream reads, in their order (subsetStreamQuery), in
+// place of a set-wise query per batch. Go must then find, for each batch of root rows, the related
 // rows that belong to it, which it does in one of two ways:
 //
 //   - ordered: when every key column pair is integers or uuids on both
@@ -37,8 +39,8 @@ package extract
 // When the root has a filter, an ordered relation's stream also keeps the
 // rows of the parents it selects (a semi-join). At most maxStreams
 // relations per collection are streamed, each taking a connection.
-// Everything else - lookups, subsets, nested relations - is still read
-// set-wise per batch on the snapshot's own connection.
+// Everything else - lookups, subsets keyed by equality, nested relations -
+// is still read set-wise per batch on the snapshot's own connection.
 
 import (
 	"bytes"
@@ -141,8 +143,11 @@ func Streamable(plan *mappings.CollectionPlan) []*mappings.Node {
 	}
 	var out []*mappings.Node
 	for _, c := range root.Children {
-		if c.Kind == mappings.NodeLookup || c.Limit > 0 || len(c.ParentCols) != len(key) || len(out) == maxStreams {
+		if c.Kind == mappings.NodeLookup || len(c.ParentCols) != len(key) || len(out) == maxStreams {
 			continue
+		}
+		if c.Limit > 0 && (c.Kind == mappings.NodeAggregate || !ordered(plan, c)) {
+			continue // subsets stream only by order (subsetStreamQuery)
 		}
 		same := true
 		for i, pc := range c.ParentCols {
@@ -204,6 +209,11 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		nodes = nil // parts hash the bucket's parent columns, which relations lack
 	}
 	for _, c := range nodes {
+		if c.Limit > 0 {
+			sql, args := subsetStreamQuery(r.plan, c, r.after, r.part)
+			jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
+			continue
+		}
 		if ordered(r.plan, c) {
 			sql, args := streamQuery(c, r.after, r.part, rootFilter(r.plan))
 			jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols}, sql, args})
@@ -458,6 +468,49 @@ func equalStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key
 	}
 	return fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s", selectList(n), fromClause(n), where,
 		strings.Join(append(order, orderList(n)...), ", ")), args
+}
+
+// subsetStreamQuery reads subset n of plan's root (the first Limit rows
+// per parent, in n's order) for every root row the root stream reads -
+// those after the key `after`, in part, passing the root's filter - in
+// the root stream's order: a lateral query per root key, on the index of
+// n's join columns, as relatedQuery's set-wise read does per batch. Only
+// ordered relations (integer or uuid keys) stream this way, so the root
+// key's order is the order compareKeys merges by.
+func subsetStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key, part Part) (string, []any) {
+	root := plan.Root
+	key := plan.StreamOrder()
+	where := partPredicate(plan, part)
+	if root.Filter != "" {
+		where = append(where, "("+root.Filter+")")
+	}
+	var args []any
+	if len(after) == len(key) {
+		pred, a := keysetPredicate(root, key, after, 0)
+		where = append(where, pred)
+		args = a
+	}
+	parents := make([]string, len(key))
+	names := make([]string, len(key))
+	for i, k := range key {
+		names[i] = fmt.Sprintf("p.denorm_k%d", i)
+		parents[i] = fmt.Sprintf("%s AS denorm_k%d", colRef(root.Columns[k.Col].Name), i)
+	}
+	sub := fmt.Sprintf("SELECT %s FROM %s AS t", strings.Join(parents, ", "), tableRef(root.Table))
+	if len(where) > 0 {
+		sub += " WHERE " + strings.Join(where, " AND ")
+	}
+	keys := keyRefs(n)
+	cond := make([]string, len(keys))
+	for i := range keys {
+		cond[i] = keys[i] + " = " + names[i]
+	}
+	if n.Filter != "" {
+		cond = append(cond, "("+n.Filter+")")
+	}
+	order := strings.Join(orderList(n), ", ")
+	return fmt.Sprintf("SELECT x.* FROM (%s) AS p CROSS JOIN LATERAL (SELECT %s, row_number() OVER (ORDER BY %s) AS denorm_rn FROM %s WHERE %s ORDER BY %s LIMIT %d) AS x ORDER BY %s, x.denorm_rn",
+		sub, selectList(n), order, fromClause(n), strings.Join(cond, " AND "), order, n.Limit, strings.Join(names, ", ")), args
 }
 
 // collationRef names column c's collation in SQL.
