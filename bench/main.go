@@ -194,7 +194,7 @@ type Report struct {
 
 // order is the order series are printed in.
 var order = []string{"A", "B", "floor", "C", "V", "P", "D", "E", "F1", "F4",
-	"blogA", "blogB", "blogFloor", "blogQ", "wideA", "wideB", "wideFloor", "wideQ", "Kint", "Kuuid", "Kpair"}
+	"blogA", "blogB", "blogFloor", "blogQ", "wideA", "wideB", "wideFloor", "wideQ", "Kint", "Kuuid", "Kpair", "KintFloor", "KuuidFloor", "KpairFloor"}
 
 func run(ctx context.Context, c config) (*Report, error) {
 	admin := os.Getenv("DENORM_TEST_PG")
