@@ -42,6 +42,9 @@ import (
 
 // SyncOptions configure Sync.
 type SyncOptions struct {
+	// LeaseTTL is how long the job's lease outlives its last heartbeat on
+	// a server target (0: load.DefaultLeaseTTL; see HoldLease).
+	LeaseTTL time.Duration
 	// Job names the job (its checkpoint and, for logical, its slot);
 	// Mapping is the mapping file's path, Version denorm's version, both
 	// recorded in the checkpoint.
@@ -293,6 +296,7 @@ type syncer struct {
 	target load.Target
 	writer load.Writer
 	store  load.Checkpoints
+	lease  *HeldLease
 	cp     *load.Checkpoint
 	lg     *extract.Logical
 	fan    *fanout
@@ -350,8 +354,17 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 	if opt.Follow && opt.Method != load.SyncLogical {
 		return nil, errors.New("following changes needs --method logical; run diff passes with --every")
 	}
-	s := &syncer{opt: opt, src: src, plan: plan, target: target, store: target.Checkpoints(),
-		fan: newFanout(plan), res: &SyncResult{Total: newPassStats(opt.Method)}}
+	// One writer per job, as migrate: a second sync (or a migrate) of the
+	// job waits for this one, and a run that lost the job stops and
+	// never saves over its successor's checkpoint.
+	lease, err := HoldLease(ctx, target.Checkpoints(), opt.Job, LeaseOptions{TTL: opt.LeaseTTL, Command: "sync", Notice: opt.Notice})
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release(context.WithoutCancel(ctx))
+	ctx = lease.Context()
+	s := &syncer{opt: opt, src: src, plan: plan, target: target, store: lease.Guard(target.Checkpoints()),
+		lease: lease, fan: newFanout(plan), res: &SyncResult{Total: newPassStats(opt.Method)}}
 	s.writer = &load.RetryWriter{Writer: target, Policy: s.retryPolicy(), Stop: ctx}
 	if opt.Method == load.SyncLogical {
 		lg, err := src.Logical(opt.Job)
@@ -394,6 +407,9 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 // result ends a run: an error caused by ctx ending is an interruption.
 func (s *syncer) result(ctx context.Context, err error) (*SyncResult, error) {
 	s.res.Checkpoint = s.cp
+	if lost := s.lease.Err(); lost != nil {
+		return s.res, lost
+	}
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ctx.Err())) {
 		s.res.Interrupted = true
 		return s.res, nil
@@ -787,10 +803,16 @@ func DropSync(ctx context.Context, src *extract.Source, target load.Target, job 
 	if err != nil {
 		return err
 	}
+	// Not while a run of the job holds it (its slot would vanish under it).
+	lease, err := HoldLease(ctx, target.Checkpoints(), job, LeaseOptions{Command: "sync --drop"})
+	if err != nil {
+		return err
+	}
+	defer lease.Release(context.WithoutCancel(ctx))
 	if err := lg.Drop(ctx); err != nil {
 		return err
 	}
-	return target.Checkpoints().Delete(ctx, job)
+	return lease.Guard(target.Checkpoints()).Delete(ctx, job)
 }
 
 // tellingStore is a checkpoint store that tells debug of each checkpoint

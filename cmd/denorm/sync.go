@@ -36,6 +36,7 @@ type syncOptions struct {
 	tempDir     string
 	sortMemMiB  int
 	metricsAddr string
+	leaseTTL    time.Duration
 	targetEnv   bool // the target came from DENORM_TARGET
 }
 
@@ -123,6 +124,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up")
 	return cmd
 }
 
@@ -146,6 +148,8 @@ func (o *syncOptions) check() error {
 		return usageError{errors.New("--metrics-addr serves metrics while sync runs: give --every or --follow")}
 	case o.batchSize <= 0 || o.maxKeys <= 0 || o.maxDelay <= 0 || o.retryFor <= 0 || o.sortMemMiB <= 0:
 		return usageError{errors.New("--batch-size, --max-keys, --max-delay, --retry-for and --sort-memory must be positive")}
+	case o.leaseTTL < time.Second:
+		return usageError{errors.New("--lease-ttl must be at least 1s")}
 	}
 	return nil
 }
@@ -248,7 +252,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
 		Follow: o.follow, Every: o.every,
 		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
-		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20,
+		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20, LeaseTTL: o.leaseTTL,
 		Retry:  retry,
 		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
 		Retried: func(err error) {
@@ -310,6 +314,7 @@ func syncError(err error, o *syncOptions) error {
 		changed *pipeline.MappingChangedError
 		method  *pipeline.MethodChangedError
 		untrace *pipeline.UntraceableError
+		held    *load.LeaseHeldError
 	)
 	dst, note := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
 	drop := fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --drop", shellQuote(o.mapping), dst, shellQuote(o.job))
@@ -324,6 +329,8 @@ func syncError(err error, o *syncOptions) error {
 		return usageError{fmt.Errorf("%v; to switch to %s, drop the job first (its replication slot would hold the source's WAL):\n  %s", method, method.Now, drop)}
 	case errors.As(err, &untrace):
 		return usageError{untrace}
+	case errors.As(err, &held):
+		return fmt.Errorf("%w.\nOne run per job: wait for it to finish, or stop it; `denorm status --target %s --job %s` shows it", held, dst, shellQuote(o.job))
 	}
 	return connstr.Parse(o.source).RedactError(err)
 }
