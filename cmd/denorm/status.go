@@ -180,8 +180,8 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 	}
 	if c.Sync != nil {
 		printSyncStatus(ctx, w, c, source)
-		dst, note := connArg(target.value, target.fromEnv, "DENORM_TARGET", "--target URI")
-		fmt.Fprintf(w, "  next: denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --method %s [--once|--every D|--follow]\n", shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method)
+		next, note := syncCommand(target, c)
+		fmt.Fprintf(w, "  next: %s\n", next)
 		if note != "" {
 			fmt.Fprintf(w, "    (%s)\n", note)
 		}
@@ -241,7 +241,49 @@ type jobJSON struct {
 	RowsPerSecond *float64          `json:"rowsPerSecond"`
 	ETASeconds    *float64          `json:"etaSeconds"`
 	Collections   []collectionJSON  `json:"collections"`
-	Next          string            `json:"next"`
+	// Sync is set for a sync job (null for a migration job).
+	Sync *syncJSON `json:"sync"`
+	Next string    `json:"next"`
+}
+
+// syncJSON is a sync job's state, as the text format's sync lines.
+type syncJSON struct {
+	Method   string `json:"method"`
+	Slot     string `json:"slot"`
+	Position string `json:"position"`
+	// CopyInProgress: the job's initial copy has not finished.
+	CopyInProgress bool       `json:"copyInProgress"`
+	Passes         int64      `json:"passes"`
+	LastPass       *time.Time `json:"lastPass"`
+	LastSnapshot   *time.Time `json:"lastSnapshot"`
+	LagSeconds     float64    `json:"lagSeconds"`
+	Changes        int64      `json:"rowsChanged"`
+	Written        int64      `json:"docsWritten"`
+	Deleted        int64      `json:"docsDeleted"`
+	Unchanged      int64      `json:"docsUnchanged"`
+	Rebuilds       int64      `json:"collectionsRebuilt"`
+}
+
+func syncStatusJSON(c *load.Checkpoint) *syncJSON {
+	s := c.Sync
+	out := &syncJSON{Method: s.Method, Slot: s.Slot, Position: s.Position, CopyInProgress: c.Phase != load.PhaseDone,
+		Passes: s.Passes, LagSeconds: s.LagSeconds, Changes: s.Changes, Written: s.Written, Deleted: s.Deleted,
+		Unchanged: s.Unchanged, Rebuilds: s.Rebuilds}
+	if !s.LastPass.IsZero() {
+		out.LastPass = &s.LastPass
+	}
+	if !s.LastSnapshot.IsZero() {
+		out.LastSnapshot = &s.LastSnapshot
+	}
+	return out
+}
+
+// syncCommand is the command that runs a sync job's next passes, and a
+// note on what to set first (connArg), if any.
+func syncCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
+	dst, note := connArg(target.value, target.fromEnv, "DENORM_TARGET", "--target URI")
+	return fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --method %s [--once|--every D|--follow]",
+		shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method), note
 }
 
 type collectionJSON struct {
@@ -268,7 +310,11 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 				j.Collection = c.Collection
 			}
 			j.Resumes, j.Workers, j.Version, j.Mapping = c.Resumes, c.Workers, c.Version, c.Mapping
-			if js.State == pipeline.StateStopped {
+			switch {
+			case c.Sync != nil:
+				j.Sync = syncStatusJSON(c)
+				j.Next, _ = syncCommand(target, c)
+			case js.State == pipeline.StateStopped:
 				j.Next, _ = resumeCommand(target, c)
 			}
 		}

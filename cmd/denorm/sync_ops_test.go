@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -40,6 +41,8 @@ func wantOut(t *testing.T, what, out string, patterns ...string) {
 //     the changed rows by table; status --source shows the slot;
 //   - --follow with --metrics-addr serves every metric the README names
 //     and prints a line per batch; a signal stops it with exit 0;
+//   - one run per job: while it follows, a second sync of the job and
+//     its --drop are refused;
 //   - sync --drop removes the slot, the publication and the checkpoint;
 //   - a slot dropped behind the job's back stops sync with the recovery
 //     steps, which then work;
@@ -94,6 +97,28 @@ func TestSyncOperations(t *testing.T) {
 	}
 	out = cli(0, "status", "--target", uri, "--job", jd)
 	wantOut(t, "status of a diff job", out, `sync: method diff`, `last pass: .*, 2 passes`, `totals: 0 rows changed; documents 1 written, 0 deleted, 3 unchanged`, `next: denorm sync `)
+	out = cli(0, "status", "--target", uri, "--job", jd, "--format", "json")
+	var st struct {
+		Jobs []struct {
+			Job  string
+			Next string
+			Sync *struct {
+				Method         string
+				CopyInProgress bool
+				Passes         int64
+				LastPass       *time.Time
+				DocsWritten    int64
+				DocsUnchanged  int64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Jobs) != 1 || st.Jobs[0].Sync == nil {
+		t.Fatalf("status --format json of a diff job: %v\n%s", err, out)
+	}
+	if j := st.Jobs[0]; j.Job != jd || j.Sync.Method != "diff" || j.Sync.CopyInProgress || j.Sync.Passes != 2 || j.Sync.LastPass == nil ||
+		j.Sync.DocsWritten != 1 || j.Sync.DocsUnchanged != 3 || !strings.HasPrefix(j.Next, "denorm sync ") {
+		t.Errorf("status --format json of a diff job: %+v %+v", j, *j.Sync)
+	}
 
 	// A migrate job continued by logical sync: a slot, and a copy by diff;
 	// then it cannot switch to diff without --drop.
@@ -142,6 +167,15 @@ func TestSyncOperations(t *testing.T) {
 		if !strings.Contains(m, "\n"+name+"{") {
 			t.Errorf("metrics lack %s:\n%s", name, m)
 		}
+	}
+	// One run per job: while it follows, another sync of the job and its
+	// --drop are refused, and the slot stays.
+	out = cli(1, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri2, "--job", jl, "--once")
+	wantOut(t, "a second sync of a running job", out, `job "`+jl+`" is being run by another process \(sync `, `One run per job`, `denorm status --target`)
+	out = cli(1, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop")
+	wantOut(t, "--drop of a running job", out, `job "`+jl+`" is being run by another process \(sync `)
+	if got := slots(jl); got != "1 1" {
+		t.Errorf("a refused --drop of a running job: slot and publication %s, want 1 1", got)
 	}
 	f.stop()
 	if code := f.wait(t); code != 0 {
