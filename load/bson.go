@@ -36,9 +36,9 @@ import (
 // AppendDocument appends the BSON encoding of d to dst.
 func AppendDocument(dst []byte, d transform.Doc) ([]byte, error) {
 	idx, dst := bsoncore.AppendDocumentStart(dst)
-	dst, err := appendFields(dst, d, nil)
+	dst, err := appendFields(dst, d)
 	if err != nil {
-		return dst, err
+		return dst, fieldErr(err)
 	}
 	return bsoncore.AppendDocumentEnd(dst, idx)
 }
@@ -73,14 +73,17 @@ func (p *keyPath) String() string {
 	return strings.Join(keys, ".")
 }
 
-func appendFields(dst []byte, d transform.Doc, parent *keyPath) ([]byte, error) {
+// appendFields appends d's fields. Errors are *pathError, the keys to
+// the value gathered as they travel up (nothing is allocated to track
+// the path on the way down).
+func appendFields(dst []byte, d transform.Doc) ([]byte, error) {
 	var err error
 	for i := range d {
 		f := &d[i]
 		if strings.IndexByte(f.Key, 0) >= 0 {
-			return dst, fmt.Errorf("field %q: a BSON key cannot contain a NUL character", (&keyPath{parent, f.Key}).String())
+			return dst, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
 		}
-		dst, err = appendValue(dst, f.Key, f.Value, parent)
+		dst, err = appendValue(dst, f.Key, f.Value)
 		if err != nil {
 			return dst, err
 		}
@@ -104,7 +107,7 @@ func indexKey(i int) string {
 	return strconv.Itoa(i)
 }
 
-func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error) {
+func appendValue(dst []byte, key string, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return bsoncore.AppendNullElement(dst, key), nil
@@ -123,7 +126,7 @@ func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error)
 	case transform.Decimal:
 		d, err := parseDecimal(string(x))
 		if err != nil {
-			return dst, fmt.Errorf("field %q: decimal %s does not fit a BSON Decimal128 (34 significant digits, exponent -6176..6111); use numeric mode string or double", (&keyPath{parent, key}).String(), decimalAbbrev(string(x)))
+			return dst, decimalError(key, x)
 		}
 		hi, lo := d.GetBytes()
 		return bsoncore.AppendDecimal128Element(dst, key, hi, lo), nil
@@ -133,9 +136,9 @@ func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error)
 		return bsoncore.AppendBinaryElement(dst, key, bson.TypeBinaryGeneric, x), nil
 	case transform.Doc:
 		idx, b := bsoncore.AppendDocumentElementStart(dst, key)
-		b, err := appendFields(b, x, &keyPath{parent, key})
+		b, err := appendFields(b, x)
 		if err != nil {
-			return b, err
+			return b, under(key, err)
 		}
 		return bsoncore.AppendDocumentEnd(b, idx)
 	case Value:
@@ -143,17 +146,16 @@ func appendValue(dst []byte, key string, v any, parent *keyPath) ([]byte, error)
 		return bsoncore.AppendValueElement(dst, key, bsoncore.Value{Type: bsoncore.Type(x.Type), Data: x.Data}), nil
 	case transform.Array:
 		idx, b := bsoncore.AppendArrayElementStart(dst, key)
-		p := &keyPath{parent, key}
 		var err error
 		for i, e := range x {
-			b, err = appendValue(b, indexKey(i), e, p)
+			b, err = appendValue(b, indexKey(i), e)
 			if err != nil {
-				return b, err
+				return b, under(key, err)
 			}
 		}
 		return bsoncore.AppendArrayEnd(b, idx)
 	}
-	return dst, fmt.Errorf("field %q: unsupported value type %T", (&keyPath{parent, key}).String(), v)
+	return dst, unsupportedError(key, v)
 }
 
 func decimalAbbrev(s string) string {
