@@ -92,6 +92,7 @@ func floorRun(ctx context.Context, db string, reads [][]string) (Result, error) 
 			mu   sync.Mutex
 			errs []string
 		)
+		settle()
 		start := time.Now()
 		for i, q := range queries {
 			wg.Add(1)

@@ -45,6 +45,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -675,6 +676,12 @@ func machine(ctx context.Context, admin string) map[string]string {
 	return m
 }
 
+// settle writes the page cache's dirty pages out before a timed run: the
+// gigabytes earlier runs wrote would otherwise be written back during it
+// (one series varied by up to 2x from that alone, on a virtual disk).
+// What the run writes itself stays its own cost.
+func settle() { syscall.Sync() }
+
 // timeCmd runs a command, measuring wall time and peak RSS.
 func timeCmd(name string, args ...string) (time.Duration, int64, error) {
 	el, peak, _, err := timeCmdOut(name, args...)
@@ -686,6 +693,7 @@ func timeCmdOut(name string, args ...string) (time.Duration, int64, string, erro
 	cmd := exec.Command(name, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
+	settle()
 	start := time.Now()
 	peak, err := procmem.Run(cmd, 10*time.Millisecond)
 	el := time.Since(start)

@@ -305,6 +305,7 @@ func insertMany(ctx context.Context, base, name string, docs []any) (Result, err
 	for _, d := range docs {
 		size += int64(len(d.(bson.Raw)))
 	}
+	settle()
 	start := time.Now()
 	for i := 0; i < len(docs); i += 1000 {
 		j := min(i+1000, len(docs))
@@ -325,6 +326,7 @@ func copyOut(ctx context.Context, conn *pgx.Conn, query, file string) (Result, e
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
+	settle()
 	start := time.Now()
 	tag, err := conn.PgConn().CopyTo(ctx, w, "COPY ("+query+") TO STDOUT")
 	if err != nil {
@@ -448,6 +450,7 @@ func naive(ctx context.Context, db string, n int, file string) (Result, error) {
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
+	settle()
 	start := time.Now()
 	type person struct {
 		ID                  int32
