@@ -39,32 +39,56 @@ func CheckKeys(d Doc) error {
 }
 
 // keysOK reports whether d, found at depth, has no problem checkDoc would
-// report.
+// report. It runs on every document written, so it avoids checkDoc's
+// quadratic duplicate search: a 64-bit mask of a cheap hash of each key
+// seen sends a key to the search only when its bit is already set.
 func keysOK(d Doc, depth int) bool {
 	if depth > MaxDepth {
 		return false
 	}
+	var seen map[string]struct{}
 	if len(d) > 16 {
-		seen := make(map[string]struct{}, len(d))
-		for _, f := range d {
-			if _, dup := seen[f.Key]; dup {
-				return false
-			}
-			seen[f.Key] = struct{}{}
-		}
+		seen = make(map[string]struct{}, len(d))
 	}
+	var mask uint64
 	for i, f := range d {
-		if keyProblem(f.Key) != "" {
+		k := f.Key
+		if !nameOK(k) {
 			return false
 		}
-		if len(d) <= 16 {
-			for _, g := range d[:i] {
-				if g.Key == f.Key {
-					return false
+		if seen != nil {
+			if _, dup := seen[k]; dup {
+				return false
+			}
+			seen[k] = struct{}{}
+		} else {
+			bit := uint64(1) << ((uint(len(k))*31 + uint(k[0])*7 + uint(k[len(k)-1])) & 63)
+			if mask&bit != 0 {
+				for _, g := range d[:i] {
+					if g.Key == k {
+						return false
+					}
 				}
 			}
+			mask |= bit
 		}
 		if !valueOK(f.Value, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+// nameOK is keyProblem(k) == "", in one pass over k.
+func nameOK(k string) bool {
+	if k == "" || k[0] == '$' {
+		return false
+	}
+	if len(k) > 32 {
+		return strings.IndexByte(k, '.') < 0 && strings.IndexByte(k, 0) < 0
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c == '.' || c == 0 {
 			return false
 		}
 	}
