@@ -448,16 +448,7 @@ func equalStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key
 			}
 		}
 	}
-	sub := partPredicate(plan, part)
-	if root.Filter != "" {
-		sub = append(sub, "("+root.Filter+")")
-	}
-	var args []any
-	if len(after) == len(key) {
-		pred, a := keysetPredicate(root, key, after, 0)
-		sub = append(sub, pred)
-		args = a
-	}
+	sub, args := streamedRoots(plan, after, part)
 	subWhere := ""
 	if len(sub) > 0 {
 		subWhere = " WHERE " + strings.Join(sub, " AND ")
@@ -470,6 +461,22 @@ func equalStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key
 		strings.Join(append(order, orderList(n)...), ", ")), args
 }
 
+// streamedRoots are the conditions on plan's root table (alias t) that
+// select the root rows its stream reads: those after the key `after`, in
+// part, passing the root's filter; args are their parameters, from $1.
+func streamedRoots(plan *mappings.CollectionPlan, after Key, part Part) (where []string, args []any) {
+	where = partPredicate(plan, part)
+	if plan.Root.Filter != "" {
+		where = append(where, "("+plan.Root.Filter+")")
+	}
+	if key := plan.StreamOrder(); len(after) == len(key) {
+		pred, a := keysetPredicate(plan.Root, key, after, 0)
+		where = append(where, pred)
+		args = a
+	}
+	return where, args
+}
+
 // subsetStreamQuery reads subset n of plan's root (the first Limit rows
 // per parent, in n's order) for every root row the root stream reads -
 // those after the key `after`, in part, passing the root's filter - in
@@ -480,16 +487,7 @@ func equalStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key
 func subsetStreamQuery(plan *mappings.CollectionPlan, n *mappings.Node, after Key, part Part) (string, []any) {
 	root := plan.Root
 	key := plan.StreamOrder()
-	where := partPredicate(plan, part)
-	if root.Filter != "" {
-		where = append(where, "("+root.Filter+")")
-	}
-	var args []any
-	if len(after) == len(key) {
-		pred, a := keysetPredicate(root, key, after, 0)
-		where = append(where, pred)
-		args = a
-	}
+	where, args := streamedRoots(plan, after, part)
 	parents := make([]string, len(key))
 	names := make([]string, len(key))
 	for i, k := range key {
