@@ -239,6 +239,7 @@ func syncManifest(t *testing.T, file string, doc any, tmpl func() *podTemplate) 
 	o.maxDelay, _ = f.GetDuration("max-delay")
 	o.retryFor, _ = f.GetDuration("retry-for")
 	o.sortMemMiB, _ = f.GetInt("sort-memory")
+	o.leaseTTL, _ = f.GetDuration("lease-ttl")
 	if err := o.check(); err != nil {
 		t.Errorf("%s: args %q: %v", file, c.Args, err)
 	}

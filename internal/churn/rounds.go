@@ -120,8 +120,8 @@ func Seeds(t testing.TB, n int) []uint64 {
 // document by document as raw BSON (testenv.CompareTargets), and
 // cfg.Verify. At the end it checks that the writes covered every mapped
 // table: inserts, updates and deletes of each, a move of each table with a
-// parent, a rename of each lookup, a parent deleted with its children, a
-// TRUNCATE, and middle inserts in cfg.Middle. Failures name the seed and
+// parent, a rename of each lookup and a TRUNCATE in every seed; a parent
+// deleted with its children and middle inserts in cfg.Middle in some seed. Failures name the seed and
 // the command that replays it.
 func RunRounds(t *testing.T, cfg Config) []Result {
 	t.Helper()
@@ -296,7 +296,7 @@ func both(da *time.Duration, a func() error, db *time.Duration, b func() error) 
 // change the rounds must make.
 func checkCoverage(t *testing.T, cfg Config, gen *Generator, total *Report) {
 	t.Helper()
-	truncated, parents := false, false
+	truncated := false
 	for _, name := range cfg.Tables {
 		info, ok := gen.Table(name)
 		if !ok {
@@ -314,23 +314,34 @@ func checkCoverage(t *testing.T, cfg Config, gen *Generator, total *Report) {
 			t.Errorf("coverage: lookup %s was never renamed", name)
 		}
 		truncated = truncated || c.Truncate > 0
-		parents = parents || c.Parents > 0
 	}
 	if !truncated && cfg.Truncates >= 0 {
 		t.Error("coverage: no mapped table was truncated")
 	}
-	if !parents {
-		t.Error("coverage: no mapped row was deleted with its children")
-	}
 }
 
 // checkMiddle fails the test when no seed's writes inserted a row of a
-// cfg.Middle table between two siblings. It is asked of the seeds
-// together: one seed's ten rounds miss it now and then by chance.
+// cfg.Middle table between two siblings, or deleted a mapped row with its
+// children. Both are asked of the seeds together: one seed's ten rounds
+// miss them now and then by chance (blog seed 252836655 deleted 7 posts,
+// none with comments).
 func checkMiddle(t *testing.T, cfg Config, results []Result) {
 	t.Helper()
 	if len(results) == 0 {
 		return
+	}
+	if os.Getenv("DENORM_TEST_SEED") != "" {
+		t.Log("one seed replayed: the coverage asked of the seeds together is not checked")
+		return
+	}
+	parents := false
+	for _, r := range results {
+		for _, name := range cfg.Tables {
+			parents = parents || r.Total.Table(name).Parents > 0
+		}
+	}
+	if !parents {
+		t.Error("coverage: no mapped row was deleted with its children in any seed")
 	}
 	for _, name := range cfg.Middle {
 		covered := false
