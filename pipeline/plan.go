@@ -38,15 +38,12 @@ type PlanOptions struct {
 // Plan builds the documents of every collection entry of plan from snap
 // with Produce (the code migrate runs), writes nothing, and returns the
 // report of what they are: counts, sizes, arrays, samples, documents over
-// MaxDocSize, dangling references and modeling warnings. References and
-// table activity are read on a second connection sharing snap's snapshot,
-// as the first is busy streaming while batches are analysed.
+// MaxDocSize, dangling references and modeling warnings. References,
+// table activity and _id collisions are read on a second connection
+// sharing snap's snapshot (see planSide), as the first is busy streaming.
 func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt PlanOptions) (*report.Report, error) {
-	refSnap, err := snap.Source().Adopt(ctx, snap.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer refSnap.Close(ctx)
+	side := startSide(ctx, snap, plan)
+	defer side.close(ctx)
 
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Mapping: opt.Mapping, MaxDocSize: opt.MaxDocSize,
 		SamplePercent: opt.Sample, Estimated: opt.Sample < 100, Generated: time.Now().UTC()}
@@ -57,6 +54,10 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		}
 		if len(target.IDCols) != 1 {
 			return nil, report.SkipError{Reason: fmt.Sprintf("collection %q has a composite _id", coll)}
+		}
+		refSnap, err := side.wait()
+		if err != nil {
+			return nil, err
 		}
 		missing, err := refSnap.MissingKeys(ctx, target.Root.Table, target.Root.Columns[target.IDCols[0]].Name, values)
 		if errors.Is(err, extract.ErrKeyType) {
@@ -104,6 +105,9 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 				sized = append(sized, report.Sized{Doc: &b.Docs[i], Size: len(buf)})
 			}
 			col.Add(b.Rows, sized, rejected)
+			if err := side.failed(); err != nil {
+				return err
+			}
 			return col.CheckRefs(check)
 		})
 		if err != nil {
@@ -119,21 +123,11 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 			opt.Analysed(c, time.Since(start))
 		}
 	}
-	var tables []string
-	for _, t := range plan.Tables() {
-		tables = append(tables, t.QualifiedName())
-	}
-	act, err := extract.ReadActivity(ctx, refSnap, tables)
-	if err != nil {
+	if _, err := side.wait(); err != nil {
 		return nil, err
 	}
-	rep.Warnings = report.Warnings(plan, rep.Collections, act, opt.MaxDocSize)
-	// Document types of one collection whose _ids meet, or may.
-	collisions, err := extract.CheckIDCollisions(ctx, refSnap, plan)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range collisions {
+	rep.Warnings = report.Warnings(plan, rep.Collections, side.activity, opt.MaxDocSize)
+	for _, c := range side.collisions {
 		severity := "warning"
 		if c.Count > 0 {
 			severity = "error"
@@ -172,4 +166,61 @@ func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionP
 	out := *cp
 	out.Root = &root
 	return &out
+}
+
+// planSide is Plan's second connection, sharing snap's snapshot: it reads the
+// tables' activity and the _id collisions while the first streams, and
+// then serves the reference checks.
+type planSide struct {
+	done       chan struct{}
+	snap       *extract.Snapshot
+	err        error
+	activity   map[string]mappings.TableActivity
+	collisions []extract.IDCollision
+}
+
+// startSide connects and runs the side's queries in the background.
+func startSide(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) *planSide {
+	s := &planSide{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.snap, s.err = snap.Source().Adopt(ctx, snap.ID)
+		if s.err != nil {
+			return
+		}
+		var tables []string
+		for _, t := range plan.Tables() {
+			tables = append(tables, t.QualifiedName())
+		}
+		if s.activity, s.err = extract.ReadActivity(ctx, s.snap, tables); s.err != nil {
+			return
+		}
+		// Document types of one collection whose _ids meet, or may.
+		s.collisions, s.err = extract.CheckIDCollisions(ctx, s.snap, plan)
+	}()
+	return s
+}
+
+// wait returns the side's snapshot once its queries are done, or their
+// error.
+func (s *planSide) wait() (*extract.Snapshot, error) {
+	<-s.done
+	return s.snap, s.err
+}
+
+// failed is the side's error if it has ended with one, without waiting.
+func (s *planSide) failed() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// close waits for the side's queries and closes its connection.
+func (s *planSide) close(ctx context.Context) {
+	if snap, _ := s.wait(); snap != nil {
+		snap.Close(ctx)
+	}
 }

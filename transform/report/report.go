@@ -446,7 +446,16 @@ type shapeNode struct {
 	array     *arrayAcc
 	children  map[string]*shapeNode
 	items     *shapeNode // path + "[]"
+	key       string     // the field name it is found under
+	// last is the child met at each field position the last time a
+	// document was walked here: a collection's documents mostly repeat
+	// their keys in order, so comparing the name (the same string, most
+	// often) finds the child without a map lookup.
+	last []*shapeNode
 }
+
+// maxLast caps the field positions a node remembers.
+const maxLast = 64
 
 // maxNodes caps the nodes kept: past it (pivot keys from data can make
 // many) nodes are made afresh for each use.
@@ -472,6 +481,7 @@ func (col *Collector) child(n *shapeNode, key string) *shapeNode {
 		p = n.path + "." + key
 	}
 	c := col.node(p)
+	c.key = key
 	c.acc = col.path(p)
 	if col.nodes < maxNodes {
 		if n.children == nil {
@@ -502,8 +512,22 @@ func (col *Collector) walk(d transform.Doc, n *shapeNode, source string) {
 
 // fields records d's fields below n.
 func (col *Collector) fields(d transform.Doc, n *shapeNode, source string) {
-	for _, f := range d {
-		col.value(col.child(n, f.Key), f.Value, source)
+	for i := range d {
+		f := &d[i]
+		var c *shapeNode
+		switch {
+		case i < len(n.last) && n.last[i].key == f.Key:
+			c = n.last[i]
+		case i < len(n.last):
+			c = col.child(n, f.Key)
+			n.last[i] = c
+		default:
+			c = col.child(n, f.Key)
+			if i == len(n.last) && i < maxLast {
+				n.last = append(n.last, c)
+			}
+		}
+		col.value(c, f.Value, source)
 	}
 }
 
