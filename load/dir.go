@@ -21,6 +21,7 @@ type dirTarget struct {
 	opt   Options
 	files map[string]*dirFile
 	buf   []byte
+	keys  keyTexts
 	// acked is Prepare's: the file lengths to resume from (nil: fresh).
 	acked map[string]int64
 }
@@ -90,7 +91,7 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 	var rejects []transform.Reject
 	for _, d := range docs {
 		var err error
-		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize)
+		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize, &s.keys)
 		if err != nil {
 			rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			continue
@@ -151,14 +152,14 @@ func (s *dirTarget) Close(context.Context) error {
 
 // appendJSONLine appends d as one line of relaxed Extended JSON, unless
 // its BSON size is over the limit.
-func appendJSONLine(dst []byte, d transform.Document, maxSize int) ([]byte, error) {
+func appendJSONLine(dst []byte, d transform.Document, maxSize int, keys *keyTexts) ([]byte, error) {
 	if err := transform.CheckKeys(d.Body); err != nil {
 		return dst, err
 	}
 	start := len(dst)
-	dst, size, err := AppendExtJSONSized(dst, d.Body)
+	dst, size, err := keys.doc(dst, d.Body)
 	if err != nil {
-		return dst[:start], err
+		return dst[:start], fieldErr(err)
 	}
 	if size > maxSize {
 		return dst[:start], &TooLargeError{Size: size, Limit: maxSize}

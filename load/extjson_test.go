@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -313,5 +314,42 @@ func TestSafe8(t *testing.T) {
 				t.Fatalf("byte %#x at %d: safe8 %v, want %v", c, pos, got, want)
 			}
 		}
+	}
+}
+
+// TestKeyTextsMatch holds the writer that remembers field names to the
+// one that does not: random documents, then the same documents again (the
+// names are now remembered), then names from data that reuse one buffer,
+// so one address holds different names of one length in turn.
+func TestKeyTextsMatch(t *testing.T) {
+	var keys keyTexts
+	docs := make([]transform.Doc, 0, 2000)
+	for seed := range uint64(2000) {
+		docs = append(docs, randomDoc(rand.New(rand.NewPCG(seed, 7)), 3))
+	}
+	check := func(d transform.Doc) {
+		t.Helper()
+		want, wantSize, wantErr := AppendExtJSONSized(nil, d)
+		got, size, err := keys.doc(nil, d)
+		if err = fieldErr(err); (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("error %v, want %v", err, wantErr)
+		}
+		if err == nil && (string(got) != string(want) || size != wantSize) {
+			t.Fatalf("got  %s (%d)\nwant %s (%d)", got, size, want, wantSize)
+		}
+	}
+	for range 2 {
+		for _, d := range docs {
+			check(d)
+		}
+	}
+	buf := make([]byte, 6)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		for i := range buf {
+			buf[i] = "ab\"\\\x00\x01é"[r.IntN(8)]
+		}
+		key := unsafe.String(&buf[0], len(buf)) // the same bytes, new contents
+		check(transform.Doc{{Key: key, Value: int32(1)}, {Key: "x", Value: transform.Doc{{Key: key, Value: nil}}}})
 	}
 }
