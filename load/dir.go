@@ -153,12 +153,16 @@ func (s *dirTarget) Close(context.Context) error {
 // appendJSONLine appends d as one line of relaxed Extended JSON, unless
 // its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int, keys *keyTexts) ([]byte, error) {
-	if err := transform.CheckKeys(d.Body); err != nil {
-		return dst, err
-	}
 	start := len(dst)
-	dst, size, err := keys.doc(dst, d.Body)
+	dst, size, err := keys.doc(dst, d.Body, 1) // checks what CheckKeys does, in the same walk
 	if err != nil {
+		// CheckKeys' problems come first, spelled by it.
+		if kerr := transform.CheckKeys(d.Body); kerr != nil {
+			return dst[:start], kerr
+		}
+		if err == errUnstorable { // cannot be: the walk and CheckKeys disagree
+			return dst[:start], fmt.Errorf("internal error: the JSON writer refused a document CheckKeys accepts")
+		}
 		return dst[:start], fieldErr(err)
 	}
 	if size > maxSize {

@@ -22,6 +22,7 @@ package load
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -37,14 +38,14 @@ import (
 // Values the BSON encoder refuses are refused here too, with the same
 // messages.
 func AppendExtJSON(dst []byte, d transform.Doc) ([]byte, error) {
-	dst, _, err := (*keyTexts)(nil).doc(dst, d)
+	dst, _, err := (*keyTexts)(nil).doc(dst, d, 0)
 	return dst, fieldErr(err)
 }
 
 // AppendExtJSONSized is AppendExtJSON also returning the length of d's
 // BSON encoding, added up in the same walk (what a size limit checks).
 func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
-	dst, size, err := (*keyTexts)(nil).doc(dst, d)
+	dst, size, err := (*keyTexts)(nil).doc(dst, d, 0)
 	return dst, size, fieldErr(err)
 }
 
@@ -55,45 +56,71 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // document). A slot holds a copy of the name and a hit compares the whole
 // name, so a name from data whose bytes are later reused for another is
 // never mistaken for it. The nil *keyTexts remembers nothing.
-type keyTexts [keySlots]struct {
+type keyTexts [keySlots]keyText
+
+type keyText struct {
 	key  string
 	text string // `"key":`
 }
 
 const keySlots = 256 // the hash's top 8 bits
 
-// appendKey writes key and its colon; false if key cannot be a BSON key.
-func (c *keyTexts) appendKey(dst []byte, key string) ([]byte, bool) {
-	if c == nil {
-		if strings.IndexByte(key, 0) >= 0 {
-			return dst, false
+// errUnstorable is a problem transform.CheckKeys reports, found by a
+// checking walk (depth > 0), which does not spell it: its caller asks
+// CheckKeys.
+var errUnstorable = errors.New("a field name or nesting no target can hold")
+
+// appendKey writes key and its colon. It refuses a name holding NUL and,
+// when check is set, any name transform.NameOK refuses. Only names NameOK
+// accepts are remembered.
+func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error) {
+	var e *keyText
+	if c != nil {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
+		h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 56
+		e = &c[h]
+		if e.key == key && e.text != "" {
+			return append(dst, e.text...), nil
 		}
-		return append(appendJSONString(dst, key), ':'), true
+		// A name's second slot, so that two names meeting in one slot do
+		// not push each other out.
+		if e2 := &c[h^1]; e2.key == key && e2.text != "" {
+			return append(dst, e2.text...), nil
+		} else if e.text != "" {
+			e = e2
+		}
 	}
-	p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
-	h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 56
-	e := &c[h]
-	if e.key == key && e.text != "" {
-		return append(dst, e.text...), true
-	}
-	// A name's second slot, so that two names meeting in one slot do not
-	// push each other out.
-	if e2 := &c[h^1]; e2.key == key && e2.text != "" {
-		return append(dst, e2.text...), true
-	} else if e.text != "" {
-		e = e2
+	ok := transform.NameOK(key)
+	if check && !ok {
+		return dst, errUnstorable
 	}
 	if strings.IndexByte(key, 0) >= 0 {
-		return dst, false
+		return dst, &pathError{keys: []string{key}, msg: "a BSON key cannot contain a NUL character"}
 	}
 	start := len(dst)
 	dst = append(appendJSONString(dst, key), ':')
-	e.key, e.text = strings.Clone(key), string(dst[start:])
-	return dst, true
+	if e != nil && ok {
+		e.key, e.text = strings.Clone(key), string(dst[start:])
+	}
+	return dst, nil
 }
 
-// doc writes d and returns its BSON size.
-func (c *keyTexts) doc(dst []byte, d transform.Doc) ([]byte, int, error) {
+// deeper is the depth of what a document or array at depth holds; 0 (no
+// checks) stays 0.
+func deeper(depth int) int {
+	if depth == 0 {
+		return 0
+	}
+	return depth + 1
+}
+
+// doc writes d and returns its BSON size. With depth > 0, d's depth in
+// its document, it also checks what transform.CheckKeys checks, failing
+// with errUnstorable: one walk instead of two.
+func (c *keyTexts) doc(dst []byte, d transform.Doc, depth int) ([]byte, int, error) {
+	if depth > 0 && (depth > transform.MaxDepth || !transform.DistinctNames(d)) {
+		return dst, 0, errUnstorable
+	}
 	dst = append(dst, '{')
 	size := 5 // int32 length + terminating NUL
 	for i := range d {
@@ -101,13 +128,12 @@ func (c *keyTexts) doc(dst []byte, d transform.Doc) ([]byte, int, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		var ok bool
-		if dst, ok = c.appendKey(dst, f.Key); !ok {
-			return dst, 0, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
+		var err error
+		if dst, err = c.appendKey(dst, f.Key, depth > 0); err != nil {
+			return dst, 0, err
 		}
 		var n int
-		var err error
-		dst, n, err = c.value(dst, f.Key, f.Value)
+		dst, n, err = c.value(dst, f.Key, f.Value, depth)
 		if err != nil {
 			return dst, 0, err
 		}
@@ -116,8 +142,9 @@ func (c *keyTexts) doc(dst []byte, d transform.Doc) ([]byte, int, error) {
 	return append(dst, '}'), size, nil
 }
 
-// value writes v and returns the size of its BSON value.
-func (c *keyTexts) value(dst []byte, key string, v any) ([]byte, int, error) {
+// value writes v, found in a document at depth (0: no checks), and returns
+// the size of its BSON value.
+func (c *keyTexts) value(dst []byte, key string, v any, depth int) ([]byte, int, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), 0, nil
@@ -145,9 +172,12 @@ func (c *keyTexts) value(dst []byte, key string, v any) ([]byte, int, error) {
 	case transform.Binary:
 		return appendJSONBinary(dst, x, "00"), 5 + len(x), nil
 	case transform.Doc:
-		dst, n, err := c.doc(dst, x)
+		dst, n, err := c.doc(dst, x, deeper(depth))
 		return dst, n, under(key, err)
 	case transform.Array:
+		if depth > 0 && depth+1 > transform.MaxDepth {
+			return dst, 0, errUnstorable
+		}
 		dst = append(dst, '[')
 		size := 5
 		for i, e := range x {
@@ -157,7 +187,7 @@ func (c *keyTexts) value(dst []byte, key string, v any) ([]byte, int, error) {
 			k := indexKey(i)
 			var n int
 			var err error
-			dst, n, err = c.value(dst, k, e)
+			dst, n, err = c.value(dst, k, e, deeper(depth))
 			if err != nil {
 				return dst, 0, under(key, err)
 			}

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -330,7 +331,7 @@ func TestKeyTextsMatch(t *testing.T) {
 	check := func(d transform.Doc) {
 		t.Helper()
 		want, wantSize, wantErr := AppendExtJSONSized(nil, d)
-		got, size, err := keys.doc(nil, d)
+		got, size, err := keys.doc(nil, d, 0)
 		if err = fieldErr(err); (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 			t.Fatalf("error %v, want %v", err, wantErr)
 		}
@@ -351,5 +352,98 @@ func TestKeyTextsMatch(t *testing.T) {
 		}
 		key := unsafe.String(&buf[0], len(buf)) // the same bytes, new contents
 		check(transform.Doc{{Key: key, Value: int32(1)}, {Key: "x", Value: transform.Doc{{Key: key, Value: nil}}}})
+	}
+}
+
+// TestJSONLineChecks holds the directory writer's one walk, which also
+// checks what transform.CheckKeys checks, to CheckKeys followed by the
+// plain writer: the same error text for every document CheckKeys refuses
+// (bad names, duplicate names, more than 16 fields, nesting past
+// MaxDepth, in documents and in arrays), and otherwise the same line or
+// the same encoding error.
+func TestJSONLineChecks(t *testing.T) {
+	names := []string{"a", "b", "c", "$x", "x.y", "", "n\x00ul", "é", "_id", "a"}
+	r := rand.New(rand.NewPCG(5, 6))
+	var gen func(depth int) transform.Doc
+	value := func(depth int) any {
+		switch r.IntN(8) {
+		case 0:
+			return gen(depth + 1)
+		case 1:
+			a := transform.Array{}
+			for range r.IntN(3) {
+				if r.IntN(2) == 0 {
+					a = append(a, gen(depth+2))
+				} else {
+					a = append(a, int32(r.IntN(9)))
+				}
+			}
+			return a
+		case 2:
+			return transform.Decimal([]string{"1.5", "x", "1e9999"}[r.IntN(3)])
+		default:
+			return randomString(r)
+		}
+	}
+	gen = func(depth int) transform.Doc {
+		n := r.IntN(4)
+		if r.IntN(20) == 0 {
+			n = 17 + r.IntN(3)
+		}
+		d := transform.Doc{}
+		for i := range n {
+			k := names[r.IntN(len(names))]
+			if r.IntN(3) > 0 {
+				k = fmt.Sprintf("f%d", i) // mostly good, distinct names
+			}
+			var v any = int64(i)
+			if depth < 4 {
+				v = value(depth)
+			}
+			d = append(d, transform.Field{Key: k, Value: v})
+		}
+		return d
+	}
+	deep := func(levels int, inArray bool) transform.Doc {
+		d := transform.Doc{{Key: "leaf", Value: int32(1)}}
+		for range levels - 1 {
+			if inArray {
+				d = transform.Doc{{Key: "a", Value: transform.Array{d}}}
+			} else {
+				d = transform.Doc{{Key: "d", Value: d}}
+			}
+		}
+		return d
+	}
+	docs := []transform.Doc{deep(transform.MaxDepth, false), deep(transform.MaxDepth+1, false), deep(50, true), deep(51, true)}
+	for range 20000 {
+		docs = append(docs, gen(1))
+	}
+	var keys keyTexts
+	refused := 0
+	for i, body := range docs {
+		d := transform.Document{Body: body}
+		got, err := appendJSONLine(nil, d, 200, &keys)
+		var want []byte
+		wantErr := transform.CheckKeys(body)
+		if wantErr == nil {
+			var size int
+			want, size, wantErr = AppendExtJSONSized(nil, body)
+			if wantErr == nil && size > 200 {
+				want, wantErr = nil, &TooLargeError{Size: size, Limit: 200}
+			}
+		}
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("document %d: error %v, want %v", i, err, wantErr)
+		}
+		if err == nil && string(got) != string(want)+"\n" {
+			t.Fatalf("document %d:\ngot  %s\nwant %s", i, got, want)
+		}
+		if err != nil {
+			refused++
+		}
+	}
+	if refused < 1000 || refused > len(docs)-1000 {
+		t.Fatalf("%d of %d documents refused: the mix does not test both sides", refused, len(docs))
 	}
 }

@@ -40,47 +40,56 @@ func CheckKeys(d Doc) error {
 
 // keysOK reports whether d, found at depth, has no problem checkDoc would
 // report. It runs on every document written, so it avoids checkDoc's
-// quadratic duplicate search: a 64-bit mask of a cheap hash of each key
-// seen sends a key to the search only when its bit is already set.
+// quadratic duplicate search (see DistinctNames).
 func keysOK(d Doc, depth int) bool {
-	if depth > MaxDepth {
+	if depth > MaxDepth || !DistinctNames(d) {
 		return false
 	}
-	var seen map[string]struct{}
-	if len(d) > 16 {
-		seen = make(map[string]struct{}, len(d))
-	}
-	var mask uint64
-	for i, f := range d {
-		k := f.Key
-		if !nameOK(k) {
-			return false
-		}
-		if seen != nil {
-			if _, dup := seen[k]; dup {
-				return false
-			}
-			seen[k] = struct{}{}
-		} else {
-			bit := uint64(1) << ((uint(len(k))*31 + uint(k[0])*7 + uint(k[len(k)-1])) & 63)
-			if mask&bit != 0 {
-				for _, g := range d[:i] {
-					if g.Key == k {
-						return false
-					}
-				}
-			}
-			mask |= bit
-		}
-		if !valueOK(f.Value, depth) {
+	for _, f := range d {
+		if !NameOK(f.Key) || !valueOK(f.Value, depth) {
 			return false
 		}
 	}
 	return true
 }
 
-// nameOK is keyProblem(k) == "", in one pass over k.
-func nameOK(k string) bool {
+// DistinctNames reports whether d's own field names (not those of the
+// documents in it) are distinct, as CheckKeys requires. Up to 16 fields it
+// allocates nothing: a 64-bit mask of a cheap hash of each name seen sends
+// a name to the search only when its bit is already set.
+func DistinctNames(d Doc) bool {
+	if len(d) > 16 {
+		seen := make(map[string]struct{}, len(d))
+		for _, f := range d {
+			if _, dup := seen[f.Key]; dup {
+				return false
+			}
+			seen[f.Key] = struct{}{}
+		}
+		return true
+	}
+	var mask uint64
+	for i, f := range d {
+		k := f.Key
+		if k == "" {
+			continue // NameOK refuses it
+		}
+		bit := uint64(1) << ((uint(len(k))*31 + uint(k[0])*7 + uint(k[len(k)-1])) & 63)
+		if mask&bit != 0 {
+			for _, g := range d[:i] {
+				if g.Key == k {
+					return false
+				}
+			}
+		}
+		mask |= bit
+	}
+	return true
+}
+
+// NameOK reports whether k can be a stored field name (keyProblem(k) is
+// ""), in one pass over k.
+func NameOK(k string) bool {
 	if k == "" || k[0] == '$' {
 		return false
 	}
