@@ -90,11 +90,11 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 			e = e2
 		}
 	}
-	ok := transform.NameOK(key)
-	if check && !ok {
+	ok := transform.NameOK(key) // it refuses NUL too: only a refused name needs the NUL search
+	if !ok && check {
 		return dst, errUnstorable
 	}
-	if strings.IndexByte(key, 0) >= 0 {
+	if !ok && strings.IndexByte(key, 0) >= 0 {
 		return dst, &pathError{keys: []string{key}, msg: "a BSON key cannot contain a NUL character"}
 	}
 	start := len(dst)
