@@ -128,8 +128,11 @@ type Result struct {
 	Docs    int64   `json:"docs"`
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
-	PeakKiB int64   `json:"peakRssKiB,omitempty"`
-	Note    string  `json:"note,omitempty"`
+	// CPUSeconds is the user and system time of denorm's process (not
+	// the source's), for runs of the denorm binary.
+	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
+	PeakKiB    int64   `json:"peakRssKiB,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 func (r Result) rate() float64 { return float64(r.Docs) / r.Seconds }
@@ -612,7 +615,7 @@ func checks(rep *Report) {
 
 func print(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tdocs\tmedian s\tdocs/s\tMB/s\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "run\tdocs\tmedian s\tits CPU s\tdocs/s\tMB/s\tpeak RSS MiB\t")
 	for _, name := range order {
 		s, ok := rep.Series[name]
 		if !ok {
@@ -622,7 +625,11 @@ func print(w io.Writer, rep *Report) {
 		if s.PeakMiB > 0 {
 			peak = fmt.Sprintf("%.1f", s.PeakMiB)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%.1f\t%s\t\n", name, s.Median.Docs, s.Median.Seconds, s.DocsPS, s.MBPS, peak)
+		cpu := ""
+		if s.Median.CPUSeconds > 0 {
+			cpu = fmt.Sprintf("%.2f", s.Median.CPUSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.0f\t%.1f\t%s\t\n", name, s.Median.Docs, s.Median.Seconds, cpu, s.DocsPS, s.MBPS, peak)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -710,23 +717,36 @@ func machine(ctx context.Context, admin string) map[string]string {
 // What the run writes itself stays its own cost.
 func settle() { syscall.Sync() }
 
-// timeCmd runs a command, measuring wall time and peak RSS.
-func timeCmd(name string, args ...string) (time.Duration, int64, error) {
-	el, peak, _, err := timeCmdOut(name, args...)
-	return el, peak, err
+// measured is one timed run of a command.
+type measured struct {
+	wall    time.Duration
+	peakKiB int64
+	// cpu is the command's user and system time: with wall, it tells a
+	// run that worked longer from one that waited longer.
+	cpu time.Duration
+	out string
 }
 
-// timeCmdOut is timeCmd also returning the command's output.
-func timeCmdOut(name string, args ...string) (time.Duration, int64, string, error) {
+// result is m as a Result of docs documents and size bytes.
+func (m measured) result(docs, size int64) Result {
+	return Result{Docs: docs, Bytes: size, Seconds: m.wall.Seconds(), CPUSeconds: m.cpu.Seconds(), PeakKiB: m.peakKiB}
+}
+
+// timeCmd runs a command, measuring wall time, CPU time and peak RSS, and
+// keeping its output.
+func timeCmd(name string, args ...string) (measured, error) {
 	cmd := exec.Command(name, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	settle()
 	start := time.Now()
 	peak, err := procmem.Run(cmd, 10*time.Millisecond)
-	el := time.Since(start)
-	if err != nil {
-		return el, peak, out.String(), fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	m := measured{wall: time.Since(start), peakKiB: peak, out: out.String()}
+	if st := cmd.ProcessState; st != nil {
+		m.cpu = st.UserTime() + st.SystemTime()
 	}
-	return el, peak, out.String(), nil
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, m.out)
+	}
+	return m, nil
 }

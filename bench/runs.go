@@ -173,7 +173,7 @@ func denormDir(bin, mapping, db, dir string, files ...string) (Result, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return Result{}, err
 	}
-	el, peak, err := timeCmd(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
+	m, err := timeCmd(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", dir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -181,26 +181,26 @@ func denormDir(bin, mapping, db, dir string, files ...string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Docs: docs, Bytes: size, Seconds: el.Seconds(), PeakKiB: peak}, nil
+	return m.result(docs, size), nil
 }
 
 // denormVerify is a V run: verify a directory target that holds exactly
 // what the source gives (docs documents).
 func denormVerify(bin, mapping, db, dir string, docs int64) (Result, error) {
-	el, peak, out, err := timeCmdOut(bin, "verify", "--mapping", mapping, "--source", db, "--target", dir)
+	m, err := timeCmd(bin, "verify", "--mapping", mapping, "--source", db, "--target", dir)
 	if err != nil {
 		return Result{}, err
 	}
-	if !strings.Contains(out, "result: identical") {
-		return Result{}, fmt.Errorf("verify does not find the target identical:\n%s", out)
+	if !strings.Contains(m.out, "result: identical") {
+		return Result{}, fmt.Errorf("verify does not find the target identical:\n%s", m.out)
 	}
-	return Result{Docs: docs, Seconds: el.Seconds(), PeakKiB: peak}, nil
+	return m.result(docs, 0), nil
 }
 
 // denormPlan is a P run: plan the mapping (docs documents), the JSON
 // report into file.
 func denormPlan(bin, mapping, db, file string, docs int64) (Result, error) {
-	el, peak, _, err := timeCmdOut(bin, "plan", "-q", "--mapping", mapping, "--source", db, "--format", "json", "--output", file)
+	m, err := timeCmd(bin, "plan", "-q", "--mapping", mapping, "--source", db, "--format", "json", "--output", file)
 	if err != nil {
 		return Result{}, err
 	}
@@ -222,7 +222,7 @@ func denormPlan(bin, mapping, db, file string, docs int64) (Result, error) {
 		return Result{}, fmt.Errorf("plan counts %d documents, migrate wrote %d", n, docs)
 	}
 	st, _ := os.Stat(file)
-	return Result{Docs: docs, Bytes: st.Size(), Seconds: el.Seconds(), PeakKiB: peak}, nil
+	return m.result(docs, st.Size()), nil
 }
 
 func mongoDB(ctx context.Context, base, name string) (*mongo.Client, *mongo.Database, string, error) {
@@ -249,7 +249,7 @@ func denormServer(ctx context.Context, bin, mapping, db, base, name string) (Res
 		return Result{}, err
 	}
 	defer client.Disconnect(ctx)
-	el, peak, err := timeCmd(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri)
+	m, err := timeCmd(bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri)
 	if err != nil {
 		return Result{}, err
 	}
@@ -265,7 +265,7 @@ func denormServer(ctx context.Context, bin, mapping, db, base, name string) (Res
 		}
 	}
 	_ = target.Drop(ctx)
-	return Result{Docs: n, Bytes: size, Seconds: el.Seconds(), PeakKiB: peak}, nil
+	return m.result(n, size), nil
 }
 
 // readDocs reads JSON Lines (relaxed Extended JSON) into BSON documents.

@@ -272,7 +272,7 @@ func followBench(ctx context.Context, c config, admin, base string) ([]FollowRun
 	if err := stop(); err != nil {
 		return nil, fmt.Errorf("sync --follow: %v\n%s", err, stderr.String())
 	}
-	if _, _, err := timeCmd(c.bin, "sync", "--mapping", "mappings/examples/person.yaml", "--source", db, "--target", uri, "--job", job, "--drop"); err != nil {
+	if _, err := timeCmd(c.bin, "sync", "--mapping", "mappings/examples/person.yaml", "--source", db, "--target", uri, "--job", job, "--drop"); err != nil {
 		return nil, err
 	}
 	_ = tdb.Drop(ctx)
@@ -550,11 +550,11 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 	}
 	defer client.Disconnect(ctx)
 	r := &DiffRun{}
-	el, _, _, err := timeCmdOut(c.bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", job)
+	m, err := timeCmd(c.bin, "migrate", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", job)
 	if err != nil {
 		return nil, err
 	}
-	r.MigrateS = el.Seconds()
+	r.MigrateS = m.wall.Seconds()
 	if r.Docs, err = tdb.Collection("people").EstimatedDocumentCount(ctx); err != nil {
 		return nil, err
 	}
@@ -569,7 +569,7 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 		if err != nil {
 			return err
 		}
-		el, _, out, err := timeCmdOut(c.bin, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--temp-dir", tmp)
+		m, err := timeCmd(c.bin, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--temp-dir", tmp)
 		if err != nil {
 			return err
 		}
@@ -577,9 +577,9 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 		if err != nil {
 			return err
 		}
-		r.VerifyS = append(r.VerifyS, el.Seconds())
+		r.VerifyS = append(r.VerifyS, m.wall.Seconds())
 		r.VerifyWrites = append(r.VerifyWrites, w1-w0)
-		log.Printf("    verify %.1fs, %d write commands: %s", el.Seconds(), w1-w0, lastLine(out))
+		log.Printf("    verify %.1fs, %d write commands: %s", m.wall.Seconds(), w1-w0, lastLine(m.out))
 		return nil
 	}
 	diff := func() error {
@@ -587,7 +587,7 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 		if err != nil {
 			return err
 		}
-		el, _, out, err := timeCmdOut(c.bin, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", job, "--method", "diff", "--once", "--temp-dir", tmp)
+		m, err := timeCmd(c.bin, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", job, "--method", "diff", "--once", "--temp-dir", tmp)
 		if err != nil {
 			return err
 		}
@@ -596,15 +596,15 @@ func diffBench(ctx context.Context, c config, admin, base string) (*DiffRun, err
 			return err
 		}
 		total := ""
-		for _, l := range strings.Split(out, "\n") {
+		for _, l := range strings.Split(m.out, "\n") {
 			if strings.HasPrefix(l, "TOTAL") {
 				total = strings.Join(strings.Fields(l), " ")
 			}
 		}
-		r.DiffS = append(r.DiffS, el.Seconds())
+		r.DiffS = append(r.DiffS, m.wall.Seconds())
 		r.DiffWrites = append(r.DiffWrites, w1-w0-1) // less the checkpoint save
 		r.DiffSummary = append(r.DiffSummary, total)
-		log.Printf("    diff pass %.1fs, %d write commands besides the checkpoint; %s (written, deleted, unchanged)", el.Seconds(), w1-w0-1, total)
+		log.Printf("    diff pass %.1fs, %d write commands besides the checkpoint; %s (written, deleted, unchanged)", m.wall.Seconds(), w1-w0-1, total)
 		return nil
 	}
 	for i := range c.reps {
