@@ -52,6 +52,9 @@ type decodeCol struct {
 	oid  uint32
 	fmt  int16
 	fast fastFunc
+	// cache remembers the column's recent values, or is nil (see
+	// valueCache).
+	cache *valueCache
 }
 
 // fastFunc decodes one non-NULL value of a column straight from its wire
@@ -69,6 +72,9 @@ func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
 		if i < len(fds) {
 			c.oid, c.fmt = fds[i].DataTypeOID, fds[i].Format
 			c.fast = fastDecoder(&c.col, c.mode, c.oid, c.fmt)
+			if c.fast != nil && repeatsWorthCaching(&c.col, c.oid) {
+				c.cache = new(valueCache)
+			}
 		}
 		d.cols[i] = c
 	}
@@ -455,7 +461,14 @@ func (d *rowDecoder) decode(raw [][]byte) ([]any, error) {
 		}
 		c := &d.cols[i]
 		if c.fast != nil {
-			if v, ok := c.fast(&d.arena, src); ok {
+			var v any
+			var ok bool
+			if c.cache != nil {
+				v, ok = c.cache.decode(c.fast, &d.arena, src)
+			} else {
+				v, ok = c.fast(&d.arena, src)
+			}
+			if ok {
 				row[i] = v
 				continue
 			}
