@@ -56,7 +56,21 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // document). A slot holds a copy of the name and a hit compares the whole
 // name, so a name from data whose bytes are later reused for another is
 // never mistaken for it. The nil *keyTexts remembers nothing.
-type keyTexts [keySlots]keyText
+//
+// It also remembers the text of the days its dates fell on last
+// ("2006-01-02", by the day number): a table's dates cluster, and the
+// children of one parent often share theirs.
+type keyTexts struct {
+	names [keySlots]keyText
+	days  [daySlots]dayText
+}
+
+type dayText struct {
+	day  uint64 // days since 1970-01-01, plus one (0: empty)
+	text [10]byte
+}
+
+const daySlots = 64 // a power of two
 
 type keyText struct {
 	key  string
@@ -78,13 +92,13 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 	if c != nil {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
 		h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 56
-		e = &c[h]
+		e = &c.names[h]
 		if e.key == key && e.text != "" {
 			return append(dst, e.text...), nil
 		}
 		// A name's second slot, so that two names meeting in one slot do
 		// not push each other out.
-		if e2 := &c[h^1]; e2.key == key && e2.text != "" {
+		if e2 := &c.names[h^1]; e2.key == key && e2.text != "" {
 			return append(dst, e2.text...), nil
 		} else if e.text != "" {
 			e = e2
@@ -159,7 +173,7 @@ func (c *keyTexts) value(dst []byte, key string, v any, depth int) ([]byte, int,
 	case bool:
 		return strconv.AppendBool(dst, x), 1, nil
 	case time.Time:
-		return appendJSONDate(dst, x.UnixMilli()), 8, nil
+		return c.appendDate(dst, x.UnixMilli()), 8, nil
 	case transform.Decimal:
 		dst = append(dst, `{"$numberDecimal":"`...)
 		dst, err := appendDecimalText(dst, string(x))
@@ -261,19 +275,29 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 // 8601 in UTC for the years 1970..9999, as the driver does (layout
 // "2006-01-02T15:04:05.999Z07:00"), formatted here without time.Time.
 func appendJSONDate(dst []byte, ms int64) []byte {
+	return (*keyTexts)(nil).appendDate(dst, ms)
+}
+
+// appendDate is appendJSONDate, taking the day's text from the slots of
+// c when it is there.
+func (c *keyTexts) appendDate(dst []byte, ms int64) []byte {
 	if ms < 0 || ms >= maxISODateMillis {
 		dst = append(dst, `{"$date":{"$numberLong":"`...)
 		dst = strconv.AppendInt(dst, ms, 10)
 		return append(dst, `"}}`...)
 	}
-	days, rest := ms/86_400_000, ms%86_400_000
-	y, m, d := civilDate(uint64(days))
+	days, rest := uint64(ms/86_400_000), ms%86_400_000
 	dst = append(dst, `{"$date":"`...)
-	dst = append4(dst, y)
-	dst = append(dst, '-')
-	dst = append2(dst, m)
-	dst = append(dst, '-')
-	dst = append2(dst, d)
+	if c == nil {
+		dst = appendDay(dst, days)
+	} else {
+		e := &c.days[days%daySlots]
+		if e.day != days+1 {
+			appendDay(e.text[:0], days)
+			e.day = days + 1
+		}
+		dst = append(dst, e.text[:]...)
+	}
 	dst = append(dst, 'T')
 	dst = append2(dst, int(rest/3_600_000))
 	dst = append(dst, ':')
@@ -291,6 +315,17 @@ func appendJSONDate(dst []byte, ms int64) []byte {
 		}
 	}
 	return append(dst, `Z"}`...)
+}
+
+// appendDay writes the date of a day count since 1970-01-01 (before the
+// year 10000) as "2006-01-02".
+func appendDay(dst []byte, days uint64) []byte {
+	y, m, d := civilDate(days)
+	dst = append4(dst, y)
+	dst = append(dst, '-')
+	dst = append2(dst, m)
+	dst = append(dst, '-')
+	return append2(dst, d)
 }
 
 // maxISODateMillis is 10000-01-01T00:00:00Z: later dates, and those before

@@ -447,3 +447,35 @@ func TestJSONLineChecks(t *testing.T) {
 		t.Fatalf("%d of %d documents refused: the mix does not test both sides", refused, len(docs))
 	}
 }
+
+// TestDayTexts holds the writer that remembers days' texts to the driver:
+// dates on a few days (some 64 days apart, sharing a slot, in turn) at
+// random times of day, and dates before 1970 and after 9999.
+func TestDayTexts(t *testing.T) {
+	var keys keyTexts
+	r := rand.New(rand.NewPCG(3, 9))
+	days := []int64{0, 1, 64, 128, 11_000, 11_064, 19_000, 2_932_896} // 2_932_896: 9999-12-31
+	for i := range 5000 {
+		ms := days[r.IntN(len(days))]*86_400_000 + r.Int64N(86_400_000)
+		switch r.IntN(20) {
+		case 0:
+			ms = -r.Int64N(1e13) - 1
+		case 1:
+			ms = maxISODateMillis + r.Int64N(1e9)
+		case 2:
+			ms -= ms % 1000
+		}
+		d := transform.Doc{{Key: "at", Value: time.UnixMilli(ms).UTC()}}
+		got, _, err := keys.doc(nil, d, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if want := driverJSON(t, d); string(got) != want {
+				t.Fatalf("%d ms:\ngot  %s\nwant %s", ms, got, want)
+			}
+		} else if want, _ := AppendExtJSON(nil, d); string(got) != string(want) {
+			t.Fatalf("%d ms:\ngot  %s\nwant %s", ms, got, want)
+		}
+	}
+}
