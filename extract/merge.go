@@ -79,7 +79,13 @@ type stream struct {
 	// buf holds rows received but not yet used.
 	buf [][]any
 	eof bool
+	// rows and keys are the size of the last batch's relation, the room
+	// the next one is given (at most maxRoomRows: one batch of a parent
+	// with a million children does not make every later one that big).
+	rows, keys int
 }
+
+const maxRoomRows = 1 << 16
 
 // fill makes sure buf holds a row, or returns io.EOF at the end of the
 // stream.
@@ -340,7 +346,7 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		if s == nil {
 			continue
 		}
-		rel := newRelation(c)
+		rel := newRelation(c, s.rows, s.keys)
 		b.related[c] = rel
 		take := func(row []any) {
 			s.buf = s.buf[1:]
@@ -362,6 +368,8 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.rows, s.keys = rel.size()
+		s.rows, s.keys = min(s.rows, maxRoomRows), min(s.keys, maxRoomRows)
 		if rows := rel.all(); c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)
 			b.Queries += n

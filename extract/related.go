@@ -83,18 +83,38 @@ type runs[K comparable] struct {
 // span is rows[start:end].
 type span struct{ start, end int32 }
 
-func newRuns[K comparable]() *runs[K] { return &runs[K]{spans: map[K]span{}} }
+func newRuns[K comparable](keys int) *runs[K] { return &runs[K]{spans: make(map[K]span, keys)} }
 
-func newRelation(n *mappings.Node) *relation {
+// newRelation is an empty relation of n, with room for about rows rows
+// under keys keys (the size of the last batch's, say: 0 when unknown).
+func newRelation(n *mappings.Node, rows, keys int) *relation {
+	r := &relation{rows: make([][]any, 0, rows)}
 	switch shapeOf(n) {
 	case shapeInt:
-		return &relation{ints: newRuns[int64]()}
+		r.ints = newRuns[int64](keys)
 	case shapeInts:
-		return &relation{multi: newRuns[intTuple]()}
+		r.multi = newRuns[intTuple](keys)
 	case shapeUUID:
-		return &relation{uuids: newRuns[transform.UUID]()}
+		r.uuids = newRuns[transform.UUID](keys)
+	default:
+		r.strs = newRuns[string](keys)
 	}
-	return &relation{strs: newRuns[string]()}
+	return r
+}
+
+// size is the number of rows and of keys in r.
+func (r *relation) size() (rows, keys int) {
+	switch {
+	case r.ints != nil:
+		keys = len(r.ints.spans)
+	case r.multi != nil:
+		keys = len(r.multi.spans)
+	case r.uuids != nil:
+		keys = len(r.uuids.spans)
+	default:
+		keys = len(r.strs.spans)
+	}
+	return len(r.rows), keys
 }
 
 // add files row (of the relation's node n) under its join key.

@@ -27,7 +27,7 @@ func TestRelationRuns(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(3, 4))
 			for round := range 200 {
-				rel := newRelation(n)
+				rel := newRelation(n, 0, 0)
 				want := map[any][][]any{}
 				k := 0
 				for i := range 300 {

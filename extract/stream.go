@@ -154,7 +154,7 @@ func (r *Reader) children(ctx context.Context, b *Batch, n *mappings.Node, paren
 		if r.merge != nil && r.merge.children[c] != nil {
 			continue // read by its stream
 		}
-		rel := newRelation(c)
+		rel := newRelation(c, 0, 0)
 		b.related[c] = rel
 		cache := r.cacheFor(c)
 		keys := make([][]string, len(c.ParentCols))
