@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/denorm/denorm/mappings"
@@ -63,22 +64,29 @@ type decodeCol struct {
 type fastFunc func(a *arena, src []byte) (v any, ok bool)
 
 func newRowDecoder(n *mappings.Node, rows pgx.Rows) *rowDecoder {
-	fds := rows.FieldDescriptions()
 	d := &rowDecoder{node: n, m: rows.Conn().TypeMap(), width: len(n.Columns) + len(n.JoinKeyCols)}
+	d.initCols(rows.FieldDescriptions())
+	return d
+}
+
+// initCols sets up the decoding of each column the query returns as fds
+// says.
+func (d *rowDecoder) initCols(fds []pgconn.FieldDescription) {
 	d.cols = make([]decodeCol, d.width)
+	caches := 0
 	for i := range d.cols {
-		col, mode := keyColumn(n, i)
+		col, mode := keyColumn(d.node, i)
 		c := decodeCol{col: col, mode: mode}
 		if i < len(fds) {
 			c.oid, c.fmt = fds[i].DataTypeOID, fds[i].Format
 			c.fast = fastDecoder(&c.col, c.mode, c.oid, c.fmt)
-			if c.fast != nil && repeatsWorthCaching(&c.col, c.oid) {
+			if c.fast != nil && repeatsWorthCaching(&c.col, c.oid) && caches < maxCachedColumns {
 				c.cache = new(valueCache)
+				caches++
 			}
 		}
 		d.cols[i] = c
 	}
-	return d
 }
 
 // fastDecoder is the direct decoder of col arriving as oid in format, or

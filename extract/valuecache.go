@@ -19,8 +19,16 @@ import (
 // copy and a boxed value for the collector to trace.
 //
 // Only immutable values are cached (strings, decimals, times: see
-// repeatsWorthCaching), so one boxed value may sit in any number of rows. A column
-// whose values rarely repeat turns its cache off for a while (see lookup).
+// repeatsWorthCaching), so one boxed value may sit in any number of rows.
+// A column whose values rarely repeat turns its cache off for a while (see
+// window).
+//
+// A cached value keeps the arena block it was decoded into alive. The
+// slots are emptied at the end of every window, so that they only keep
+// blocks of the column's last cacheWindow values (a value that stays hot
+// is decoded again once a window), and a decoder gives caches to at most
+// maxCachedColumns columns: what caches keep alive beyond the rows in
+// flight is bounded whatever the table.
 type valueCache struct {
 	slots [cacheSlots]cacheSlot
 	// lookups and hits count the current window; skip is the number of
@@ -43,6 +51,8 @@ const (
 	cacheWindow  = 1024
 	cacheMinHits = cacheWindow / 8
 	cacheOff     = 64 * cacheWindow
+	// maxCachedColumns is the most columns of a row that get a cache.
+	maxCachedColumns = 64
 )
 
 // decode returns the value of src, from the cache or from fast (whose
@@ -54,24 +64,33 @@ func (vc *valueCache) decode(fast fastFunc, a *arena, src []byte) (any, bool) {
 		}
 		return fast(a, src)
 	}
-	s := &vc.slots[cacheIndex(src)]
+	h := cacheIndex(src)
+	s, s2 := &vc.slots[h], &vc.slots[h^1]
 	vc.lookups++
-	if s.n == len(src) && bytes.Equal(s.key[:s.n], src) {
-		vc.hits++
-		vc.window()
-		return s.v, true
+	for _, e := range [2]*cacheSlot{s, s2} {
+		if e.n == len(src) && bytes.Equal(e.key[:e.n], src) {
+			vc.hits++
+			v := e.v
+			vc.window() // which may empty e
+			return v, true
+		}
 	}
-	vc.window()
 	v, ok := fast(a, src)
 	if ok {
+		// A value's second slot, so that two values meeting in one
+		// slot (EUR and USD, say) do not push each other out.
+		if s.n != 0 && s2.n == 0 {
+			s = s2
+		}
 		s.n = copy(s.key[:], src)
 		s.v = v
 	}
+	vc.window()
 	return v, ok
 }
 
-// window ends a window of lookups, turning the cache off when it hit too
-// rarely to pay for its hashing and copying.
+// window ends a window of lookups: it empties the slots, and turns the
+// cache off when it hit too rarely to pay for its hashing and copying.
 func (vc *valueCache) window() {
 	if vc.lookups < cacheWindow {
 		return
@@ -80,6 +99,7 @@ func (vc *valueCache) window() {
 		vc.skip = cacheOff
 	}
 	vc.lookups, vc.hits = 0, 0
+	vc.slots = [cacheSlots]cacheSlot{}
 }
 
 // cacheIndex hashes 1 to cacheKeyMax bytes into a slot: their length, the
@@ -94,6 +114,8 @@ func cacheIndex(b []byte) int {
 		}
 	}
 	h = (h ^ uint64(len(b))) * 0x9E3779B97F4A7C15
+	h ^= h >> 29
+	h *= 0xBF58476D1CE4E5B9
 	return int(h >> (64 - cacheBits))
 }
 

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/denorm/denorm/mappings"
@@ -212,6 +213,18 @@ func TestValueCache(t *testing.T) {
 			}
 		}
 	}
+	// What a cache keeps is what the decoder gives for its key.
+	for i := range d.cols {
+		for _, sl := range d.cols[i].cache.slots {
+			if sl.n == 0 {
+				continue
+			}
+			v, ok := d.cols[i].fast(&arena{}, sl.key[:sl.n])
+			if !ok || !sameValue(v, sl.v) {
+				t.Fatalf("%s: the cache holds %s for %x, the decoder gives %s", gens[i].col.Name, short(sl.v), sl.key[:sl.n], short(v))
+			}
+		}
+	}
 	runtime.GC()
 	for _, k := range keep {
 		for i := range k.row {
@@ -219,5 +232,55 @@ func TestValueCache(t *testing.T) {
 				t.Fatalf("%s: after collections %s, want %s", gens[i].col.Name, short(k.row[i]), short(k.want[i]))
 			}
 		}
+	}
+}
+
+// TestValueCacheBounds checks what keeps a cache's memory bounded: its
+// slots are emptied at the end of every window (a value that stays hot is
+// decoded again), and only maxCachedColumns columns of a row get one.
+func TestValueCacheBounds(t *testing.T) {
+	var vc valueCache
+	var a arena
+	values := [][]byte{[]byte("EUR"), []byte("USD"), []byte("GBP")}
+	for i := range 3*cacheWindow + 5 {
+		src := values[i%len(values)]
+		v, ok := vc.decode(stringValue, &a, src)
+		if !ok || v != string(src) {
+			t.Fatalf("value %d: %v, %v", i, v, ok)
+		}
+		if vc.lookups == 0 {
+			for _, sl := range vc.slots {
+				if sl.n != 0 || sl.v != nil {
+					t.Fatalf("after %d values, a window ended and a slot still holds %v", i+1, sl.v)
+				}
+			}
+			if vc.skip != 0 {
+				t.Fatalf("three values in turn turned the cache off")
+			}
+		}
+	}
+	if vc.hits == 0 {
+		t.Fatal("no hit after the last window")
+	}
+
+	fds := make([]pgconn.FieldDescription, 100)
+	cols := make([]mappings.Column, len(fds))
+	for i := range fds {
+		fds[i] = pgconn.FieldDescription{DataTypeOID: pgtype.TextOID, Format: pgx.BinaryFormatCode}
+		cols[i] = mappings.Column{Name: fmt.Sprintf("c%d", i), Type: "text", TypeName: "text", Category: "S"}
+	}
+	d := &rowDecoder{node: &mappings.Node{Table: &mappings.Table{Name: "wide"}, Columns: cols, Numeric: make([]mappings.NumericMode, len(cols))}, m: pgtype.NewMap(), width: len(cols)}
+	d.initCols(fds)
+	cached := 0
+	for _, c := range d.cols {
+		if c.fast == nil {
+			t.Fatalf("%s: no direct decoder", c.col.Name)
+		}
+		if c.cache != nil {
+			cached++
+		}
+	}
+	if cached != maxCachedColumns {
+		t.Fatalf("%d of %d text columns have a cache, want %d", cached, len(cols), maxCachedColumns)
 	}
 }
