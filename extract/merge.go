@@ -368,8 +368,8 @@ func (r *Reader) nextMerged(ctx context.Context) (*Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.rows, s.keys = rel.size()
-		s.rows, s.keys = min(s.rows, maxRoomRows), min(s.keys, maxRoomRows)
+		nRows, nKeys := rel.size()
+		s.rows, s.keys = min(nRows, maxRoomRows), min(nKeys, maxRoomRows)
 		if rows := rel.all(); c.Kind == mappings.NodeEmbed && len(rows) > 0 {
 			n, err := r.children(ctx, b, c, rows)
 			b.Queries += n

@@ -14,13 +14,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/denorm/denorm/internal/box"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
-
-// dataWord is the pointer an interface holds: two values that share it are
-// one boxed value.
-func dataWord(v any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] }
 
 // TestValueCache decodes rows whose values repeat within their columns, as
 // in real tables, and some that never repeat, through the decoders with
@@ -182,7 +179,7 @@ func TestValueCache(t *testing.T) {
 					t.Fatalf("phase %d row %d %s: %x: decode gives %s, the codec path %s", p, n, c.col.Name, raw[i], short(row[i]), short(w))
 				}
 				want[i] = w
-				ptr := dataWord(row[i])
+				ptr := box.DataOf(row[i])
 				if prev, ok := seen[i][string(raw[i])]; ok && prev == ptr {
 					shared[i]++
 				}

@@ -33,6 +33,10 @@ type Type unsafe.Pointer
 // TypeOf is the type word of v's dynamic type.
 func TypeOf(v any) Type { return Type((*eface)(unsafe.Pointer(&v)).typ) }
 
+// DataOf is the data word of v: two interfaces holding the same boxed
+// value have the same one.
+func DataOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).data }
+
 // At makes an interface of type t whose value is at p, which must point
 // to a value of that type that is never written again.
 func At(t Type, p unsafe.Pointer) (v any) {

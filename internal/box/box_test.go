@@ -38,3 +38,21 @@ func TestAt(t *testing.T) {
 		}
 	}
 }
+
+// TestDataOf checks that DataOf gives the pointer At was given, and tells
+// one boxed value from an equal one boxed apart.
+func TestDataOf(t *testing.T) {
+	s := "x"
+	v := At(TypeOf(s), unsafe.Pointer(&s))
+	if DataOf(v) != unsafe.Pointer(&s) {
+		t.Fatal("DataOf does not give the pointer At was given")
+	}
+	w := v
+	if DataOf(w) != DataOf(v) {
+		t.Fatal("a copy of an interface has another data word")
+	}
+	s2 := "x"
+	if DataOf(At(TypeOf(s2), unsafe.Pointer(&s2))) == DataOf(v) {
+		t.Fatal("two values boxed apart share a data word")
+	}
+}
