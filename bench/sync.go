@@ -539,13 +539,12 @@ func writeCommands(ctx context.Context, client *mongo.Client) (int64, error) {
 }
 
 // A diff pass runs as a job, and a job keeps its lease and checkpoint in
-// the target: jobBookkeeping is the write commands that costs a pass that
-// ends normally. The lease is taken (an insert, and a delete of the
-// generations before it, which the migrate and earlier passes left) and
-// released (an update), and the checkpoint is saved once (an update).
-// A lease is also renewed every TTL/4 (an update each); passLeaseTTL is
-// long enough that no pass lives to renew it, so every write left over
-// is a document's.
+// the target: jobBookkeeping is how many write commands they cost a pass
+// that ends normally. The lease is taken (an insert, and a delete of the
+// generations the migrate and earlier passes left) and released (an
+// update), and the checkpoint is saved once (an update). A lease is also
+// renewed every TTL/4 (an update each); passLeaseTTL is long enough that
+// no pass lives to renew it, so every write left over is a document's.
 const (
 	jobBookkeeping = 4
 	passLeaseTTL   = "24h"

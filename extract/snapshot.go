@@ -82,8 +82,8 @@ func (s *Snapshot) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 // wait for that. Ending a transaction that exported a snapshot removes the
 // snapshot's file (pg_snapshots), and on a filesystem busy writing back
 // the documents just written that removal took up to 1.3 s (ext4; strace
-// on the backend showed the unlink), which an explicit ROLLBACK made the
-// end of every run wait for.
+// on the backend showed the unlink), which an explicit ROLLBACK made
+// runs wait for at their very end.
 func (s *Snapshot) Close(ctx context.Context) error {
 	return s.tx.Conn().Close(ctx)
 }
