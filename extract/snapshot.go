@@ -84,8 +84,16 @@ func (s *Snapshot) Query(ctx context.Context, sql string, args ...any) (pgx.Rows
 // the documents just written that removal took up to 1.3 s (ext4; strace
 // on the backend showed the unlink), which an explicit ROLLBACK made
 // runs wait for at their very end.
+//
+// A statement in the simple protocol goes first: it drops the portal of
+// the last query, so the server finishes that query's executor, where
+// pg_stat_statements counts it, which a backend that exits in the middle
+// of its transaction skips. Its error (an aborted transaction refuses it)
+// does not matter: the connection ends either way.
 func (s *Snapshot) Close(ctx context.Context) error {
-	return s.tx.Conn().Close(ctx)
+	conn := s.tx.Conn()
+	_ = conn.PgConn().Exec(ctx, "SELECT 1").Close()
+	return conn.Close(ctx)
 }
 
 // CheckQueries has PostgreSQL parse and plan every query the plan will run
