@@ -1,0 +1,813 @@
+package extract
+
+// Coverage: for every table a mapping reads, how many of its rows reach at
+// least one document and how many reach none, with a few of the latter and
+// why. It is computed in PostgreSQL by one statement built from the
+// resolved plan, set-wise (semi- and anti-joins, window functions for the
+// limits), never a query per row nor a table held here, and independently
+// of the document builder: join keys match by PostgreSQL's own =, not by
+// the keys the builder computes (Column.Canon).
+//
+// The statement has, for every node of the plan (in walk order), a CTE
+// n<k> holding the rows of the node's table that reach a document through
+// it: their identity (#i: primary key, else tableoid and ctid, else the
+// row's text for a view), for a relation reached through a join table the
+// join table row's identity too (#j), and the columns the node's children
+// join on (#c). A root's rows are those its filter keeps (a bucket's: with
+// a parent key, and not held back by skipLast); a relation's are those its
+// filter keeps whose join key equals (=) that of a row of its parent's
+// CTE, and with a limit, the first rows per parent row in the relation's
+// order (row_number over the join of the parent's rows with the
+// relation's, partitioned by the parent row). Then, for every table, a
+// CTE u<t> holds its rows found in no node's CTE (an anti-join per node
+// reading it), and the final SELECT counts them by reason, with the first
+// few of each reason in key order, and counts all the table's rows.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/mappings"
+)
+
+// sampleChars truncates each value of a sample row.
+const sampleChars = 60
+
+// Coverage counts, in q's snapshot, the rows of every table plan reads
+// that reach at least one document of plan's collections and those that
+// reach none, with up to mappings.CoverageSamples sample keys per reason.
+// The result has one entry per table, in plan.Tables() order.
+func Coverage(ctx context.Context, q Querier, plan *mappings.Plan) ([]mappings.TableCoverage, error) {
+	b, err := newCoverage(ctx, q, plan)
+	if err != nil {
+		return nil, err
+	}
+	sql := b.statement()
+	rows, err := q.Query(ctx, sql)
+	if err != nil {
+		return nil, fmt.Errorf("count the rows that reach no document: %w", err)
+	}
+	defer rows.Close()
+	out := make([]mappings.TableCoverage, len(b.tables))
+	for i, ct := range b.tables {
+		out[i] = mappings.TableCoverage{Table: ct.t.QualifiedName(), ReadBy: ct.readBy()}
+	}
+	for rows.Next() {
+		var (
+			ti      int32
+			reason  string
+			child   *string
+			n       int64
+			sample  []*string
+			partial []mappings.Uncovered
+		)
+		if err := rows.Scan(&ti, &reason, &child, &n, &sample); err != nil {
+			return nil, fmt.Errorf("count the rows that reach no document: %w", err)
+		}
+		tc := &out[ti]
+		if reason == "total" {
+			tc.Rows = n
+			continue
+		}
+		partial = tc.Reasons
+		at := slices.IndexFunc(partial, func(u mappings.Uncovered) bool {
+			return u.Reason == reason && u.Child == deref(child)
+		})
+		if at < 0 {
+			ct := b.tables[ti]
+			u := mappings.Uncovered{Reason: reason, Rows: n, Child: deref(child), Samples: []string{}}
+			u.Node, u.Message = ct.explain(reason, deref(child))
+			tc.Reasons = append(tc.Reasons, u)
+			tc.Unreached += n
+			at = len(tc.Reasons) - 1
+		}
+		if sample != nil {
+			tc.Reasons[at].Samples = append(tc.Reasons[at].Samples, b.tables[ti].sampleText(sample))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count the rows that reach no document: %w", err)
+	}
+	for i := range out {
+		out[i].Reached = out[i].Rows - out[i].Unreached
+		slices.SortStableFunc(out[i].Reasons, func(a, b mappings.Uncovered) int {
+			switch {
+			case a.Rows > b.Rows:
+				return -1
+			case a.Rows < b.Rows:
+				return 1
+			}
+			return strings.Compare(a.Reason+a.Child, b.Reason+b.Child)
+		})
+	}
+	return out, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// CoverageSQL is the statement Coverage runs for plan (for tests and
+// debug output).
+func CoverageSQL(ctx context.Context, q Querier, plan *mappings.Plan) (string, error) {
+	b, err := newCoverage(ctx, q, plan)
+	if err != nil {
+		return "", err
+	}
+	return b.statement(), nil
+}
+
+// covTable is a table the plan reads, with what the catalog says of it
+// and the nodes reading it.
+type covTable struct {
+	t    *mappings.Table
+	oid  uint32
+	kind string // pg_class.relkind
+	// only: the table has inheritance children, whose rows documents do
+	// not hold (readsOnly).
+	only bool
+	uses []covUse
+}
+
+// covUse is one node reading a table: as its own table, or as its join
+// table (through).
+type covUse struct {
+	n    *mappings.Node
+	k    int
+	join bool
+	// bucket is set when n is a bucket collection's root.
+	bucket *mappings.BucketPlan
+}
+
+type coverage struct {
+	tables []*covTable
+	byName map[string]*covTable
+	nodes  []*mappings.Node
+	num    map[*mappings.Node]int
+	bucket map[*mappings.Node]*mappings.BucketPlan
+	// need are, per node, the columns of its table its children join on
+	// (#c0, #c1, ... in its CTE).
+	need map[*mappings.Node][]string
+}
+
+func newCoverage(ctx context.Context, q Querier, plan *mappings.Plan) (*coverage, error) {
+	b := &coverage{byName: map[string]*covTable{}, num: map[*mappings.Node]int{},
+		bucket: map[*mappings.Node]*mappings.BucketPlan{}, need: map[*mappings.Node][]string{}}
+	for _, t := range plan.Tables() {
+		ct := &covTable{t: t}
+		b.tables = append(b.tables, ct)
+		b.byName[t.QualifiedName()] = ct
+	}
+	for _, cp := range plan.Collections {
+		if cp.Bucket != nil {
+			b.bucket[cp.Root] = cp.Bucket
+		}
+		mappings.Walk(cp.Root, func(n *mappings.Node) bool {
+			k := len(b.nodes)
+			b.nodes = append(b.nodes, n)
+			b.num[n] = k
+			ct := b.byName[n.Table.QualifiedName()]
+			ct.uses = append(ct.uses, covUse{n: n, k: k, bucket: b.bucket[n]})
+			if n.Through != nil {
+				jt := b.byName[n.Through.Table.QualifiedName()]
+				jt.uses = append(jt.uses, covUse{n: n, k: k, join: true})
+			}
+			if n.Parent != nil {
+				for _, pc := range n.ParentCols {
+					name := n.Parent.Columns[pc].Name
+					if !slices.Contains(b.need[n.Parent], name) {
+						b.need[n.Parent] = append(b.need[n.Parent], name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	if err := b.readCatalog(ctx, q); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readCatalog reads each table's oid, kind and whether it has inheritance
+// children.
+func (b *coverage) readCatalog(ctx context.Context, q Querier) error {
+	schemas := make([]string, len(b.tables))
+	names := make([]string, len(b.tables))
+	for i, ct := range b.tables {
+		schemas[i], names[i] = ct.t.Schema, ct.t.Name
+	}
+	rows, err := q.Query(ctx, `
+SELECT want.ord::int4, c.oid::int8, c.relkind::text, EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid)
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS want(nsp, rel, ord)
+JOIN pg_catalog.pg_namespace n ON n.nspname = want.nsp
+JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = want.rel`, schemas, names)
+	if err != nil {
+		return fmt.Errorf("read the tables' kinds: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			ord       int32
+			oid       int64
+			kind      string
+			inherited bool
+		)
+		if err := rows.Scan(&ord, &oid, &kind, &inherited); err != nil {
+			return fmt.Errorf("read the tables' kinds: %w", err)
+		}
+		ct := b.tables[ord-1]
+		ct.oid, ct.kind, ct.only = uint32(oid), kind, readsOnly(kind, inherited)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the tables' kinds: %w", err)
+	}
+	for _, ct := range b.tables {
+		if ct.kind == "" {
+			return fmt.Errorf("table %s does not exist (any more)", ct.t.QualifiedName())
+		}
+	}
+	return nil
+}
+
+// readsOnly says whether documents hold only the rows stored in the table
+// itself, not those of its inheritance children: the rule for a plain
+// table (or a foreign table) with children is that denorm reads ONLY the
+// named table; a partitioned table is read whole, as one table.
+func readsOnly(kind string, inherited bool) bool {
+	return inherited && (kind == "r" || kind == "f")
+}
+
+// from is what documents read of the table: FROM ONLY the table when
+// readsOnly.
+func (ct *covTable) from() string {
+	if ct.only {
+		return "ONLY " + tableRef(ct.t)
+	}
+	return tableRef(ct.t)
+}
+
+// hasSystemColumns: the relation has tableoid and ctid (not a view or a
+// foreign table).
+func (ct *covTable) hasCtid() bool {
+	return ct.kind == "r" || ct.kind == "p" || ct.kind == "m"
+}
+
+// identity are the expressions that tell one row of the table from every
+// other (alias a): its primary key (with its tableoid when it has
+// inheritance children, whose keys may repeat the parent's), else its
+// tableoid and ctid, else (a view, a foreign table) the row's text, for
+// which identical rows are one.
+func (ct *covTable) identity(a string) []string {
+	switch {
+	case len(ct.t.PrimaryKey) > 0:
+		var out []string
+		if ct.only {
+			out = append(out, a+".tableoid")
+		}
+		for _, k := range ct.t.PrimaryKey {
+			out = append(out, qualRef(a, k))
+		}
+		return out
+	case ct.hasCtid():
+		return []string{a + ".tableoid", a + ".ctid"}
+	}
+	return []string{a + "::pg_catalog.text"}
+}
+
+// sampleColumns are the columns a sample row is named by: the primary
+// key, else every column.
+func (ct *covTable) sampleColumns() []string {
+	if len(ct.t.PrimaryKey) > 0 {
+		return ct.t.PrimaryKey
+	}
+	out := make([]string, len(ct.t.Columns))
+	for i, c := range ct.t.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// sampleText shows a sample row: "(code)=(ATA)", values cut at
+// sampleChars.
+func (ct *covTable) sampleText(vals []*string) string {
+	cols := ct.sampleColumns()
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		switch {
+		case v == nil:
+			parts[i] = "NULL"
+		case len([]rune(*v)) > sampleChars:
+			parts[i] = string([]rune(*v)[:sampleChars]) + "..."
+		default:
+			parts[i] = *v
+		}
+	}
+	return "(" + strings.Join(cols, ", ") + ")=(" + strings.Join(parts, ", ") + ")"
+}
+
+func (ct *covTable) readBy() []string {
+	out := make([]string, 0, len(ct.uses))
+	for _, u := range ct.uses {
+		if u.join {
+			out = append(out, u.n.Path+" (join table)")
+		} else {
+			out = append(out, u.n.Path)
+		}
+	}
+	return out
+}
+
+// tieBreak is the order that makes a relation's order total, after its
+// orderBy: the primary key, else every column read, each as its text in
+// the "C" collation. Its one definition for coverage: the rule the
+// documents follow (README, "Order").
+func tieBreak(n *mappings.Node, a string) []string {
+	if len(n.Table.PrimaryKey) > 0 {
+		out := make([]string, len(n.Table.PrimaryKey))
+		for i, k := range n.Table.PrimaryKey {
+			out[i] = qualRef(a, k)
+		}
+		return out
+	}
+	var out, seen []string
+	for _, c := range n.Columns {
+		if c.SQL != "" || slices.Contains(seen, c.Name) {
+			continue
+		}
+		seen = append(seen, c.Name)
+		out = append(out, qualRef(a, c.Name)+`::pg_catalog.text COLLATE "C"`)
+	}
+	return out
+}
+
+// names are SQL column names with a prefix: #i0, #i1, ...
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = pgx.Identifier{prefix + strconv.Itoa(i)}.Sanitize()
+	}
+	return out
+}
+
+func qualified(a string, cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = a + "." + c
+	}
+	return out
+}
+
+// aliased is "expr AS name, ..." pair by pair.
+func aliased(exprs, as []string) []string {
+	out := make([]string, len(exprs))
+	for i := range exprs {
+		out[i] = exprs[i] + " AS " + as[i]
+	}
+	return out
+}
+
+// equal is "a1 = b1 AND a2 = b2 ...".
+func equal(a, b []string) string {
+	out := make([]string, len(a))
+	for i := range a {
+		out[i] = a[i] + " = " + b[i]
+	}
+	return strings.Join(out, " AND ")
+}
+
+// joinCols are the names of n's join columns on its own side: columns of
+// its table, or of its join table (through), pair by pair with
+// ParentCols.
+func joinCols(n *mappings.Node) []string {
+	out := make([]string, len(n.JoinCols))
+	for i, c := range n.JoinCols {
+		col, _ := keyColumn(n, c)
+		out[i] = col.Name
+	}
+	return out
+}
+
+// parentCols are the names of the parent's columns n joins, pair by pair
+// with joinCols.
+func parentCols(n *mappings.Node) []string {
+	out := make([]string, len(n.ParentCols))
+	for i, c := range n.ParentCols {
+		out[i] = n.Parent.Columns[c].Name
+	}
+	return out
+}
+
+// needRefs are the #c names in the parent's CTE of the columns n joins
+// on, pair by pair with joinCols.
+func (b *coverage) needRefs(n *mappings.Node, a string) []string {
+	out := make([]string, len(n.ParentCols))
+	for i, name := range parentCols(n) {
+		out[i] = a + "." + pgx.Identifier{"#c" + strconv.Itoa(slices.Index(b.need[n.Parent], name))}.Sanitize()
+	}
+	return out
+}
+
+func (b *coverage) table(t *mappings.Table) *covTable { return b.byName[t.QualifiedName()] }
+
+func ident(c string) string { return pgx.Identifier{c}.Sanitize() }
+
+// inner is the relation of n's rows its filter keeps (for a relation
+// reached through a join table, its pairs of join table row and row),
+// with #i (identity), #j (the join table row's identity), #c (columns
+// children join on), #k (join key on n's side; a bucket's by columns),
+// #o (order) and #t (tie break) columns.
+func (b *coverage) inner(n *mappings.Node) string {
+	ct := b.table(n.Table)
+	var sel []string
+	ids := ct.identity("t")
+	sel = append(sel, aliased(ids, names("#i", len(ids)))...)
+	from := ct.from() + " AS t"
+	kq := "t"
+	if n.Through != nil {
+		jt := b.table(n.Through.Table)
+		jids := jt.identity("j")
+		sel = append(sel, aliased(jids, names("#j", len(jids)))...)
+		on := make([]string, len(n.Through.On))
+		for i, p := range n.Through.On {
+			on[i] = qualRef("t", p[0]) + " = " + qualRef("j", p[1])
+		}
+		from = jt.from() + " AS j JOIN " + from + " ON " + strings.Join(on, " AND ")
+		kq = "j"
+	}
+	need := b.need[n]
+	sel = append(sel, aliased(qualified("t", quoteAll(need)), names("#c", len(need)))...)
+	var keys []string
+	if bp := b.bucket[n]; bp != nil {
+		for _, c := range bp.By {
+			keys = append(keys, qualRef("t", n.Columns[c].Name))
+		}
+	} else if n.Parent != nil {
+		keys = qualified(kq, quoteAll(joinCols(n)))
+	}
+	sel = append(sel, aliased(keys, names("#k", len(keys)))...)
+	order, tie := b.order(n)
+	sel = append(sel, aliased(order, names("#o", len(order)))...)
+	sel = append(sel, aliased(tie, names("#t", len(tie)))...)
+	where := ""
+	if n.Filter != "" {
+		where = " WHERE (" + n.Filter + ")"
+	}
+	return "(SELECT " + strings.Join(sel, ", ") + " FROM " + from + where + ")"
+}
+
+// order are n's order columns (t.col) and tie break, when its rows are
+// ranked: a relation with a limit, a bucket root with skipLast.
+func (b *coverage) order(n *mappings.Node) (order, tie []string) {
+	if bp := b.bucket[n]; bp != nil {
+		if bp.SkipLast == 0 {
+			return nil, nil
+		}
+		// The stream order after the parent key: the bucket's orderBy,
+		// then its unique key, as the pages are cut.
+		for _, o := range bp.StreamOrder[len(bp.By):] {
+			order = append(order, qualRef("t", n.Columns[o.Col].Name))
+		}
+		return order, nil
+	}
+	if n.Parent == nil || n.Limit == 0 {
+		return nil, nil
+	}
+	for _, o := range n.Order {
+		order = append(order, qualRef("t", n.Columns[o.Col].Name))
+	}
+	return order, tieBreak(n, "t")
+}
+
+// orderBy is the ORDER BY list of n's ranked rows, over alias x of inner.
+func (b *coverage) orderBy(n *mappings.Node, x string) string {
+	var out []string
+	if bp := b.bucket[n]; bp != nil {
+		for i, o := range bp.StreamOrder[len(bp.By):] {
+			out = append(out, orderExpr(x+"."+ident("#o"+strconv.Itoa(i)), o.Desc))
+		}
+		return strings.Join(out, ", ")
+	}
+	for i, o := range n.Order {
+		out = append(out, orderExpr(x+"."+ident("#o"+strconv.Itoa(i)), o.Desc))
+	}
+	_, tie := b.order(n)
+	out = append(out, qualified(x, names("#t", len(tie)))...)
+	return strings.Join(out, ", ")
+}
+
+func quoteAll(cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = ident(c)
+	}
+	return out
+}
+
+// outCols are the columns of n's CTE: #i, #j (through), #c.
+func (b *coverage) outCols(n *mappings.Node) []string {
+	out := names("#i", len(b.table(n.Table).identity("t")))
+	if n.Through != nil {
+		out = append(out, names("#j", len(b.table(n.Through.Table).identity("j")))...)
+	}
+	return append(out, names("#c", len(b.need[n]))...)
+}
+
+// nodeCTE is "n<k> AS (...)": the rows reaching a document through n.
+func (b *coverage) nodeCTE(n *mappings.Node) string {
+	k := b.num[n]
+	cols := b.outCols(n)
+	var q string
+	switch bp := b.bucket[n]; {
+	case bp != nil:
+		keys := names("#k", len(bp.By))
+		notNull := make([]string, len(keys))
+		for i, c := range keys {
+			notNull[i] = "x." + c + " IS NOT NULL"
+		}
+		if bp.SkipLast == 0 {
+			q = fmt.Sprintf("SELECT %s FROM %s AS x WHERE %s", strings.Join(qualified("x", cols), ", "), b.inner(n), strings.Join(notNull, " AND "))
+			break
+		}
+		// Held back: the last SkipLast rows of each parent in stream order.
+		part := strings.Join(qualified("x", keys), ", ")
+		q = fmt.Sprintf("SELECT %s FROM (SELECT x.*, count(*) OVER (PARTITION BY %s) - row_number() OVER (PARTITION BY %s ORDER BY %s) AS \"#after\" FROM %s AS x WHERE %s) AS y WHERE y.\"#after\" >= %d",
+			strings.Join(qualified("y", cols), ", "), part, part, b.orderBy(n, "x"), b.inner(n), strings.Join(notNull, " AND "), bp.SkipLast)
+	case n.Parent == nil:
+		q = fmt.Sprintf("SELECT %s FROM %s AS x", strings.Join(qualified("x", cols), ", "), b.inner(n))
+	case n.Limit == 0:
+		q = fmt.Sprintf("SELECT %s FROM %s AS x WHERE EXISTS (SELECT 1 FROM n%d AS p WHERE %s)",
+			strings.Join(qualified("x", cols), ", "), b.inner(n), b.num[n.Parent],
+			equal(b.needRefs(n, "p"), qualified("x", names("#k", len(n.JoinCols)))))
+	default:
+		// The first Limit rows of each parent row: the parent rows once
+		// each (a row may reach the parent's CTE several times), joined
+		// to the relation's rows and ranked per parent row.
+		pc := b.outCols(n.Parent)
+		pids := names("#i", len(b.table(n.Parent.Table).identity("t")))
+		q = fmt.Sprintf("SELECT %s FROM (SELECT x.*, row_number() OVER (PARTITION BY %s ORDER BY %s) AS \"#rn\" FROM (SELECT DISTINCT %s FROM n%d) AS p JOIN %s AS x ON %s) AS y WHERE y.\"#rn\" <= %d",
+			strings.Join(qualified("y", cols), ", "), strings.Join(qualified("p", pids), ", "), b.orderBy(n, "x"),
+			strings.Join(pc, ", "), b.num[n.Parent], b.inner(n),
+			equal(b.needRefs(n, "p"), qualified("x", names("#k", len(n.JoinCols)))), n.Limit)
+	}
+	return fmt.Sprintf("n%d AS (%s)", k, q)
+}
+
+// statement is the whole coverage query: a row (table index, 'total',
+// NULL, rows, NULL) per table, and per reason of each table up to
+// CoverageSamples rows (table index, reason, inheritance child, rows of
+// the reason, sample key).
+func (b *coverage) statement() string {
+	var ctes, parts []string
+	for _, n := range b.nodes {
+		ctes = append(ctes, b.nodeCTE(n))
+	}
+	for ti, ct := range b.tables {
+		u, reasons := b.unreached(ct)
+		ctes = append(ctes, fmt.Sprintf("u%d AS (%s)", ti, u))
+		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM %s", ti, tableRef(ct.t)))
+		parts = append(parts, reasons)
+	}
+	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n")
+}
+
+// unreached is the query of u<ti>, ct's rows no node's CTE holds, and the
+// query counting them by reason (told for the first node reading the
+// table), with up to CoverageSamples of each.
+func (b *coverage) unreached(ct *covTable) (u, reasons string) {
+	ti := slices.Index(b.tables, ct)
+	ids := ct.identity("t")
+	sel := aliased(ids, names("#i", len(ids)))
+	oid := "NULL::pg_catalog.oid"
+	if ct.hasCtid() || ct.kind == "f" {
+		oid = "t.tableoid"
+	}
+	sel = append(sel, oid+` AS "#oid"`)
+	samples := make([]string, 0, len(ct.sampleColumns()))
+	for _, c := range ct.sampleColumns() {
+		samples = append(samples, fmt.Sprintf("pg_catalog.left(%s::pg_catalog.text, %d)", qualRef("t", c), sampleChars+1))
+	}
+	sel = append(sel, `ARRAY[`+strings.Join(samples, ", ")+`]::pg_catalog.text[] AS "#s"`)
+
+	first := ct.uses[0]
+	n := first.n
+	// The reason's columns: #pass (the filter keeps the row), #k (join
+	// key on this table's side), #n (a join table's columns on the
+	// relation's side, or the relation's columns on the join table's).
+	var keys, links []string
+	pass := ""
+	switch {
+	case first.join:
+		keys = joinCols(n)
+		for _, p := range n.Through.On {
+			links = append(links, p[1])
+		}
+	case n.Through != nil:
+		for _, p := range n.Through.On {
+			links = append(links, p[0])
+		}
+	case b.bucket[n] != nil:
+		for _, c := range b.bucket[n].By {
+			keys = append(keys, n.Columns[c].Name)
+		}
+		pass = n.Filter
+	case n.Parent == nil:
+		pass = n.Filter
+	default:
+		keys = joinCols(n)
+		pass = n.Filter
+	}
+	if pass != "" {
+		sel = append(sel, "coalesce(("+pass+"), false) AS \"#pass\"")
+	}
+	kn, ln := names("#k", len(keys)), names("#n", len(links))
+	sel = append(sel, aliased(qualified("t", quoteAll(keys)), kn)...)
+	sel = append(sel, aliased(qualified("t", quoteAll(links)), ln)...)
+
+	var anti []string
+	for _, use := range ct.uses {
+		var their []string
+		if use.join {
+			their = names("#j", len(ids))
+		} else {
+			their = names("#i", len(ids))
+		}
+		anti = append(anti, fmt.Sprintf("NOT EXISTS (SELECT 1 FROM n%d AS r WHERE %s)", use.k, equal(qualified("r", their), ids)))
+	}
+	u = fmt.Sprintf("SELECT %s FROM %s AS t WHERE %s", strings.Join(sel, ", "), tableRef(ct.t), strings.Join(anti, " AND "))
+
+	// The reason, for the first node reading the table.
+	uname := fmt.Sprintf("u%d", ti)
+	var joins []string
+	// set is a LEFT JOIN of the distinct values of cols of the unreached
+	// rows for which cond (on u2) holds, named alias; matched tells it.
+	set := func(alias string, cols []string, cond string) string {
+		joins = append(joins, fmt.Sprintf("LEFT JOIN (SELECT DISTINCT %s FROM %s AS u2 WHERE %s) AS %s ON %s",
+			strings.Join(qualified("u2", cols), ", "), uname, cond, alias, equal(qualified(alias, cols), qualified("u", cols))))
+		return alias + "." + cols[0] + " IS NOT NULL"
+	}
+	var whens []string
+	isChild := "false"
+	if ct.only {
+		isChild = fmt.Sprintf(`u."#oid" <> %d::pg_catalog.oid`, ct.oid)
+		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", isChild, mappings.ReasonInherited))
+	}
+	if pass != "" {
+		whens = append(whens, fmt.Sprintf(`WHEN NOT u."#pass" THEN '%s'`, mappings.ReasonFiltered))
+	}
+	if len(kn) > 0 {
+		var nulls []string
+		for _, c := range kn {
+			nulls = append(nulls, "u."+c+" IS NULL")
+		}
+		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", strings.Join(nulls, " OR "), mappings.ReasonNullKey))
+	}
+	other := "'other'"
+	switch {
+	case b.bucket[n] != nil:
+		other = "'" + mappings.ReasonHeldBack + "'"
+	case n.Parent == nil:
+	case first.join:
+		parent := b.table(n.Parent.Table)
+		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("u2", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("u2", kn))))
+		var rel []string
+		for _, p := range n.Through.On {
+			rel = append(rel, qualRef("t", p[0]))
+		}
+		related := set("rl", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS t WHERE %s)", b.table(n.Table).from(), equal(rel, qualified("u2", ln))))
+		whens = append(whens,
+			fmt.Sprintf("WHEN %s AND NOT %s THEN '%s'", reached, related, mappings.ReasonNoRelated),
+			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
+			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))
+		other = "'" + mappings.ReasonNoParent + "'"
+	case n.Through != nil:
+		jt := b.table(n.Through.Table)
+		parent := b.table(n.Parent.Table)
+		var jl []string
+		for _, p := range n.Through.On {
+			jl = append(jl, qualRef("j", p[1]))
+		}
+		jk := qualified("j", quoteAll(joinCols(n)))
+		linked := set("lk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j WHERE %s)", jt.from(), equal(jl, qualified("u2", ln))))
+		reached := set("rk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN n%d AS p ON %s WHERE %s)", jt.from(), b.num[n.Parent], equal(b.needRefs(n, "p"), jk), equal(jl, qualified("u2", ln))))
+		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), jk), equal(jl, qualified("u2", ln))))
+		whens = append(whens,
+			fmt.Sprintf("WHEN NOT %s THEN '%s'", linked, mappings.ReasonNotLinked),
+			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
+			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))
+		other = "'" + mappings.ReasonNoParent + "'"
+	default:
+		parent := b.table(n.Parent.Table)
+		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("u2", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("u2", kn))))
+		whens = append(whens,
+			fmt.Sprintf("WHEN %s THEN '%s'", reached, mappings.ReasonBeyondLimit),
+			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))
+		other = "'" + mappings.ReasonNoParent + "'"
+	}
+	reason := "CASE " + strings.Join(whens, " ") + " ELSE " + other + " END"
+	if len(whens) == 0 {
+		reason = other
+	}
+	sortKey := strings.Join(qualified("r", names("#i", len(ids))), ", ")
+	if len(ct.t.PrimaryKey) == 0 {
+		sortKey = `r."#s"::pg_catalog.text COLLATE "C"`
+	}
+	reasons = fmt.Sprintf(`SELECT %d::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY %s) AS rn
+  FROM (SELECT u.*, %s AS reason, CASE WHEN %s THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM %s AS u %s) AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= %d`, ti, sortKey, reason, isChild, uname, strings.Join(joins, " "), mappings.CoverageSamples)
+	return u, reasons
+}
+
+// filteredOrLimit is the reason of a row linked to reached parents through
+// n's join table that n's pairs leave out: its filter (which may read the
+// join table's columns), or its limit too.
+func filteredOrLimit(n *mappings.Node) string {
+	if n.Limit > 0 {
+		return mappings.ReasonFilteredOrLimit
+	}
+	return mappings.ReasonFiltered
+}
+
+// explain is the node a reason is told for and the reason in words.
+func (ct *covTable) explain(reason, child string) (node, msg string) {
+	u := ct.uses[0]
+	n := u.n
+	node = n.Path
+	tname := ct.t.Name
+	join := func() string {
+		cols := joinCols(n)
+		q := tname
+		if u.join || n.Through != nil {
+			q = n.Through.Table.Name
+		}
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = q + "." + c
+		}
+		return strings.Join(parts, ", ")
+	}
+	parentJoin := func() string {
+		if n.Parent == nil {
+			return ""
+		}
+		cols := parentCols(n)
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = n.Parent.Table.Name + "." + c
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch reason {
+	case mappings.ReasonInherited:
+		msg = fmt.Sprintf("stored in inheritance child %s: denorm reads ONLY %s", child, ct.t.QualifiedName())
+	case mappings.ReasonFiltered:
+		if n.Through != nil {
+			msg = fmt.Sprintf("linked to a parent that reaches a document, but the filter of %s (%s) leaves it out", n.Path, n.Filter)
+		} else {
+			msg = fmt.Sprintf("the filter of %s (%s) leaves it out", n.Path, n.Filter)
+		}
+	case mappings.ReasonFilteredOrLimit:
+		msg = fmt.Sprintf("linked to a parent that reaches a document, but the filter of %s or its limit %d leaves it out", n.Path, n.Limit)
+	case mappings.ReasonNullKey:
+		if n.Parent == nil {
+			var by []string
+			for _, c := range u.bucket.By {
+				by = append(by, tname+"."+n.Columns[c].Name)
+			}
+			msg = fmt.Sprintf("its bucket parent key (%s) is NULL: migrate rejects the row (%s)", strings.Join(by, ", "), n.Path)
+		} else {
+			msg = fmt.Sprintf("its join key (%s) is NULL, so it joins no %s row (%s)", join(), n.Parent.Table.Name, n.Path)
+		}
+	case mappings.ReasonNoParent:
+		msg = fmt.Sprintf("no %s row has its join key: %s matches no %s (%s)", n.Parent.Table.Name, join(), parentJoin(), n.Path)
+	case mappings.ReasonParentUnreached:
+		msg = fmt.Sprintf("its %s row reaches no document itself (%s)", n.Parent.Table.Name, n.Path)
+	case mappings.ReasonBeyondLimit:
+		if n.Limit == 1 && len(n.Order) > 0 && n.Object {
+			msg = fmt.Sprintf("not the first row in orderBy of any %s row (%s uses only the first)", n.Parent.Table.Name, n.Path)
+		} else {
+			msg = fmt.Sprintf("beyond the first %d rows of every %s row it joins (limit of %s)", n.Limit, n.Parent.Table.Name, n.Path)
+		}
+	case mappings.ReasonHeldBack:
+		msg = fmt.Sprintf("among the last %d rows of its parent, which skipLast leaves to the parent's own subset, and no subset holds it", u.bucket.SkipLast)
+	case mappings.ReasonNotLinked:
+		msg = fmt.Sprintf("no row of the join table %s links it (%s)", n.Through.Table.Name, n.Path)
+	case mappings.ReasonNoRelated:
+		msg = fmt.Sprintf("it links a parent that reaches a document to no row of %s (%s)", n.Table.Name, n.Path)
+	default:
+		msg = "reaches no document"
+	}
+	return node, msg
+}
