@@ -129,7 +129,6 @@ func CoverageSQL(ctx context.Context, q Querier, plan *mappings.Plan) (string, e
 // and the nodes reading it.
 type covTable struct {
 	t    *mappings.Table
-	oid  uint32
 	kind string // pg_class.relkind
 	// only: the table has inheritance children, whose rows documents do
 	// not hold (readsOnly).
@@ -197,7 +196,7 @@ func newCoverage(ctx context.Context, q Querier, plan *mappings.Plan) (*coverage
 	return b, nil
 }
 
-// readCatalog reads each table's oid, kind and whether it has inheritance
+// readCatalog reads each table's kind and whether it has inheritance
 // children.
 func (b *coverage) readCatalog(ctx context.Context, q Querier) error {
 	schemas := make([]string, len(b.tables))
@@ -206,7 +205,7 @@ func (b *coverage) readCatalog(ctx context.Context, q Querier) error {
 		schemas[i], names[i] = ct.t.Schema, ct.t.Name
 	}
 	rows, err := q.Query(ctx, `
-SELECT want.ord::int4, c.oid::int8, c.relkind::text, EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid)
+SELECT want.ord::int4, c.relkind::text, EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid)
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS want(nsp, rel, ord)
 JOIN pg_catalog.pg_namespace n ON n.nspname = want.nsp
 JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = want.rel`, schemas, names)
@@ -217,15 +216,14 @@ JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = want.rel`, 
 	for rows.Next() {
 		var (
 			ord       int32
-			oid       int64
 			kind      string
 			inherited bool
 		)
-		if err := rows.Scan(&ord, &oid, &kind, &inherited); err != nil {
+		if err := rows.Scan(&ord, &kind, &inherited); err != nil {
 			return fmt.Errorf("read the tables' kinds: %w", err)
 		}
 		ct := b.tables[ord-1]
-		ct.oid, ct.kind, ct.only = uint32(oid), kind, readsOnly(kind, inherited)
+		ct.kind, ct.only = kind, readsOnly(kind, inherited)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read the tables' kinds: %w", err)
@@ -549,10 +547,12 @@ func (b *coverage) nodeCTE(n *mappings.Node) string {
 			equal(b.needRefs(n, "p"), qualified("x", names("#k", len(n.JoinCols)))))
 	default:
 		// The first Limit rows of each parent row: the parent rows once
-		// each (a row may reach the parent's CTE several times), joined
+		// each (a row may reach the parent's CTE several times: through
+		// several join table rows, or as a subset of several parents;
+		// its join table rows do not count), joined
 		// to the relation's rows and ranked per parent row.
-		pc := b.outCols(n.Parent)
 		pids := names("#i", len(b.table(n.Parent.Table).identity("t")))
+		pc := append(slices.Clone(pids), names("#c", len(b.need[n.Parent]))...)
 		q = fmt.Sprintf("SELECT %s FROM (SELECT x.*, row_number() OVER (PARTITION BY %s ORDER BY %s) AS \"#rn\" FROM (SELECT DISTINCT %s FROM n%d) AS p JOIN %s AS x ON %s) AS y WHERE y.\"#rn\" <= %d",
 			strings.Join(qualified("y", cols), ", "), strings.Join(qualified("p", pids), ", "), b.orderBy(n, "x"),
 			strings.Join(pc, ", "), b.num[n.Parent], b.inner(n),
@@ -648,16 +648,16 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	uname := fmt.Sprintf("u%d", ti)
 	var joins []string
 	// set is a LEFT JOIN of the distinct values of cols of the unreached
-	// rows for which cond (on u2) holds, named alias; matched tells it.
+	// rows for which cond (on v) holds, named alias; matched tells it.
 	set := func(alias string, cols []string, cond string) string {
-		joins = append(joins, fmt.Sprintf("LEFT JOIN (SELECT DISTINCT %s FROM %s AS u2 WHERE %s) AS %s ON %s",
-			strings.Join(qualified("u2", cols), ", "), uname, cond, alias, equal(qualified(alias, cols), qualified("u", cols))))
+		joins = append(joins, fmt.Sprintf("LEFT JOIN (SELECT DISTINCT %s FROM %s AS v WHERE %s) AS %s ON %s",
+			strings.Join(qualified("v", cols), ", "), uname, cond, alias, equal(qualified(alias, cols), qualified("u", cols))))
 		return alias + "." + cols[0] + " IS NOT NULL"
 	}
 	var whens []string
 	isChild := "false"
 	if ct.only {
-		isChild = fmt.Sprintf(`u."#oid" <> %d::pg_catalog.oid`, ct.oid)
+		isChild = fmt.Sprintf(`u."#oid" <> %s::pg_catalog.regclass`, quoteLiteral(tableRef(ct.t)))
 		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", isChild, mappings.ReasonInherited))
 	}
 	if pass != "" {
@@ -677,13 +677,13 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	case n.Parent == nil:
 	case first.join:
 		parent := b.table(n.Parent.Table)
-		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("u2", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("u2", kn))))
+		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("v", kn))))
 		var rel []string
 		for _, p := range n.Through.On {
 			rel = append(rel, qualRef("t", p[0]))
 		}
-		related := set("rl", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS t WHERE %s)", b.table(n.Table).from(), equal(rel, qualified("u2", ln))))
+		related := set("rl", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS t WHERE %s)", b.table(n.Table).from(), equal(rel, qualified("v", ln))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN %s AND NOT %s THEN '%s'", reached, related, mappings.ReasonNoRelated),
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
@@ -697,9 +697,9 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 			jl = append(jl, qualRef("j", p[1]))
 		}
 		jk := qualified("j", quoteAll(joinCols(n)))
-		linked := set("lk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j WHERE %s)", jt.from(), equal(jl, qualified("u2", ln))))
-		reached := set("rk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN n%d AS p ON %s WHERE %s)", jt.from(), b.num[n.Parent], equal(b.needRefs(n, "p"), jk), equal(jl, qualified("u2", ln))))
-		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), jk), equal(jl, qualified("u2", ln))))
+		linked := set("lk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j WHERE %s)", jt.from(), equal(jl, qualified("v", ln))))
+		reached := set("rk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN n%d AS p ON %s WHERE %s)", jt.from(), b.num[n.Parent], equal(b.needRefs(n, "p"), jk), equal(jl, qualified("v", ln))))
+		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), jk), equal(jl, qualified("v", ln))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN NOT %s THEN '%s'", linked, mappings.ReasonNotLinked),
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
@@ -707,8 +707,8 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 		other = "'" + mappings.ReasonNoParent + "'"
 	default:
 		parent := b.table(n.Parent.Table)
-		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("u2", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("u2", kn))))
+		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("v", kn))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, mappings.ReasonBeyondLimit),
 			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))

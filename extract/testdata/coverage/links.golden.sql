@@ -1,0 +1,60 @@
+WITH n0 AS (SELECT x."#i0", x."#c0" FROM (SELECT t."id" AS "#i0", t."id" AS "#c0" FROM "public"."author" AS t) AS x),
+n1 AS (SELECT y."#i0" FROM (SELECT x.*, row_number() OVER (PARTITION BY p."#i0" ORDER BY x."#o0" ASC NULLS LAST, x."#t0") AS "#rn" FROM (SELECT DISTINCT "#i0", "#c0" FROM n0) AS p JOIN (SELECT t."id" AS "#i0", t."author_id" AS "#k0", t."created" AS "#o0", t."id" AS "#t0" FROM "public"."post" AS t) AS x ON p."#c0" = x."#k0") AS y WHERE y."#rn" <= 1),
+n2 AS (SELECT x."#i0", x."#j0" FROM (SELECT t."id" AS "#i0", j."id" AS "#j0", j."author_id" AS "#k0" FROM "public"."post" AS j JOIN "public"."vote" AS t ON t."post_id" = j."id") AS x WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = x."#k0")),
+n3 AS (SELECT x."#i0", x."#i1" FROM (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t."author_id" AS "#k0" FROM "public"."book_author" AS t) AS x WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = x."#k0")),
+n4 AS (SELECT x."#i0", x."#c0" FROM (SELECT t."id" AS "#i0", t."id" AS "#c0" FROM "public"."book" AS t) AS x),
+n5 AS (SELECT x."#i0", x."#i1" FROM (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t."book_id" AS "#k0" FROM "public"."book_author" AS t) AS x WHERE EXISTS (SELECT 1 FROM n4 AS p WHERE p."#c0" = x."#k0")),
+n6 AS (SELECT x."#i0" FROM (SELECT t::pg_catalog.text AS "#i0" FROM "public"."post_view" AS t WHERE (id <> 104)) AS x),
+u0 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s" FROM "public"."author" AS t WHERE NOT EXISTS (SELECT 1 FROM n0 AS r WHERE r."#i0" = t."id")),
+u1 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0" FROM "public"."post" AS t WHERE NOT EXISTS (SELECT 1 FROM n1 AS r WHERE r."#i0" = t."id") AND NOT EXISTS (SELECT 1 FROM n2 AS r WHERE r."#j0" = t."id")),
+u2 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."post_id" AS "#n0" FROM "public"."vote" AS t WHERE NOT EXISTS (SELECT 1 FROM n2 AS r WHERE r."#i0" = t."id")),
+u3 AS (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."author_id"::pg_catalog.text, 61), pg_catalog.left(t."book_id"::pg_catalog.text, 61), pg_catalog.left(t."role"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0" FROM "public"."book_author" AS t WHERE NOT EXISTS (SELECT 1 FROM n3 AS r WHERE r."#i0" = t.tableoid AND r."#i1" = t.ctid) AND NOT EXISTS (SELECT 1 FROM n5 AS r WHERE r."#i0" = t.tableoid AND r."#i1" = t.ctid)),
+u4 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s" FROM "public"."book" AS t WHERE NOT EXISTS (SELECT 1 FROM n4 AS r WHERE r."#i0" = t."id")),
+u5 AS (SELECT t::pg_catalog.text AS "#i0", NULL::pg_catalog.oid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61), pg_catalog.left(t."title"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", coalesce((id <> 104), false) AS "#pass" FROM "public"."post_view" AS t WHERE NOT EXISTS (SELECT 1 FROM n6 AS r WHERE r."#i0" = t::pg_catalog.text))
+SELECT 0::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."author"
+UNION ALL
+SELECT 0::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
+  FROM (SELECT u.*, 'other' AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u0 AS u ) AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
+UNION ALL
+SELECT 1::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."post"
+UNION ALL
+SELECT 1::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
+  FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u1 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u1 AS v WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u1 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
+UNION ALL
+SELECT 2::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."vote"
+UNION ALL
+SELECT 2::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
+  FROM (SELECT u.*, CASE WHEN NOT lk."#n0" IS NOT NULL THEN 'not-linked' WHEN rk."#n0" IS NOT NULL THEN 'filtered' WHEN ak."#n0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u2 AS u LEFT JOIN (SELECT DISTINCT v."#n0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS j WHERE j."id" = v."#n0")) AS lk ON lk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS j JOIN n0 AS p ON p."#c0" = j."author_id" WHERE j."id" = v."#n0")) AS rk ON rk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS j JOIN "public"."author" AS p ON p."id" = j."author_id" WHERE j."id" = v."#n0")) AS ak ON ak."#n0" = u."#n0") AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
+UNION ALL
+SELECT 3::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book_author"
+UNION ALL
+SELECT 3::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
+  FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u3 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
+UNION ALL
+SELECT 4::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book"
+UNION ALL
+SELECT 4::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
+  FROM (SELECT u.*, 'other' AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u4 AS u ) AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
+UNION ALL
+SELECT 5::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."post_view"
+UNION ALL
+SELECT 5::int4, z.reason, z.child, z.n, z.sample FROM (
+  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
+  FROM (SELECT u.*, CASE WHEN NOT u."#pass" THEN 'filtered' ELSE 'other' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u5 AS u ) AS r
+  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
+WHERE z.rn <= 5
