@@ -670,7 +670,7 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 		}
 		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", strings.Join(nulls, " OR "), mappings.ReasonNullKey))
 	}
-	other := "'other'"
+	other := "'" + mappings.ReasonOther + "'"
 	switch {
 	case b.bucket[n] != nil:
 		other = "'" + mappings.ReasonHeldBack + "'"
@@ -771,43 +771,43 @@ func (ct *covTable) explain(reason, child string) (node, msg string) {
 	}
 	switch reason {
 	case mappings.ReasonInherited:
-		msg = fmt.Sprintf("stored in inheritance child %s: denorm reads ONLY %s", child, ct.t.QualifiedName())
+		msg = fmt.Sprintf("stored in inheritance child %s, and denorm reads ONLY %s", child, ct.t.QualifiedName())
 	case mappings.ReasonFiltered:
 		if n.Through != nil {
-			msg = fmt.Sprintf("linked to a parent that reaches a document, but the filter of %s (%s) leaves it out", n.Path, n.Filter)
+			msg = fmt.Sprintf("linked to parents that reach a document, but the filter of %s (%s) leaves them out", n.Path, n.Filter)
 		} else {
-			msg = fmt.Sprintf("the filter of %s (%s) leaves it out", n.Path, n.Filter)
+			msg = fmt.Sprintf("the filter of %s (%s) leaves them out", n.Path, n.Filter)
 		}
 	case mappings.ReasonFilteredOrLimit:
-		msg = fmt.Sprintf("linked to a parent that reaches a document, but the filter of %s or its limit %d leaves it out", n.Path, n.Limit)
+		msg = fmt.Sprintf("linked to parents that reach a document, but the filter or the limit %d of %s leaves them out", n.Limit, n.Path)
 	case mappings.ReasonNullKey:
 		if n.Parent == nil {
 			var by []string
 			for _, c := range u.bucket.By {
 				by = append(by, tname+"."+n.Columns[c].Name)
 			}
-			msg = fmt.Sprintf("its bucket parent key (%s) is NULL: migrate rejects the row (%s)", strings.Join(by, ", "), n.Path)
+			msg = fmt.Sprintf("bucket parent key %s is NULL: migrate rejects these rows (%s)", strings.Join(by, ", "), n.Path)
 		} else {
-			msg = fmt.Sprintf("its join key (%s) is NULL, so it joins no %s row (%s)", join(), n.Parent.Table.Name, n.Path)
+			msg = fmt.Sprintf("%s is NULL, so they join no %s row (%s)", join(), n.Parent.Table.Name, n.Path)
 		}
 	case mappings.ReasonNoParent:
-		msg = fmt.Sprintf("no %s row has its join key: %s matches no %s (%s)", n.Parent.Table.Name, join(), parentJoin(), n.Path)
+		msg = fmt.Sprintf("no %s row has %s equal to their %s (%s)", n.Parent.Table.Name, parentJoin(), join(), n.Path)
 	case mappings.ReasonParentUnreached:
-		msg = fmt.Sprintf("its %s row reaches no document itself (%s)", n.Parent.Table.Name, n.Path)
+		msg = fmt.Sprintf("their %s rows reach no document themselves (%s)", n.Parent.Table.Name, n.Path)
 	case mappings.ReasonBeyondLimit:
-		if n.Limit == 1 && len(n.Order) > 0 && n.Object {
-			msg = fmt.Sprintf("not the first row in orderBy of any %s row (%s uses only the first)", n.Parent.Table.Name, n.Path)
+		if n.Limit == 1 && n.Object {
+			msg = fmt.Sprintf("not the first in orderBy for any %s row (%s uses the first only)", n.Parent.Table.Name, n.Path)
 		} else {
-			msg = fmt.Sprintf("beyond the first %d rows of every %s row it joins (limit of %s)", n.Limit, n.Parent.Table.Name, n.Path)
+			msg = fmt.Sprintf("beyond the first %d per %s row (limit of %s)", n.Limit, n.Parent.Table.Name, n.Path)
 		}
 	case mappings.ReasonHeldBack:
-		msg = fmt.Sprintf("among the last %d rows of its parent, which skipLast leaves to the parent's own subset, and no subset holds it", u.bucket.SkipLast)
+		msg = fmt.Sprintf("among the last %d of their parent, which skipLast leaves to a subset in the parent, and no subset holds them (%s)", u.bucket.SkipLast, n.Path)
 	case mappings.ReasonNotLinked:
-		msg = fmt.Sprintf("no row of the join table %s links it (%s)", n.Through.Table.Name, n.Path)
+		msg = fmt.Sprintf("no row of join table %s links them (%s)", n.Through.Table.Name, n.Path)
 	case mappings.ReasonNoRelated:
-		msg = fmt.Sprintf("it links a parent that reaches a document to no row of %s (%s)", n.Table.Name, n.Path)
+		msg = fmt.Sprintf("they link a parent to no row of %s (%s)", n.Table.Name, n.Path)
 	default:
-		msg = "reaches no document"
+		msg = fmt.Sprintf("reach no document (%s)", n.Path)
 	}
 	return node, msg
 }

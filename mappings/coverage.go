@@ -77,6 +77,9 @@ const (
 	// a limit: linked to reached parents, but the filter or the limit
 	// leaves it out.
 	ReasonFilteredOrLimit = "filtered-or-beyond-limit"
+	// ReasonOther: none of the above (a root row whose _id columns are
+	// NULL, say).
+	ReasonOther = "other"
 )
 
 // UncoveredRows totals the rows of every table that reach no document.

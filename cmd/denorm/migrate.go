@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type migrateOptions struct {
@@ -31,7 +34,9 @@ type migrateOptions struct {
 	limit       int
 	indexes     string
 	summaryFile string
-	jobs        jobOptions
+	// failUncovered refuses to write while source rows reach no document.
+	failUncovered bool
+	jobs          jobOptions
 }
 
 const defaultTarget = "denorm-out"
@@ -76,6 +81,12 @@ those collections of the mapping. --limit N writes only the first N
 documents of each collection (the pages of the first N parents of a bucket
 collection): a trial run into a scratch target. --summary-file FILE writes
 the end-of-run summary as JSON, also when the run fails.
+
+--fail-on-uncovered counts, before anything is written, the source rows of
+every table the mapping reads that would reach no document (a NULL or
+dangling join key, a parent that reaches no document, a filter, a limit, an
+inheritance child), and when there are any, writes nothing and exits 1
+with the counts per table and why ('denorm plan' lists them with keys).
 ` + jobHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -99,6 +110,7 @@ the end-of-run summary as JSON, also when the run fails.
 	f.IntVar(&o.limit, "limit", 0, "write only the first N documents of each collection (bucket collections: N parents), for a trial run")
 	f.StringVar(&o.indexes, "indexes", pipeline.IndexesAfter, "create the mapping's indexes after loading, before it, or none")
 	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
+	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "write nothing and exit 1 when source rows would reach no document (coverage)")
 	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
 	addJobFlags(cmd, &o.jobs)
 	return cmd
@@ -163,11 +175,18 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	if o.failUncovered {
+		// Before the target is opened: nothing is written when rows
+		// would be left out.
+		if err := requireCoverage(ctx, snap, full); err != nil {
+			return err
+		}
+	}
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}
@@ -320,4 +339,35 @@ func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappi
 		}
 	}
 	return dropped, nil
+}
+
+// uncoveredError is migrate --fail-on-uncovered's refusal: source rows
+// would reach no document (exit 1, nothing written).
+type uncoveredError struct{ cov []mappings.TableCoverage }
+
+func (e uncoveredError) Error() string {
+	rows, tables := mappings.UncoveredRows(e.cov)
+	var left []mappings.TableCoverage
+	for _, c := range e.cov {
+		if c.Unreached > 0 {
+			left = append(left, c)
+		}
+	}
+	return fmt.Sprintf("--fail-on-uncovered: %s of %s would reach no document, so nothing was written ('denorm plan' lists them; change the mapping, or leave out the flag to migrate without them):\n%s",
+		report.Plural(rows, "source row", "source rows"), report.Plural(int64(tables), "table", "tables"), strings.TrimRight(report.CoverageText(left, "  "), "\n"))
+}
+
+func (uncoveredError) ExitCode() int { return exitRuntime }
+
+// requireCoverage counts, in snap, the rows of every table plan reads that
+// reach no document, and refuses (uncoveredError) when there are any.
+func requireCoverage(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
+	cov, err := extract.Coverage(ctx, snap, plan)
+	if err != nil {
+		return err
+	}
+	if rows, _ := mappings.UncoveredRows(cov); rows > 0 {
+		return uncoveredError{cov: cov}
+	}
+	return nil
 }

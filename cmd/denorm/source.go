@@ -47,32 +47,42 @@ func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, clos
 // only those; a name the file does not declare is a usage error, told
 // before connecting.
 func openPlan(ctx context.Context, g *globals, url, mapping string, collections []string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+	snap, _, plan, closeSnap, err := openPlans(ctx, g, url, mapping, collections)
+	return snap, plan, closeSnap, err
+}
+
+// openPlans is openPlan returning the whole mapping's plan too (full),
+// besides the plan of the chosen collections (run): coverage is the whole
+// mapping's.
+func openPlans(ctx context.Context, g *globals, url, mapping string, collections []string) (snap *extract.Snapshot, full, run *mappings.Plan, closeSnap func(), err error) {
 	f, err := loadMapping(ctx, mapping)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if len(collections) > 0 {
 		if err := pipeline.CheckSubset(f.CollectionNames(), collections); err != nil {
-			return nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
+			return nil, nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
 		}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, url)
+	snap, closeSnap, err = openSnapshot(ctx, url)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err == nil {
-		var plan *mappings.Plan
-		if plan, err = mappings.Resolve(f, cat); err == nil && len(collections) > 0 {
-			plan, err = pipeline.Subset(plan, collections)
+		if full, err = mappings.Resolve(f, cat); err == nil {
+			run = full
+			if len(collections) > 0 {
+				run, err = pipeline.Subset(full, collections)
+			}
 		}
 		if err == nil {
-			return snap, plan, closeSnap, nil
+			return snap, full, run, closeSnap, nil
 		}
 	}
 	closeSnap()
-	return nil, nil, nil, err
+	return nil, nil, nil, nil, err
 }
 
 // loadMapping reads and parses the mapping file.

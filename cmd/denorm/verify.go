@@ -32,6 +32,9 @@ type verifyOptions struct {
 	since      string
 	watermarks string
 	failRefs   bool
+	// failUncovered makes source rows that reach no document a
+	// difference (exit 1).
+	failUncovered bool
 	// collections and limit pick what a migrate with the same flags wrote.
 	collections []string
 	limit       int
@@ -39,9 +42,12 @@ type verifyOptions struct {
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
-type differentError struct{ docs, refs, indexes int64 }
+type differentError struct{ docs, refs, indexes, uncovered int64 }
 
 func (e differentError) Error() string {
+	if e.docs == 0 && e.refs == 0 && e.indexes == 0 && e.uncovered > 0 {
+		return "--fail-on-uncovered: " + report.Plural(e.uncovered, "source row reaches", "source rows reach") + " no document (listed under coverage)"
+	}
 	if e.indexes > 0 {
 		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
 		if e.docs > 0 {
@@ -97,7 +103,14 @@ not complete (connection lost, unreadable target, ...).
 
 On a live source, differences may come from writes after the last migration or
 sync: give --since with that time and verify counts, in the same snapshot, the
-rows of every table read whose watermark column (--watermark-columns) is newer.`,
+rows of every table read whose watermark column (--watermark-columns) is newer.
+
+Coverage: verify also counts, per table the mapping reads (the whole
+mapping, whatever --collections and --limit say), the source rows that reach
+at least one document and those that reach none, with why (a NULL or
+dangling join key, a parent that reaches no document, a filter, a limit, an
+inheritance child) and a few keys. They do not change the exit code unless
+--fail-on-uncovered is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
@@ -124,6 +137,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
 	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
+	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "exit 1 also when source rows reach no document (coverage)")
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
@@ -172,7 +186,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
 	}
@@ -248,13 +262,23 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return err
 		}
 	}
-	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes)
-	if err := rep.finish(res, writes, since, indexes); err != nil {
+	// Coverage, in the same snapshot: the rows no document holds.
+	cov, err := extract.Coverage(ctx, snap, full)
+	if err != nil {
+		return err
+	}
+	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes, cov)
+	if err := rep.finish(res, writes, since, indexes, cov); err != nil {
 		return err
 	}
 	docs, refs := res.Differences(), res.Dangling()
-	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) {
-		return differentError{docs: docs, refs: refs, indexes: badIndexes}
+	uncovered, _ := mappings.UncoveredRows(cov)
+	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) || (uncovered > 0 && o.failUncovered) {
+		e := differentError{docs: docs, refs: refs, indexes: badIndexes}
+		if o.failUncovered {
+			e.uncovered = uncovered
+		}
+		return e
 	}
 	return nil
 }
@@ -299,7 +323,7 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) {
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -319,17 +343,25 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 		}
 	}
 	bad := printIndexChecks(g, indexes)
+	uncovered, tables := mappings.UncoveredRows(cov)
+	printCoverage(g, cov)
+	// Rows in no document are no difference between source and target,
+	// but the result says so: "identical" alone would hide them.
+	coverage := ""
+	if uncovered > 0 {
+		coverage = fmt.Sprintf("; %s of %s reach no document (coverage above)", report.Plural(uncovered, "source row", "source rows"), report.Plural(int64(tables), "table", "tables"))
+	}
 	switch {
 	case docs == 0 && refs == 0 && bad == 0:
-		fmt.Fprintln(w, "result: identical")
+		fmt.Fprintln(w, "result: identical"+coverage)
 	case docs == 0 && bad > 0:
 		fmt.Fprintf(w, "result: identical documents; %s missing or different", report.Plural(bad, "index", "indexes"))
 		if refs > 0 {
 			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, coverage)
 	case docs == 0:
-		fmt.Fprintf(w, "result: identical documents; %s\n", report.Plural(refs, "dangling reference", "dangling references"))
+		fmt.Fprintf(w, "result: identical documents; %s%s\n", report.Plural(refs, "dangling reference", "dangling references"), coverage)
 	default:
 		fmt.Fprintf(w, "result: %s", report.Plural(docs, "document differs", "documents differ"))
 		if bad > 0 {
@@ -338,7 +370,7 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 		if refs > 0 {
 			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, coverage)
 		switch {
 		case !since.IsZero() && changed > 0:
 			fmt.Fprintln(w, "some differences may be due to writes after the last sync (above); run sync, then verify again")
@@ -433,7 +465,7 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) error {
 	if r.w == nil {
 		return nil
 	}
@@ -456,6 +488,11 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.Table
 	}
 	r.raw(`,"indexes":`)
 	r.value(indexes)
+	if cov == nil {
+		cov = []mappings.TableCoverage{}
+	}
+	r.raw(`,"coverage":`)
+	r.value(cov)
 	bad := false
 	for _, c := range indexes {
 		bad = bad || c.State != pipeline.IndexOK
@@ -509,4 +546,24 @@ func printIndexChecks(g *globals, checks []pipeline.IndexCheck) int64 {
 		}
 	}
 	return int64(len(checks) - ok)
+}
+
+// printCoverage prints, per table the mapping reads, how many of its rows
+// reach a document, and the reasons and sample keys of those that reach
+// none.
+func printCoverage(g *globals, cov []mappings.TableCoverage) {
+	if len(cov) == 0 {
+		return
+	}
+	uncovered, _ := mappings.UncoveredRows(cov)
+	if uncovered == 0 {
+		var rows int64
+		for _, c := range cov {
+			rows += c.Rows
+		}
+		fmt.Fprintf(g.stdout, "coverage: every source row reaches a document (%s of %s)\n", report.Plural(rows, "row", "rows"), report.Plural(int64(len(cov)), "table", "tables"))
+		return
+	}
+	fmt.Fprintln(g.stdout, "coverage (source rows that reach a document):")
+	fmt.Fprint(g.stdout, report.CoverageText(cov, "  "))
 }

@@ -46,8 +46,8 @@ func Plural[N int | int64](n N, one, many string) string {
 
 // totalsText is the report's totals in one line.
 func totalsText(t Totals) string {
-	return fmt.Sprintf("%s, %s, %d over the size limit, %s", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
-		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"))
+	return fmt.Sprintf("%s, %s, %d over the size limit, %s, %s in no document", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
+		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"), Plural(t.Uncovered, "source row", "source rows"))
 }
 
 // indexText describes an index in one line.
@@ -131,6 +131,10 @@ func writeText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "  %s: shard key (%s)\n", sk.Collection, sk.Key)
 		}
 	}
+	if len(r.Coverage) > 0 {
+		b.WriteString("\ncoverage (source rows that reach a document):\n")
+		b.WriteString(CoverageText(r.Coverage, "  "))
+	}
 	for _, c := range r.Collections {
 		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		if c.Rejected > 0 {
@@ -213,6 +217,16 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, sk := range r.ShardKeys {
 			fmt.Fprintf(&b, "- %s: shard key `%s`\n", mdEsc(sk.Collection), mdEsc(sk.Key))
+		}
+	}
+	if len(r.Coverage) > 0 {
+		b.WriteString("\n## Coverage\n\nSource rows that reach at least one document, per table read.\n\n| table | rows | in a document | in none | why, with examples |\n| --- | ---: | ---: | ---: | --- |\n")
+		for _, c := range r.Coverage {
+			var why []string
+			for _, u := range c.Reasons {
+				why = append(why, mdEsc(UncoveredText(u)))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", mdEsc(c.Table), c.Rows, c.Reached, c.Unreached, strings.Join(why, "<br>"))
 		}
 	}
 	b.WriteString("\n## Warnings\n\n")

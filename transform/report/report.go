@@ -63,6 +63,9 @@ type Report struct {
 	Totals    Totals         `json:"totals"`
 	Indexes   []IndexInfo    `json:"indexes"`
 	ShardKeys []ShardKeyInfo `json:"shardKeys"`
+	// Coverage is, for every table the mapping reads, how many of its
+	// rows reach a document and how many none, with why (coverage.go).
+	Coverage []mappings.TableCoverage `json:"coverage"`
 }
 
 // Collection is the report of one collection entry of the mapping.
