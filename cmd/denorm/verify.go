@@ -45,8 +45,13 @@ type verifyOptions struct {
 type differentError struct{ docs, refs, indexes, uncovered int64 }
 
 func (e differentError) Error() string {
-	if e.docs == 0 && e.refs == 0 && e.indexes == 0 && e.uncovered > 0 {
-		return "--fail-on-uncovered: " + report.Plural(e.uncovered, "source row reaches", "source rows reach") + " no document (listed under coverage)"
+	if e.uncovered > 0 {
+		uncovered := report.Plural(e.uncovered, "source row reaches", "source rows reach") + " no document (listed under coverage)"
+		if e.docs == 0 && e.indexes == 0 {
+			return "--fail-on-uncovered: " + uncovered
+		}
+		e.uncovered = 0
+		return e.Error() + "; and " + uncovered
 	}
 	if e.indexes > 0 {
 		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
