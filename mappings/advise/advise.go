@@ -84,6 +84,13 @@ type Input struct {
 	// Numeric, when set, is written as the file's numeric mode (decimal,
 	// double or string).
 	Numeric mappings.NumericMode
+	// Promote names the tables to draft as collections of their own
+	// rather than under a parent, each with why (Promotions).
+	Promote map[string]string
+	// Coverage, when set, is the coverage of the draft of this same Input
+	// (extract.Coverage), keyed by qualified table name: the draft says at
+	// each table how many of its rows reach no document, and why.
+	Coverage map[string]mappings.TableCoverage
 }
 
 // FanoutKey names a foreign key for Input.Fanout.
@@ -109,6 +116,7 @@ func Draft(in Input) (string, []Choice, error) {
 	}
 	a := newAdvisor(in)
 	a.classify()
+	a.annotate()
 	text := a.write()
 	return text, a.choices(), nil
 }
