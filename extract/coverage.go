@@ -455,11 +455,35 @@ func (b *coverage) inner(n *mappings.Node) string {
 	order, tie := b.order(n)
 	sel = append(sel, aliased(order, names("#o", len(order)))...)
 	sel = append(sel, aliased(tie, names("#t", len(tie)))...)
-	where := ""
+	var where []string
 	if n.Filter != "" {
-		where = " WHERE (" + n.Filter + ")"
+		where = append(where, "("+n.Filter+")")
 	}
-	return "(SELECT " + strings.Join(sel, ", ") + " FROM " + from + where + ")"
+	for _, v := range idArrayValues(n) {
+		// An id array leaves out a row whose id is NULL.
+		where = append(where, qualRef("t", v)+" IS NOT NULL")
+	}
+	w := ""
+	if len(where) > 0 {
+		w = " WHERE " + strings.Join(where, " AND ")
+	}
+	return "(SELECT " + strings.Join(sel, ", ") + " FROM " + from + w + ")"
+}
+
+// idArrayValues are the columns of an id array node's table its items are
+// made of (a row with one of them NULL is left out of the array).
+func idArrayValues(n *mappings.Node) []string {
+	if n.Kind != mappings.NodeIds {
+		return nil
+	}
+	if len(n.Values) > 0 {
+		out := make([]string, len(n.Values))
+		for i, c := range n.Values {
+			out[i] = n.Columns[c].Name
+		}
+		return out
+	}
+	return []string{n.Columns[n.Value].Name}
 }
 
 // order are n's order columns (t.col) and tie break, when its rows are
@@ -628,9 +652,14 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	if pass != "" {
 		sel = append(sel, "coalesce(("+pass+"), false) AS \"#pass\"")
 	}
-	kn, ln := names("#k", len(keys)), names("#n", len(links))
+	var values []string
+	if !first.join {
+		values = idArrayValues(n)
+	}
+	kn, ln, vn := names("#k", len(keys)), names("#n", len(links)), names("#v", len(values))
 	sel = append(sel, aliased(qualified("t", quoteAll(keys)), kn)...)
 	sel = append(sel, aliased(qualified("t", quoteAll(links)), ln)...)
+	sel = append(sel, aliased(qualified("t", quoteAll(values)), vn)...)
 
 	var anti []string
 	for _, use := range ct.uses {
@@ -670,6 +699,13 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 		}
 		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", strings.Join(nulls, " OR "), mappings.ReasonNullKey))
 	}
+	if len(vn) > 0 {
+		var nulls []string
+		for _, c := range vn {
+			nulls = append(nulls, "u."+c+" IS NULL")
+		}
+		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", strings.Join(nulls, " OR "), mappings.ReasonNullID))
+	}
 	other := "'" + mappings.ReasonOther + "'"
 	switch {
 	case b.bucket[n] != nil:
@@ -683,7 +719,11 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 		for _, p := range n.Through.On {
 			rel = append(rel, qualRef("t", p[0]))
 		}
-		related := set("rl", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS t WHERE %s)", b.table(n.Table).from(), equal(rel, qualified("v", ln))))
+		cond := equal(rel, qualified("v", ln))
+		for _, v := range idArrayValues(n) {
+			cond += " AND " + qualRef("t", v) + " IS NOT NULL"
+		}
+		related := set("rl", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS t WHERE %s)", b.table(n.Table).from(), cond))
 		whens = append(whens,
 			fmt.Sprintf("WHEN %s AND NOT %s THEN '%s'", reached, related, mappings.ReasonNoRelated),
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
@@ -790,6 +830,12 @@ func (ct *covTable) explain(reason, child string) (node, msg string) {
 		} else {
 			msg = fmt.Sprintf("%s is NULL, so they join no %s row (%s)", join(), n.Parent.Table.Name, n.Path)
 		}
+	case mappings.ReasonNullID:
+		var cols []string
+		for _, v := range idArrayValues(n) {
+			cols = append(cols, tname+"."+v)
+		}
+		msg = fmt.Sprintf("%s is NULL, and the id array %s leaves out NULL ids", strings.Join(cols, ", "), n.Path)
 	case mappings.ReasonNoParent:
 		msg = fmt.Sprintf("no %s row has %s equal to their %s (%s)", n.Parent.Table.Name, parentJoin(), join(), n.Path)
 	case mappings.ReasonParentUnreached:

@@ -100,10 +100,10 @@ public.book 5 rows, 3 in no document
   filtered 1 (authors.books) (id)=(501)
   not-linked 1 (authors.books) (id)=(502)
   parent-unreached 1 (authors.books) (id)=(503)
-public.book_author 9 rows, 6 in no document
+public.book_author 10 rows, 7 in no document
   no-parent 2 (authors.books) (author_id, book_id, role)=(98, 778, writer) (author_id, book_id, role)=(99, 500, writer)
+  no-related-row 2 (authors.books) (author_id, book_id, role)=(1, 777, writer) (author_id, book_id, role)=(1, NULL, editor)
   filtered 1 (authors.books) (author_id, book_id, role)=(2, 501, ghost)
-  no-related-row 1 (authors.books) (author_id, book_id, role)=(1, 777, writer)
   null-key 1 (authors.books) (author_id, book_id, role)=(NULL, 500, writer)
   parent-unreached 1 (authors.books) (author_id, book_id, role)=(3, 503, writer)
 public.chapter 5 rows, 2 in no document
@@ -117,8 +117,10 @@ public.post 7 rows, 3 in no document
   null-key 1 (authors.firstPost) (id)=(105)
 public.vote 4 rows, 1 in no document
   no-parent 1 (authors.voteIds) (id)=(4)
-public.book_author 9 rows, 1 in no document
+public.book_author 10 rows, 3 in no document
   no-parent 1 (authors.books) (author_id, book_id, role)=(98, 778, writer)
+  null-id 1 (authors.books) (author_id, book_id, role)=(1, NULL, editor)
+  null-key 1 (authors.books) (author_id, book_id, role)=(NULL, 500, writer)
 public.book 5 rows, 0 in no document
 public.post_view 4 rows, 1 in no document
   filtered 1 (late) (id, title)=(104, c1)
@@ -127,10 +129,10 @@ public.post_view 4 rows, 1 in no document
 public.book 5 rows, 3 in no document
   filtered-or-beyond-limit 2 (authors.firstBook) (id)=(501) (id)=(504)
   not-linked 1 (authors.firstBook) (id)=(502)
-public.book_author 9 rows, 6 in no document
+public.book_author 10 rows, 7 in no document
   filtered-or-beyond-limit 2 (authors.firstBook) (author_id, book_id, role)=(1, 504, writer) (author_id, book_id, role)=(2, 501, ghost)
   no-parent 2 (authors.firstBook) (author_id, book_id, role)=(98, 778, writer) (author_id, book_id, role)=(99, 500, writer)
-  no-related-row 1 (authors.firstBook) (author_id, book_id, role)=(1, 777, writer)
+  no-related-row 2 (authors.firstBook) (author_id, book_id, role)=(1, 777, writer) (author_id, book_id, role)=(1, NULL, editor)
   null-key 1 (authors.firstBook) (author_id, book_id, role)=(NULL, 500, writer)
 public.post 7 rows, 4 in no document
   beyond-limit 2 (authors.postIds) (id)=(100) (id)=(101)

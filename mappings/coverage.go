@@ -56,6 +56,9 @@ const (
 	// ReasonNullKey: a join column of the row is NULL, so it joins no
 	// parent (a bucket's by column: migrate rejects the row).
 	ReasonNullKey = "null-key"
+	// ReasonNullID: the row's id (the value of an id array) is NULL, and
+	// id arrays leave NULL ids out.
+	ReasonNullID = "null-id"
 	// ReasonNoParent: no row of the parent table has the row's join key.
 	ReasonNoParent = "no-parent"
 	// ReasonParentUnreached: parent rows with the join key exist, but

@@ -58,7 +58,7 @@ func verb(n int64, one, many string) string {
 // suggestion says what to do about rows left out for reason.
 func suggestion(reason string) string {
 	switch reason {
-	case mappings.ReasonNullKey, mappings.ReasonNoParent, mappings.ReasonParentUnreached, mappings.ReasonNotLinked, mappings.ReasonNoRelated:
+	case mappings.ReasonNullKey, mappings.ReasonNullID, mappings.ReasonNoParent, mappings.ReasonParentUnreached, mappings.ReasonNotLinked, mappings.ReasonNoRelated:
 		return "if these rows matter, make the table a collection of its own (embedding it elsewhere too if you like), or embed it under a parent every row has"
 	case mappings.ReasonBeyondLimit, mappings.ReasonFilteredOrLimit, mappings.ReasonHeldBack:
 		return "a subset keeps only the first rows per parent: keep every row in a bucket collection (pattern 2) if they matter"

@@ -43,7 +43,7 @@ INSERT INTO book VALUES (500, 'kept'), (501, 'ghost only'), (502, 'unlinked'), (
 -- A join table without a primary key.
 CREATE TABLE book_author (author_id int, book_id int, role text);
 INSERT INTO book_author VALUES (1, 500, 'writer'), (2, 501, 'ghost'), (3, 503, 'writer'), (99, 500, 'writer'),
-  (1, 777, 'writer'), (NULL, 500, 'writer'), (98, 778, 'writer'), (1, 504, 'writer'), (2, 500, 'writer');
+  (1, 777, 'writer'), (NULL, 500, 'writer'), (98, 778, 'writer'), (1, 504, 'writer'), (2, 500, 'writer'), (1, NULL, 'editor');
 
 CREATE TABLE chapter (id int PRIMARY KEY, book_id int NOT NULL, n int NOT NULL);
 INSERT INTO chapter VALUES (1, 500, 1), (2, 500, 2), (3, 504, 1), (4, 502, 1), (5, 500, 3);
