@@ -59,6 +59,12 @@ MongoDB, 2 MiB for Cosmos DB) with their source keys, the dangling references
 mapping contradicts the modeling rules (unbounded or fast-changing embedded
 relations, unbounded id arrays, join tables copied as collections).
 
+Coverage: for every table the mapping reads, how many of its rows reach at
+least one document and how many reach none, with why (a NULL or dangling
+join key, a parent that reaches no document, a filter, a limit, an
+inheritance child) and a few keys, counted in PostgreSQL on every row (also
+with --sample); rows in no document are an "uncovered" warning.
+
 --sample PERCENT reads about that share of the root rows (chosen by a hash of
 the key; a bucket collection's parents are kept whole) and scales the counts:
 figures are then estimates, and the report says so.
