@@ -59,14 +59,13 @@ func Coverage(ctx context.Context, q Querier, plan *mappings.Plan) ([]mappings.T
 	}
 	for rows.Next() {
 		var (
-			ti      int32
-			reason  string
-			child   *string
-			n       int64
-			sample  []*string
-			partial []mappings.Uncovered
+			ti     int32
+			reason string
+			child  *string
+			n, rn  int64
+			sample []*string
 		)
-		if err := rows.Scan(&ti, &reason, &child, &n, &sample); err != nil {
+		if err := rows.Scan(&ti, &reason, &child, &n, &sample, &rn); err != nil {
 			return nil, fmt.Errorf("count the rows that reach no document: %w", err)
 		}
 		tc := &out[ti]
@@ -74,8 +73,7 @@ func Coverage(ctx context.Context, q Querier, plan *mappings.Plan) ([]mappings.T
 			tc.Rows = n
 			continue
 		}
-		partial = tc.Reasons
-		at := slices.IndexFunc(partial, func(u mappings.Uncovered) bool {
+		at := slices.IndexFunc(tc.Reasons, func(u mappings.Uncovered) bool {
 			return u.Reason == reason && u.Child == deref(child)
 		})
 		if at < 0 {
@@ -586,9 +584,9 @@ func (b *coverage) nodeCTE(n *mappings.Node) string {
 }
 
 // statement is the whole coverage query: a row (table index, 'total',
-// NULL, rows, NULL) per table, and per reason of each table up to
+// NULL, rows, NULL, 0) per table, and per reason of each table up to
 // CoverageSamples rows (table index, reason, inheritance child, rows of
-// the reason, sample key).
+// the reason, sample key, its rank in key order), in that order.
 func (b *coverage) statement() string {
 	var ctes, parts []string
 	for _, n := range b.nodes {
@@ -597,10 +595,10 @@ func (b *coverage) statement() string {
 	for ti, ct := range b.tables {
 		u, reasons := b.unreached(ct)
 		ctes = append(ctes, fmt.Sprintf("u%d AS (%s)", ti, u))
-		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM %s", ti, tableRef(ct.t)))
+		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM %s", ti, tableRef(ct.t)))
 		parts = append(parts, reasons)
 	}
-	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n")
+	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n") + "\nORDER BY 1, 2, 3, 6"
 }
 
 // unreached is the query of u<ti>, ct's rows no node's CTE holds, and the
@@ -762,7 +760,7 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	if len(ct.t.PrimaryKey) == 0 {
 		sortKey = `r."#s"::pg_catalog.text COLLATE "C"`
 	}
-	reasons = fmt.Sprintf(`SELECT %d::int4, z.reason, z.child, z.n, z.sample FROM (
+	reasons = fmt.Sprintf(`SELECT %d::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY %s) AS rn
   FROM (SELECT u.*, %s AS reason, CASE WHEN %s THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM %s AS u %s) AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z

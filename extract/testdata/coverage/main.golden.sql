@@ -22,98 +22,99 @@ u8 AS (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t.tableoid AS "#oid", ARRAY[
 u9 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."id" AS "#n0" FROM "public"."book" AS t WHERE NOT EXISTS (SELECT 1 FROM n9 AS r WHERE r."#i0" = t."id")),
 u10 AS (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."author_id"::pg_catalog.text, 61), pg_catalog.left(t."book_id"::pg_catalog.text, 61), pg_catalog.left(t."role"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0", t."book_id" AS "#n0" FROM "public"."book_author" AS t WHERE NOT EXISTS (SELECT 1 FROM n9 AS r WHERE r."#j0" = t.tableoid AND r."#j1" = t.ctid)),
 u11 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."book_id" AS "#k0" FROM "public"."chapter" AS t WHERE NOT EXISTS (SELECT 1 FROM n10 AS r WHERE r."#i0" = t."id"))
-SELECT 0::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."visit"
+SELECT 0::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."visit"
 UNION ALL
-SELECT 0::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 0::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' ELSE 'held-back' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u0 AS u ) AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 1::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."author"
+SELECT 1::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."author"
 UNION ALL
-SELECT 1::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 1::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN NOT u."#pass" THEN 'filtered' ELSE 'other' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u1 AS u ) AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 2::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."post"
+SELECT 2::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."post"
 UNION ALL
-SELECT 2::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 2::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u2 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM n1 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 3::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."category"
+SELECT 3::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."category"
 UNION ALL
-SELECT 3::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 3::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u3 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM n2 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS p WHERE p."category_id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 4::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."comment"
+SELECT 4::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."comment"
 UNION ALL
-SELECT 4::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 4::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u4 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u4 AS v WHERE EXISTS (SELECT 1 FROM n2 AS p WHERE p."#c1" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u4 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 5::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."tag"
+SELECT 5::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."tag"
 UNION ALL
-SELECT 5::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 5::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u5 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u5 AS v WHERE EXISTS (SELECT 1 FROM n2 AS p WHERE p."#c1" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u5 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 6::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."vote"
+SELECT 6::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."vote"
 UNION ALL
-SELECT 6::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 6::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u6 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u6 AS v WHERE EXISTS (SELECT 1 FROM n2 AS p WHERE p."#c1" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u6 AS v WHERE EXISTS (SELECT 1 FROM "public"."post" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 7::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."note"
+SELECT 7::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."note"
 UNION ALL
-SELECT 7::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 7::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0", r."#i1") AS rn
   FROM (SELECT u.*, CASE WHEN u."#oid" <> '"public"."note"'::pg_catalog.regclass THEN 'inheritance-child' WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN u."#oid" <> '"public"."note"'::pg_catalog.regclass THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u7 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u7 AS v WHERE EXISTS (SELECT 1 FROM n1 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u7 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 8::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."event"
+SELECT 8::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."event"
 UNION ALL
-SELECT 8::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 8::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u8 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u8 AS v WHERE EXISTS (SELECT 1 FROM n1 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u8 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 9::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book"
+SELECT 9::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."book"
 UNION ALL
-SELECT 9::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 9::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN NOT lk."#n0" IS NOT NULL THEN 'not-linked' WHEN rk."#n0" IS NOT NULL THEN 'filtered' WHEN ak."#n0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u9 AS u LEFT JOIN (SELECT DISTINCT v."#n0" FROM u9 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j WHERE j."book_id" = v."#n0")) AS lk ON lk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u9 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j JOIN n1 AS p ON p."#c0" = j."author_id" WHERE j."book_id" = v."#n0")) AS rk ON rk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u9 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j JOIN "public"."author" AS p ON p."id" = j."author_id" WHERE j."book_id" = v."#n0")) AS ak ON ak."#n0" = u."#n0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 10::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book_author"
+SELECT 10::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."book_author"
 UNION ALL
-SELECT 10::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 10::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL AND NOT rl."#n0" IS NOT NULL THEN 'no-related-row' WHEN rk."#k0" IS NOT NULL THEN 'filtered' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u10 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u10 AS v WHERE EXISTS (SELECT 1 FROM n1 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u10 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u10 AS v WHERE EXISTS (SELECT 1 FROM "public"."book" AS t WHERE t."id" = v."#n0")) AS rl ON rl."#n0" = u."#n0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 11::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."chapter"
+SELECT 11::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."chapter"
 UNION ALL
-SELECT 11::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 11::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u11 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u11 AS v WHERE EXISTS (SELECT 1 FROM n9 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u11 AS v WHERE EXISTS (SELECT 1 FROM "public"."book" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
+ORDER BY 1, 2, 3, 6

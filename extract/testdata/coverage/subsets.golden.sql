@@ -7,42 +7,43 @@ u1 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id
 u2 AS (SELECT t.tableoid AS "#i0", t.ctid AS "#i1", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."author_id"::pg_catalog.text, 61), pg_catalog.left(t."book_id"::pg_catalog.text, 61), pg_catalog.left(t."role"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0", t."book_id" AS "#n0" FROM "public"."book_author" AS t WHERE NOT EXISTS (SELECT 1 FROM n1 AS r WHERE r."#j0" = t.tableoid AND r."#j1" = t.ctid)),
 u3 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0", t."id" AS "#v0" FROM "public"."post" AS t WHERE NOT EXISTS (SELECT 1 FROM n2 AS r WHERE r."#i0" = t."id")),
 u4 AS (SELECT t."id" AS "#i0", t.tableoid AS "#oid", ARRAY[pg_catalog.left(t."id"::pg_catalog.text, 61)]::pg_catalog.text[] AS "#s", t."author_id" AS "#k0" FROM "public"."visit" AS t WHERE NOT EXISTS (SELECT 1 FROM n3 AS r WHERE r."#i0" = t."id"))
-SELECT 0::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."author"
+SELECT 0::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."author"
 UNION ALL
-SELECT 0::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 0::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, 'other' AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u0 AS u ) AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 1::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book"
+SELECT 1::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."book"
 UNION ALL
-SELECT 1::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 1::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN NOT lk."#n0" IS NOT NULL THEN 'not-linked' WHEN rk."#n0" IS NOT NULL THEN 'filtered-or-beyond-limit' WHEN ak."#n0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u1 AS u LEFT JOIN (SELECT DISTINCT v."#n0" FROM u1 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j WHERE j."book_id" = v."#n0")) AS lk ON lk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u1 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j JOIN n0 AS p ON p."#c0" = j."author_id" WHERE j."book_id" = v."#n0")) AS rk ON rk."#n0" = u."#n0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u1 AS v WHERE EXISTS (SELECT 1 FROM "public"."book_author" AS j JOIN "public"."author" AS p ON p."id" = j."author_id" WHERE j."book_id" = v."#n0")) AS ak ON ak."#n0" = u."#n0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 2::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."book_author"
+SELECT 2::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."book_author"
 UNION ALL
-SELECT 2::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 2::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#s"::pg_catalog.text COLLATE "C") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN rk."#k0" IS NOT NULL AND NOT rl."#n0" IS NOT NULL THEN 'no-related-row' WHEN rk."#k0" IS NOT NULL THEN 'filtered-or-beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u2 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#n0" FROM u2 AS v WHERE EXISTS (SELECT 1 FROM "public"."book" AS t WHERE t."id" = v."#n0")) AS rl ON rl."#n0" = u."#n0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 3::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."post"
+SELECT 3::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."post"
 UNION ALL
-SELECT 3::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 3::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' WHEN u."#v0" IS NULL THEN 'null-id' WHEN rk."#k0" IS NOT NULL THEN 'beyond-limit' WHEN ak."#k0" IS NOT NULL THEN 'parent-unreached' ELSE 'no-parent' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u3 AS u LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM n0 AS p WHERE p."#c0" = v."#k0")) AS rk ON rk."#k0" = u."#k0" LEFT JOIN (SELECT DISTINCT v."#k0" FROM u3 AS v WHERE EXISTS (SELECT 1 FROM "public"."author" AS p WHERE p."id" = v."#k0")) AS ak ON ak."#k0" = u."#k0") AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
 UNION ALL
-SELECT 4::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM "public"."visit"
+SELECT 4::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM "public"."visit"
 UNION ALL
-SELECT 4::int4, z.reason, z.child, z.n, z.sample FROM (
+SELECT 4::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
   SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY r."#i0") AS rn
   FROM (SELECT u.*, CASE WHEN u."#k0" IS NULL THEN 'null-key' ELSE 'held-back' END AS reason, CASE WHEN false THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM u4 AS u ) AS r
   WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
 WHERE z.rn <= 5
+ORDER BY 1, 2, 3, 6
