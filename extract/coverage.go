@@ -20,11 +20,13 @@ package extract
 // order (row_number over the join of the parent's rows with the
 // relation's, partitioned by the parent row). Then, for every table, a
 // CTE u<t> holds its rows found in no node's CTE (an anti-join per node
-// reading it), and the final SELECT counts them by reason, with the first
-// few of each reason in key order, and counts all the table's rows.
+// reading it), r<t> the same rows with their reason, and the final SELECT
+// counts them by reason, with the first few of each reason in key order
+// (a top-N scan per reason), and counts all the table's rows.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -59,13 +61,13 @@ func Coverage(ctx context.Context, q Querier, plan *mappings.Plan) ([]mappings.T
 	}
 	for rows.Next() {
 		var (
-			ti     int32
-			reason string
-			child  *string
-			n, rn  int64
-			sample []*string
+			ti      int32
+			reason  string
+			child   *string
+			n       int64
+			samples []string
 		)
-		if err := rows.Scan(&ti, &reason, &child, &n, &sample, &rn); err != nil {
+		if err := rows.Scan(&ti, &reason, &child, &n, &samples); err != nil {
 			return nil, fmt.Errorf("count the rows that reach no document: %w", err)
 		}
 		tc := &out[ti]
@@ -73,20 +75,18 @@ func Coverage(ctx context.Context, q Querier, plan *mappings.Plan) ([]mappings.T
 			tc.Rows = n
 			continue
 		}
-		at := slices.IndexFunc(tc.Reasons, func(u mappings.Uncovered) bool {
-			return u.Reason == reason && u.Child == deref(child)
-		})
-		if at < 0 {
-			ct := b.tables[ti]
-			u := mappings.Uncovered{Reason: reason, Rows: n, Child: deref(child), Samples: []string{}}
-			u.Node, u.Message = ct.explain(reason, deref(child))
-			tc.Reasons = append(tc.Reasons, u)
-			tc.Unreached += n
-			at = len(tc.Reasons) - 1
+		ct := b.tables[ti]
+		u := mappings.Uncovered{Reason: reason, Rows: n, Child: deref(child), Samples: make([]string, 0, len(samples))}
+		u.Node, u.Message = ct.explain(reason, u.Child)
+		for _, s := range samples {
+			var vals []*string
+			if err := json.Unmarshal([]byte(s), &vals); err != nil {
+				return nil, fmt.Errorf("count the rows that reach no document: sample row %s: %w", s, err)
+			}
+			u.Samples = append(u.Samples, ct.sampleText(vals))
 		}
-		if sample != nil {
-			tc.Reasons[at].Samples = append(tc.Reasons[at].Samples, b.tables[ti].sampleText(sample))
-		}
+		tc.Reasons = append(tc.Reasons, u)
+		tc.Unreached += n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("count the rows that reach no document: %w", err)
@@ -584,27 +584,28 @@ func (b *coverage) nodeCTE(n *mappings.Node) string {
 }
 
 // statement is the whole coverage query: a row (table index, 'total',
-// NULL, rows, NULL, 0) per table, and per reason of each table up to
-// CoverageSamples rows (table index, reason, inheritance child, rows of
-// the reason, sample key, its rank in key order), in that order.
+// NULL, rows, NULL) per table, and one per reason of each table (table
+// index, reason, inheritance child, rows, up to CoverageSamples sample
+// rows in key order, each a JSON array of its key's values as text).
 func (b *coverage) statement() string {
 	var ctes, parts []string
 	for _, n := range b.nodes {
 		ctes = append(ctes, b.nodeCTE(n))
 	}
 	for ti, ct := range b.tables {
-		u, reasons := b.unreached(ct)
-		ctes = append(ctes, fmt.Sprintf("u%d AS (%s)", ti, u))
-		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[], 0::int8 FROM %s", ti, tableRef(ct.t)))
+		u, r, reasons := b.unreached(ct)
+		ctes = append(ctes, fmt.Sprintf("u%d AS (%s)", ti, u), fmt.Sprintf("r%d AS (%s)", ti, r))
+		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM %s", ti, tableRef(ct.t)))
 		parts = append(parts, reasons)
 	}
-	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n") + "\nORDER BY 1, 2, 3, 6"
+	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n") + "\nORDER BY 1, 2, 3"
 }
 
-// unreached is the query of u<ti>, ct's rows no node's CTE holds, and the
-// query counting them by reason (told for the first node reading the
-// table), with up to CoverageSamples of each.
-func (b *coverage) unreached(ct *covTable) (u, reasons string) {
+// unreached is the query of u<ti>, ct's rows no node's CTE holds, that of
+// r<ti>, those rows with their reason (told for the first node reading the
+// table), and the query counting them by reason with up to
+// CoverageSamples of each.
+func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	ti := slices.Index(b.tables, ct)
 	ids := ct.identity("t")
 	sel := aliased(ids, names("#i", len(ids)))
@@ -613,11 +614,12 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 		oid = "t.tableoid"
 	}
 	sel = append(sel, oid+` AS "#oid"`)
-	samples := make([]string, 0, len(ct.sampleColumns()))
-	for _, c := range ct.sampleColumns() {
-		samples = append(samples, fmt.Sprintf("pg_catalog.left(%s::pg_catalog.text, %d)", qualRef("t", c), sampleChars+1))
+	if len(ct.t.PrimaryKey) == 0 {
+		// The sample text of a row without a primary key is its columns
+		// (and orders the samples); a key's is made from #i at the end,
+		// for the few rows shown only.
+		sel = append(sel, sampleJSON(qualified("t", quoteAll(ct.sampleColumns())))+` AS "#s"`)
 	}
-	sel = append(sel, `ARRAY[`+strings.Join(samples, ", ")+`]::pg_catalog.text[] AS "#s"`)
 
 	first := ct.uses[0]
 	n := first.n
@@ -677,8 +679,8 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	// set is a LEFT JOIN of the distinct values of cols of the unreached
 	// rows for which cond (on v) holds, named alias; matched tells it.
 	set := func(alias string, cols []string, cond string) string {
-		joins = append(joins, fmt.Sprintf("LEFT JOIN (SELECT DISTINCT %s FROM %s AS v WHERE %s) AS %s ON %s",
-			strings.Join(qualified("v", cols), ", "), uname, cond, alias, equal(qualified(alias, cols), qualified("u", cols))))
+		joins = append(joins, fmt.Sprintf("LEFT JOIN (SELECT %s FROM (SELECT DISTINCT %s FROM %s) AS v WHERE %s) AS %s ON %s",
+			strings.Join(qualified("v", cols), ", "), strings.Join(cols, ", "), uname, cond, alias, equal(qualified(alias, cols), qualified("u", cols))))
 		return alias + "." + cols[0] + " IS NOT NULL"
 	}
 	var whens []string
@@ -756,16 +758,37 @@ func (b *coverage) unreached(ct *covTable) (u, reasons string) {
 	if len(whens) == 0 {
 		reason = other
 	}
-	sortKey := strings.Join(qualified("r", names("#i", len(ids))), ", ")
-	if len(ct.t.PrimaryKey) == 0 {
-		sortKey = `r."#s"::pg_catalog.text COLLATE "C"`
+	// The rows with their reason (r<ti>), counted by reason, and the
+	// first few of each in key order: a top-N scan per reason, not a sort
+	// of every row.
+	key := func(a string) string {
+		if len(ct.t.PrimaryKey) == 0 {
+			return a + `."#s" COLLATE "C"`
+		}
+		return strings.Join(qualified(a, names("#i", len(ids))), ", ")
 	}
-	reasons = fmt.Sprintf(`SELECT %d::int4, z.reason, z.child, z.n, z.sample, z.rn FROM (
-  SELECT r.reason, r.child, count(*) OVER w AS n, r."#s" AS sample, row_number() OVER (w ORDER BY %s) AS rn
-  FROM (SELECT u.*, %s AS reason, CASE WHEN %s THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM %s AS u %s) AS r
-  WINDOW w AS (PARTITION BY r.reason, r.child)) AS z
-WHERE z.rn <= %d`, ti, sortKey, reason, isChild, uname, strings.Join(joins, " "), mappings.CoverageSamples)
-	return u, reasons
+	sample := `x."#s"`
+	if len(ct.t.PrimaryKey) > 0 {
+		pk := names("#i", len(ids))
+		sample = sampleJSON(qualified("x", pk[len(ids)-len(ct.t.PrimaryKey):]))
+	}
+	r = fmt.Sprintf(`SELECT u.*, %s AS reason, CASE WHEN %s THEN u."#oid"::pg_catalog.regclass::pg_catalog.text END AS child FROM %s AS u %s`,
+		reason, isChild, uname, strings.Join(joins, " "))
+	reasons = fmt.Sprintf(`SELECT %d::int4, g.reason, g.child, g.n, s.samples
+FROM (SELECT r.reason, r.child, count(*)::int8 AS n FROM r%d AS r GROUP BY 1, 2) AS g
+CROSS JOIN LATERAL (SELECT pg_catalog.array_agg(%s ORDER BY %s) AS samples FROM (SELECT r.* FROM r%d AS r WHERE r.reason = g.reason AND r.child IS NOT DISTINCT FROM g.child ORDER BY %s LIMIT %d) AS x) AS s`,
+		ti, ti, sample, key("x"), ti, key("r"), mappings.CoverageSamples)
+	return u, r, reasons
+}
+
+// sampleJSON is a sample row's text: a JSON array of the values' text, each
+// cut after sampleChars (NULL is null).
+func sampleJSON(refs []string) string {
+	vals := make([]string, len(refs))
+	for i, r := range refs {
+		vals[i] = fmt.Sprintf("pg_catalog.left(%s::pg_catalog.text, %d)", r, sampleChars+1)
+	}
+	return "pg_catalog.json_build_array(" + strings.Join(vals, ", ") + ")::pg_catalog.text"
 }
 
 // filteredOrLimit is the reason of a row linked to reached parents through
