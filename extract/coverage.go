@@ -663,6 +663,10 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 
 	var anti []string
 	for _, use := range ct.uses {
+		if cond, ok := b.direct(ct, use); ok {
+			anti = append(anti, cond)
+			continue
+		}
 		var their []string
 		if use.join {
 			their = names("#j", len(ids))
@@ -789,6 +793,43 @@ func sampleJSON(refs []string) string {
 		vals[i] = fmt.Sprintf("pg_catalog.left(%s::pg_catalog.text, %d)", r, sampleChars+1)
 	}
 	return "pg_catalog.json_build_array(" + strings.Join(vals, ", ") + ")::pg_catalog.text"
+}
+
+// direct is, when a row's reaching a document through use can be told
+// from the row itself and its parent's CTE (no limit, no join table, no
+// skipLast), the condition on t that it does not: one scan of the table
+// and an anti-join on the join key, rather than building the node's rows
+// and anti-joining on identity.
+func (b *coverage) direct(ct *covTable, use covUse) (string, bool) {
+	n := use.n
+	if use.join || n.Through != nil || n.Limit > 0 || use.bucket != nil && use.bucket.SkipLast > 0 {
+		return "", false
+	}
+	var conds []string
+	if ct.only {
+		conds = append(conds, fmt.Sprintf("t.tableoid = %s::pg_catalog.regclass", quoteLiteral(tableRef(ct.t))))
+	}
+	if n.Filter != "" {
+		conds = append(conds, "("+n.Filter+")")
+	}
+	if use.bucket != nil {
+		for _, c := range use.bucket.By {
+			conds = append(conds, qualRef("t", n.Columns[c].Name)+" IS NOT NULL")
+		}
+	}
+	for _, v := range idArrayValues(n) {
+		conds = append(conds, qualRef("t", v)+" IS NOT NULL")
+	}
+	if n.Parent == nil {
+		if len(conds) == 0 {
+			return "false", true
+		}
+		return "NOT coalesce(" + strings.Join(conds, " AND ") + ", false)", true
+	}
+	// The row's own conditions go inside the anti-join (PostgreSQL keeps
+	// them as a filter of the join), so that it stays an anti-join.
+	conds = append([]string{equal(b.needRefs(n, "p"), qualified("t", quoteAll(joinCols(n))))}, conds...)
+	return fmt.Sprintf("NOT EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], strings.Join(conds, " AND ")), true
 }
 
 // filteredOrLimit is the reason of a row linked to reached parents through
