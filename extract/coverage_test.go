@@ -144,9 +144,16 @@ public.visit 6 rows, 1 in no document
 	} {
 		t.Run(tc.mapping, func(t *testing.T) {
 			plan := coveragePlan(t, ctx, snap, tc.mapping)
+			jit, err := queryText(ctx, snap, "SELECT current_setting('jit')")
+			if err != nil {
+				t.Fatal(err)
+			}
 			cov, err := Coverage(ctx, snap, plan)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if after, err := queryText(ctx, snap, "SELECT current_setting('jit')"); err != nil || after != jit {
+				t.Errorf("jit is %q after Coverage, %q before (%v): the snapshot's setting must be put back", after, jit, err)
 			}
 			if got := coverageText(cov); got != tc.want {
 				t.Errorf("coverage:\n%s\nwant:\n%s", got, tc.want)
