@@ -28,6 +28,9 @@ type Table struct {
 	// KindMaterializedView or KindForeignTable: relations that have no
 	// primary key, whose id columns the mapping names.
 	Kind string `json:"kind,omitempty"`
+	// Partitioned is set on a partitioned table (its rows are all in its
+	// partitions).
+	Partitioned bool `json:"partitioned,omitempty"`
 }
 
 // Relation kinds other than tables (Table.Kind).

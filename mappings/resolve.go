@@ -722,7 +722,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	if !ok {
 		return nil
 	}
+	n.On = slices.Clone(rel.Join)
 	if rel.Through != nil {
+		n.On = slices.Clone(rel.Through.Join)
 		for _, j := range rel.Join {
 			n.Through.On = append(n.Through.On, [2]string{j.Column, j.Parent})
 		}

@@ -57,6 +57,10 @@ type VerifyOptions struct {
 	Sample float64
 	// MaxFieldDiffs caps the field differences kept per document (0: 100).
 	MaxFieldDiffs int
+	// Oracle builds the expected side with the independent oracle (SQL
+	// compiled from the plan, PostgreSQL's JSON converted by a second
+	// implementation of the Types table) instead of Produce.
+	Oracle bool
 	// Difference is called with every difference, in collection then _id
 	// order (missing, unexpected and differing documents interleaved),
 	// after all unbuildable rows; Dangling with every dangling reference.
@@ -222,7 +226,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		}
 		foundErr <- err
 	}()
-	expErr := v.expected(sctx, snap, plan)
+	var expErr error
+	if opt.Oracle {
+		expErr = v.oracleExpected(sctx, snap, plan)
+	} else {
+		expErr = v.expected(sctx, snap, plan)
+	}
 	if expErr != nil {
 		cancel()
 	}

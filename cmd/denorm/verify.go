@@ -36,6 +36,7 @@ type verifyOptions struct {
 	collections []string
 	limit       int
 	retryFor    time.Duration
+	oracle      string
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -127,6 +128,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
 	return cmd
 }
 
@@ -171,6 +173,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
+	}
+	if o.oracle != "" && o.oracle != "sql" {
+		return usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
 	}
 	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
@@ -219,6 +224,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		TempDir:    o.tempDir,
 		SortMemory: o.sortMemMiB << 20,
 		Sample:     o.sample,
+		Oracle:     o.oracle == "sql",
 		Difference: func(d pipeline.Difference) error {
 			show(formatDifference(d))
 			return rep.difference(d)
