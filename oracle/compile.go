@@ -355,10 +355,20 @@ func (s *rowSource) key(k string) string {
 // rel is one relation of a node being compiled: its rows (src) and how
 // they meet the parent's rows.
 type rel struct {
-	j    *join
-	src  *rowSource
-	cond string
-	// grouped: the parent's table (keys), the identity's references in it.
+	j   *join
+	src *rowSource
+	// keyed: the rows are grouped by their own join key values (group),
+	// which the parent's rows meet by the join's = (outer): valid when each
+	// pair of join columns has one type, so that = is an equivalence.
+	keyed bool
+	// unique: keyed, and at most one row has a key (a lookup or object
+	// embed on a unique key): no grouping needed.
+	unique bool
+	// Otherwise, grouped by the parent row's identity (j.grouped): keys is
+	// the parent's table joined to the rows by cond, group the identity's
+	// references in it; or, without an identity, cond joins the rows to
+	// the parent's row itself (LATERAL).
+	cond  string
 	keys  *rowSource
 	group []string
 }
@@ -367,6 +377,19 @@ type rel struct {
 // compiles.
 func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 	r := &rel{j: &join{alias: c.alias("x")}, src: c.source(child)}
+	if sameKeyTypes(child, ns.n) {
+		r.keyed, r.j.grouped = true, true
+		r.unique = child.Object && child.Limit == 0 && child.Through == nil
+		for _, p := range child.On {
+			if child.Through != nil {
+				r.group = append(r.group, r.src.through(p.Column))
+			} else {
+				r.group = append(r.group, r.src.col(p.Column))
+			}
+			r.j.outer = append(r.j.outer, ns.src.col(p.Parent))
+		}
+		return r
+	}
 	if ns.identity == nil {
 		r.cond = c.joinCond(child, r.src, ns.src)
 		return r
@@ -379,6 +402,26 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 	}
 	r.cond = c.joinCond(child, r.src, r.keys)
 	return r
+}
+
+// sameKeyTypes reports whether every pair of child's join columns (with
+// its parent's) has one type and one deterministic collation, so that
+// PostgreSQL's = between them is an equivalence that GROUP BY follows.
+func sameKeyTypes(child, parent *mappings.Node) bool {
+	if len(child.On) == 0 {
+		return false
+	}
+	for _, p := range child.On {
+		t := child.Table
+		if child.Through != nil {
+			t = child.Through.Table
+		}
+		a, b := t.Column(p.Column), parent.Table.Column(p.Parent)
+		if a == nil || b == nil || a.TypeName != b.TypeName || a.Collation != b.Collation || a.NonDeterministic || b.NonDeterministic || isArray(*a) {
+			return false
+		}
+	}
+	return true
 }
 
 // groupSelect is the select items of the identity (g1, g2, ...) and the
@@ -394,7 +437,10 @@ func (r *rel) groupSelect() (string, string) {
 // fromWhere is the FROM (and WHERE) clause of the relation's rows, with
 // the joins cjoins of its own rows.
 func (r *rel) fromWhere(cjoins string) string {
-	if r.j.grouped {
+	switch {
+	case r.keyed:
+		return fmt.Sprintf("FROM %s%s", r.src.render(), cjoins)
+	case r.j.grouped:
 		return fmt.Sprintf("FROM %s JOIN %s ON %s%s", r.keys.render(), r.src.render(), r.cond, cjoins)
 	}
 	return fmt.Sprintf("FROM %s%s WHERE %s", r.src.render(), cjoins, r.cond)
@@ -440,6 +486,9 @@ func (r *rel) first(items, order, cjoins func() string) {
 			return fmt.Sprintf("SELECT %s %s ORDER BY %s LIMIT 1", items(), r.fromWhere(cjoins()), order())
 		}
 		gsel, glist := r.groupSelect()
+		if r.unique {
+			return fmt.Sprintf("SELECT %s, %s %s", gsel, items(), r.fromWhere(cjoins()))
+		}
 		return fmt.Sprintf("SELECT DISTINCT ON (%s) %s, %s %s ORDER BY %s, %s", glist, gsel, items(), r.fromWhere(cjoins()), glist, order())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/oracle"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -255,6 +256,14 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 	}
 	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes)
+	if o.oracle != "" {
+		unchecked, err := pipeline.OracleUnchecked(plan)
+		if err != nil {
+			return err
+		}
+		printOracleNote(g, unchecked)
+		rep.unchecked = unchecked
+	}
 	if err := rep.finish(res, writes, since, indexes); err != nil {
 		return err
 	}
@@ -359,12 +368,15 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 // verifyReport streams the JSON report: every difference is written as it
 // is found, so the report's size never lives in memory.
 type verifyReport struct {
-	f     *os.File
-	w     *bufio.Writer
-	n     int
-	phase string
-	err   error
-	path  string
+	// unchecked, with --oracle sql, are the fields the oracle does not
+	// compute independently.
+	unchecked []oracle.Unchecked
+	f         *os.File
+	w         *bufio.Writer
+	n         int
+	phase     string
+	err       error
+	path      string
 }
 
 func newVerifyReport(path string) (*verifyReport, error) {
@@ -462,6 +474,11 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.Table
 	}
 	r.raw(`,"indexes":`)
 	r.value(indexes)
+	if r.unchecked != nil {
+		r.raw(`,"oracle":{"uncheckedFields":`)
+		r.value(r.unchecked)
+		r.raw(`}`)
+	}
 	bad := false
 	for _, c := range indexes {
 		bad = bad || c.State != pipeline.IndexOK
@@ -515,4 +532,17 @@ func printIndexChecks(g *globals, checks []pipeline.IndexCheck) int64 {
 		}
 	}
 	return int64(len(checks) - ok)
+}
+
+// printOracleNote says what the oracle checked independently: every field
+// but those listed (expressions run on the shared engine).
+func printOracleNote(g *globals, unchecked []oracle.Unchecked) {
+	if len(unchecked) == 0 {
+		fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code (SQL built from the mapping, a second Types table)")
+		return
+	}
+	fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code, except:")
+	for _, u := range unchecked {
+		fmt.Fprintf(g.stdout, "  %s: %s\n", u.Path, u.Why)
+	}
 }
