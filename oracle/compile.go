@@ -109,11 +109,19 @@ type bucketShape struct {
 	page     string
 }
 
+// Options tune the compiled statements.
+type Options struct {
+	// SampleRoots, when positive, has each statement build the documents of
+	// that many root rows chosen at random (of a bucket collection: that
+	// many parents, all their pages), not all of them.
+	SampleRoots int
+}
+
 // Compile compiles every collection entry of plan.
-func Compile(plan *mappings.Plan) ([]*Query, error) {
+func Compile(plan *mappings.Plan, opt Options) ([]*Query, error) {
 	out := make([]*Query, 0, len(plan.Collections))
 	for _, cp := range plan.Collections {
-		q, err := CompileEntry(cp)
+		q, err := CompileEntry(cp, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +131,7 @@ func Compile(plan *mappings.Plan) ([]*Query, error) {
 }
 
 // CompileEntry compiles one collection entry.
-func CompileEntry(cp *mappings.CollectionPlan) (q *Query, err error) {
+func CompileEntry(cp *mappings.CollectionPlan, opt Options) (q *Query, err error) {
 	c := &compiler{}
 	defer func() {
 		if r := recover(); r != nil {
@@ -136,6 +144,9 @@ func CompileEntry(cp *mappings.CollectionPlan) (q *Query, err error) {
 	}()
 	q = &Query{Entry: cp}
 	root := c.source(cp.Root)
+	if opt.SampleRoots > 0 {
+		root.where = sampleCond(cp, opt.SampleRoots)
+	}
 	if cp.Bucket != nil {
 		q.SQL, q.bucket, q.doc = c.bucketQuery(cp, root)
 	} else {
@@ -173,6 +184,8 @@ type rowSource struct {
 	// plain: the table's rows alone (no join table, no filter), to find
 	// the rows a relation's rows join by the mapping's join.
 	plain bool
+	// where is one more condition on the rows (a sample).
+	where string
 }
 
 func (c *compiler) source(n *mappings.Node) *rowSource {
@@ -230,8 +243,15 @@ func (s *rowSource) render() string {
 		}
 		fmt.Fprintf(&b, " JOIN %s AS j ON %s", only(th.Table), strings.Join(on, " AND "))
 	}
+	var where []string
 	if s.n.Filter != "" && !s.plain {
-		fmt.Fprintf(&b, " WHERE (%s)", s.n.Filter)
+		where = append(where, "("+s.n.Filter+")")
+	}
+	if s.where != "" {
+		where = append(where, s.where)
+	}
+	if len(where) > 0 {
+		fmt.Fprintf(&b, " WHERE %s", strings.Join(where, " AND "))
 	}
 	fmt.Fprintf(&b, ") AS %s", s.alias)
 	return b.String()
@@ -944,4 +964,29 @@ func (c *compiler) bucketQuery(cp *mappings.CollectionPlan, root *rowSource) (st
 	sql := fmt.Sprintf("SELECT %s AS src,\n  %s AS pkey,\n  pg_catalog.json_build_array(%s) AS parent,\n  %s AS item\nFROM %s\nORDER BY %s",
 		c.sourceName(cp, root), keysText(cp.Root, root, b.By), strings.Join(byVals, ", "), obj, ns.from(), strings.Join(order, ", "))
 	return sql, bs, shape
+}
+
+// sampleCond is the condition that keeps n random root rows of cp (of a
+// bucket collection: the rows of n random parents).
+func sampleCond(cp *mappings.CollectionPlan, n int) string {
+	var cols []int
+	if cp.Bucket != nil {
+		cols = cp.Bucket.By
+	} else {
+		cols = cp.IDCols
+	}
+	refs := make([]string, len(cols))
+	for i, ci := range cols {
+		refs[i] = "t." + quoteIdent(cp.Root.Columns[ci].Name)
+	}
+	list := strings.Join(refs, ", ")
+	filter := ""
+	if cp.Root.Filter != "" {
+		filter = " WHERE (" + cp.Root.Filter + ")"
+	}
+	inner := fmt.Sprintf("SELECT %s FROM %s AS t%s", list, only(cp.Root.Table), filter)
+	if cp.Bucket != nil {
+		inner = "SELECT DISTINCT " + strings.TrimPrefix(inner, "SELECT ")
+	}
+	return fmt.Sprintf("(%s) IN (SELECT * FROM (%s) AS t ORDER BY pg_catalog.random() LIMIT %d)", list, inner, n)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/oracle"
 )
@@ -17,7 +18,7 @@ import (
 // shows up as a difference. Rows stream: one document in memory at a time
 // (a bucket collection: one page).
 func (v *verifier) oracleExpected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
-	queries, err := oracle.Compile(plan)
+	queries, err := oracle.Compile(plan, oracle.Options{SampleRoots: v.opt.SampleRoots})
 	if err != nil {
 		return err
 	}
@@ -40,6 +41,13 @@ func (v *verifier) oracleExpected(ctx context.Context, snap *extract.Snapshot, p
 					continue
 				}
 				st.Expected++
+				if v.chosen != nil {
+					id, err := load.DocumentID(raw)
+					if err != nil {
+						return err
+					}
+					v.chosen[string(idKey(name, id))] = true
+				}
 				if err := v.cmp.add(&v.cmp.exp, name, raw, d.Source); err != nil {
 					return err
 				}
@@ -66,7 +74,7 @@ func (v *verifier) oracleExpected(ctx context.Context, snap *extract.Snapshot, p
 // OracleUnchecked lists, for plan, the fields verify's oracle does not
 // check independently of the builder, and why.
 func OracleUnchecked(plan *mappings.Plan) ([]oracle.Unchecked, error) {
-	queries, err := oracle.Compile(plan)
+	queries, err := oracle.Compile(plan, oracle.Options{})
 	if err != nil {
 		return nil, err
 	}

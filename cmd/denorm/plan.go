@@ -166,7 +166,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 
 // printOracleSQL writes the oracle's statements, one per collection entry.
 func printOracleSQL(g *globals, output string, plan *mappings.Plan) error {
-	queries, err := oracle.Compile(plan)
+	queries, err := oracle.Compile(plan, oracle.Options{})
 	if err != nil {
 		return err
 	}
