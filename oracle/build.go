@@ -507,7 +507,12 @@ func exprForm(v any) any {
 // documents with their keys sorted, lists as arrays; nil is left out.
 func exprResult(v any) (any, error) {
 	switch x := v.(type) {
-	case nil, string, bool, float64, int32, int64:
+	case float64:
+		if x != x {
+			return quietNaN, nil
+		}
+		return x, nil
+	case nil, string, bool, int32, int64:
 		return x, nil
 	case int:
 		if x >= math.MinInt32 && x <= math.MaxInt32 {
@@ -538,7 +543,7 @@ func exprResult(v any) (any, error) {
 		}
 		return exprResult(int(x))
 	case float32:
-		return float64(x), nil
+		return exprResult(float64(x))
 	case time.Time:
 		return bson.NewDateTimeFromTime(x), nil
 	case []byte:

@@ -12,6 +12,10 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
+// quietNaN is the NaN the README's Types table names (bits
+// 0x7ff8000000000000, PostgreSQL's own).
+var quietNaN = math.Float64frombits(0x7ff8000000000000)
+
 // unbuildable is a value the target cannot hold as the Types table says:
 // the document (the row) is rejected, as migrate rejects it.
 type unbuildable struct {
@@ -114,7 +118,7 @@ func scalar(r *reader, vt valueType, path string) (any, error) {
 		}
 		switch s {
 		case "NaN":
-			return math.NaN(), nil
+			return quietNaN, nil
 		case "Infinity":
 			return math.Inf(1), nil
 		case "-Infinity":
@@ -171,7 +175,7 @@ func numeric(s string, mode mappings.NumericMode, path string) (any, error) {
 	case mappings.NumericDouble:
 		switch s {
 		case "NaN":
-			return math.NaN(), nil
+			return quietNaN, nil
 		case "Infinity":
 			return math.Inf(1), nil
 		case "-Infinity":
