@@ -181,3 +181,25 @@ func TestCheckNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampText: timestamp: string, ISO 8601 in UTC with six
+// fractional digits, years outside 0000-9999 in the expanded form.
+func TestTimestampText(t *testing.T) {
+	vt := valueType{fam: famTimestampTZ, timeText: true}
+	for in, want := range map[string]string{
+		`"2024-01-01T10:00:00.123456+02:00"`: "2024-01-01T08:00:00.123456Z",
+		`"1969-12-31T23:59:59.9995+00:00"`:   "1969-12-31T23:59:59.999500Z",
+		`"0044-03-15T10:00:00+00:00 BC"`:     "-000043-03-15T10:00:00.000000Z",
+		`"0001-01-01T00:00:00+00:00 BC"`:     "0000-01-01T00:00:00.000000Z",
+		`"12345-06-01T01:02:03+00:00"`:       "+012345-06-01T01:02:03.000000Z",
+	} {
+		got, err := value(&reader{b: []byte(in)}, vt, "f")
+		if err != nil || got != want {
+			t.Errorf("%s: %v, %v; want %s", in, got, err, want)
+		}
+	}
+	d := valueType{fam: famDate, timeText: true}
+	if got, err := value(&reader{b: []byte(`"2024-01-01"`)}, d, "f"); err != nil || got != bson.DateTime(1704067200000) {
+		t.Errorf("a date stays a date under timestamp: string: %v, %v", got, err)
+	}
+}

@@ -156,7 +156,8 @@ func (c civil) millis() int64 {
 
 // isoText is the timestamp in UTC as ISO 8601 text with six fractional
 // digits and Z (timestamp: string): years outside 0000-9999 with their sign
-// and at least four digits (ISO 8601's expanded form).
+// and six digits (ISO 8601's expanded form, as JavaScript writes it), the
+// year 0 being 1 BC.
 func (c civil) isoText() string {
 	ms := c.millis()
 	secs := floorDiv(ms, 1000)
@@ -166,9 +167,9 @@ func (c civil) isoText() string {
 	year := fmt.Sprintf("%04d", y)
 	switch {
 	case y < 0:
-		year = fmt.Sprintf("-%04d", -y)
+		year = fmt.Sprintf("-%06d", -y)
 	case y > 9999:
-		year = fmt.Sprintf("+%d", y)
+		year = fmt.Sprintf("+%06d", y)
 	}
 	return fmt.Sprintf("%s-%02d-%02dT%02d:%02d:%02d.%06dZ", year, m, d, rem/3600, rem%3600/60, rem%60, c.micro)
 }
