@@ -111,10 +111,13 @@ func (c *checker) shared(cols []*Collection) {
 		if v == nil {
 			continue
 		}
-		if line, dup := values[v]; dup {
-			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
+		// Numbers are one value for MongoDB whatever their type: 1 and
+		// 1.0 would select each other's documents.
+		k := numberKey(v)
+		if line, dup := values[k]; dup {
+			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d (MongoDB compares numbers by value)", col.Name, v, line)
 		}
-		values[v] = col.pos.at("name").Line
+		values[k] = col.pos.at("name").Line
 	}
 }
 
