@@ -234,12 +234,9 @@ func numericValue(col *mappings.Column, s string, mode mappings.NumericMode) (an
 	case mappings.NumericString:
 		return s, nil
 	case mappings.NumericDouble:
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := transform.DecimalToDouble(s)
 		if err != nil {
-			if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%s value %s is out of range for a double; use numeric mode decimal or string", typeDesc(col), abbrev(s))
-			}
-			return nil, fmt.Errorf("%s value %s: %w", typeDesc(col), abbrev(s), err)
+			return nil, fmt.Errorf("%s value %s is %w; use numeric mode decimal or string", typeDesc(col), abbrev(s), err)
 		}
 		return f, nil
 	}
@@ -505,9 +502,9 @@ func jsonNumber(s string, mode mappings.NumericMode) (any, error) {
 	case mappings.NumericString:
 		return s, nil
 	case mappings.NumericDouble:
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := transform.DecimalToDouble(s)
 		if err != nil {
-			return nil, fmt.Errorf("number %s is out of range for a double; use numeric mode decimal or string", abbrev(s))
+			return nil, fmt.Errorf("number %s is %w; use numeric mode decimal or string", abbrev(s), err)
 		}
 		return f, nil
 	}
