@@ -26,10 +26,14 @@ package extract
 //	  of other element types       ::text[]             Array of strings (json[]/jsonb[] elements parsed)
 //	NULL                                                nil
 //
-// Arrays with more than one dimension (which pgx would silently flatten)
+// Arrays with more than one dimension (which pgx would silently flatten),
+// and arrays whose subscripts do not start at 1 (whose bound pgx drops),
 // are refused value by value (checkArrayDims): the row is read, and a
 // document that would hold the value is rejected (transform.Invalid).
-// Array lower bounds are ignored.
+// NUMERIC in numeric mode double, and JSON numbers written as doubles,
+// convert by transform.DecimalToDouble (refusing values without a
+// double). Timestamps stay times here; transform writes them as dates or
+// as text (timestamp: string).
 
 import (
 	"bytes"

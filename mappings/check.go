@@ -282,6 +282,9 @@ func (c *checker) entity(e *Entity, pos positions, where string, document bool) 
 		if fd.Char != "" && kind != "column" {
 			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)
 		}
+		if fd.Timestamp != "" && kind != "column" && kind != "aggregate" {
+			c.add(fd.pos.at("timestamp"), "%s: timestamp applies to a column or an aggregate, not to %s", where, kind)
+		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
 		}

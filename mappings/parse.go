@@ -357,7 +357,7 @@ func keysAt(loc []string) string {
 	}
 	switch {
 	case len(loc) == 0:
-		return "version, numeric, collections, links"
+		return "version, numeric, char, timestamp, collections, links"
 	case len(loc) == 2 && loc[0] == "collections":
 		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude, indexes, shardKey"
 	case len(loc) == 2 && loc[0] == "links":
@@ -379,7 +379,7 @@ func keysAt(loc []string) string {
 	case last(2) == "lookups":
 		return "name, table, join, through, orderBy, filter"
 	case last(2) == "fields":
-		return "name, column, key, embed, ids, aggregate, expr, value, link, ref, numeric"
+		return "name, column, key, embed, ids, aggregate, expr, sql, value, link, ref, numeric, char, timestamp"
 	}
 	return ""
 }

@@ -92,15 +92,15 @@ func exprValue(v any) any {
 // document value.
 func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
 	// An expression never sees a value that could not be read (nor one
-	// without a double inside a JSON value).
-	for _, v := range env {
-		if _, err := invalidInExpr(v, ""); err != nil {
-			// The first in name order, for a stable message.
-			for _, name := range slices.Sorted(maps.Keys(env)) {
-				if path, err := invalidInExpr(env[name], name); err != nil {
-					return nil, fmt.Errorf("expr %q: %s: %w", f.Source, path, err)
-				}
-			}
+	// without a double inside a JSON value): the first it reads, in name
+	// order.
+	reads := f.Reads
+	if reads == nil { // a plan not made by Resolve: every variable
+		reads = slices.Sorted(maps.Keys(env))
+	}
+	for _, name := range reads {
+		if path, err := invalidInExpr(env[name], name); err != nil {
+			return nil, fmt.Errorf("expr %q: %s: %w", f.Source, path, err)
 		}
 	}
 	out, err := mappings.RunExpr(f.Program, env)
