@@ -363,6 +363,11 @@ func floatOf(v any) (float64, bool) {
 	return 0, false
 }
 
+func isDuration(v any) bool {
+	_, ok := v.(time.Duration)
+	return ok
+}
+
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // bothInts returns a and b as int64 when both are integers.
@@ -414,11 +419,15 @@ func checkedAdd(a, b any) (any, error) {
 		if err := fitsInt(x+y, x, "+", y); err != nil {
 			return nil, err
 		}
+		if !isDuration(a) && !isDuration(b) {
+			return int(x + y), nil // as expr-lang: integers add as int
+		}
 	} else if x, ok1 := floatOf(a); ok1 {
 		if y, ok2 := floatOf(b); ok2 {
 			if err := checkFloat(x, "+", y, x+y, false); err != nil {
 				return nil, err
 			}
+			return x + y, nil // as expr-lang: numbers meet as doubles
 		}
 	}
 	return runtime.Add(a, b), nil
@@ -435,11 +444,15 @@ func checkedSub(a, b any) (any, error) {
 		if err := fitsInt(x-y, x, "-", y); err != nil {
 			return nil, err
 		}
+		if !isDuration(a) && !isDuration(b) {
+			return int(x - y), nil
+		}
 	} else if x, ok1 := floatOf(a); ok1 {
 		if y, ok2 := floatOf(b); ok2 {
 			if err := checkFloat(x, "-", y, x-y, false); err != nil {
 				return nil, err
 			}
+			return x - y, nil // as expr-lang: numbers meet as doubles
 		}
 	} else if t, ok := a.(time.Time); ok {
 		switch u := b.(type) {
@@ -471,11 +484,15 @@ func checkedMul(a, b any) (any, error) {
 				return nil, err
 			}
 		}
+		if !isDuration(a) && !isDuration(b) {
+			return int(x * y), nil
+		}
 	} else if x, ok1 := floatOf(a); ok1 {
 		if y, ok2 := floatOf(b); ok2 {
 			if err := checkFloat(x, "*", y, x*y, true); err != nil {
 				return nil, err
 			}
+			return x * y, nil // as expr-lang: numbers meet as doubles
 		}
 	}
 	return runtime.Multiply(a, b), nil
