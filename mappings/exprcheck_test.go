@@ -2,9 +2,12 @@ package mappings
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/expr-lang/expr/vm"
 )
 
 // TestCheckedArithmetic runs expressions with checked arithmetic on edge
@@ -64,6 +67,13 @@ func TestCheckedArithmetic(t *testing.T) {
 		{src: "(-8) ** 0.5", fail: "-8 ** 0.5 has no real value"},
 		{src: "0 ** -1", fail: "division by zero"},
 		{src: "2 ** 62", want: float64(1 << 62)},
+		{src: "2 ^ 1024", fail: "overflow"},
+		{src: "f ^ 2", fail: "overflow"},
+		{src: "m.n * 2", fail: "integer overflow"},
+		{src: "-(m.n + 0 - m.n - 9223372036854775807 - 1)", fail: "integer overflow"},
+		{src: "-m.x", want: -2.5},
+		{src: "map([i4, 1], # * 2)[1]", want: 2},
+		{src: "map([i8, 1], # * 2)[0]", fail: "integer overflow"},
 		// int() truncates toward zero within int64.
 		{src: "int(f)", fail: "int(1e+308) is beyond the 64-bit integer range"},
 		{src: "int(2 ** 63)", fail: "int(9.223372036854776e+18) is beyond"},
@@ -130,4 +140,54 @@ func TestCheckedCompileErrors(t *testing.T) {
 			t.Errorf("%s: compiled", src)
 		}
 	}
+}
+
+// FuzzCheckedIntegers compares the checked integer operations with exact
+// arithmetic (math/big): the result is the exact one when it is within
+// int64, and a failure otherwise.
+func FuzzCheckedIntegers(f *testing.F) {
+	for _, p := range [][2]int64{{math.MaxInt64, 1}, {math.MinInt64, -1}, {math.MinInt64, 0}, {-3, 7}, {1 << 32, 1 << 31}, {math.MinInt64, math.MinInt64}} {
+		f.Add(p[0], p[1])
+	}
+	env := map[string]any{"a": int64(0), "b": int64(0), "c": int32(0)}
+	progs := map[string]func(x, y *big.Int) *big.Int{
+		"a + b":  func(x, y *big.Int) *big.Int { return new(big.Int).Add(x, y) },
+		"a - b":  func(x, y *big.Int) *big.Int { return new(big.Int).Sub(x, y) },
+		"a * b":  func(x, y *big.Int) *big.Int { return new(big.Int).Mul(x, y) },
+		"-a":     func(x, _ *big.Int) *big.Int { return new(big.Int).Neg(x) },
+		"abs(a)": func(x, _ *big.Int) *big.Int { return new(big.Int).Abs(x) },
+		"a % b": func(x, y *big.Int) *big.Int {
+			if y.Sign() == 0 {
+				return nil
+			}
+			return new(big.Int).Rem(x, y) // Go's %: the sign of the dividend
+		},
+		"c * c - a": func(x, _ *big.Int) *big.Int {
+			c := big.NewInt(int64(int32(x.Int64())))
+			return new(big.Int).Sub(new(big.Int).Mul(c, c), x)
+		},
+	}
+	compiled := map[string]*vm.Program{}
+	for src := range progs {
+		p, err := compileChecked(src, env)
+		if err != nil {
+			f.Fatal(err)
+		}
+		compiled[src] = p
+	}
+	f.Fuzz(func(t *testing.T, a, b int64) {
+		for src, exact := range progs {
+			got, err := RunExpr(compiled[src], map[string]any{"a": a, "b": b, "c": int32(a)})
+			want := exact(big.NewInt(a), big.NewInt(b))
+			if want == nil || !want.IsInt64() {
+				if err == nil {
+					t.Fatalf("%s with a=%d b=%d = %v, want a failure (exact %v)", src, a, b, got, want)
+				}
+				continue
+			}
+			if err != nil || got != any(int(want.Int64())) {
+				t.Fatalf("%s with a=%d b=%d = %#v, %v; want %d", src, a, b, got, err, want)
+			}
+		}
+	})
 }
