@@ -138,16 +138,21 @@ func compileChecked(src string, env map[string]any) (*vm.Program, error) {
 	if _, err := expr.Compile(src, expr.Env(env)); err != nil {
 		return nil, fmt.Errorf("%s", firstLine(err.Error()))
 	}
-	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(env)}, checkedOptions()...)...)
+	var constErrs []error
+	prog, err := expr.Compile(src, append([]expr.Option{expr.Env(env)}, checkedOptions(&constErrs)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("internal: the expression does not compile with checked arithmetic (report it): %s", firstLine(err.Error()))
+	}
+	if len(constErrs) > 0 {
+		// An operation of literals that fails would fail on every row.
+		return nil, constErrs[0]
 	}
 	return prog, nil
 }
 
 // checkedOptions are the expr options making arithmetic checked: the
 // patch and the functions it calls.
-func checkedOptions() []expr.Option {
+func checkedOptions(constErrs *[]error) []expr.Option {
 	fn := func(name string, f func(args ...any) (any, error), typ any) expr.Option {
 		return expr.Function(name, f, typ)
 	}
@@ -165,7 +170,7 @@ func checkedOptions() []expr.Option {
 		fn(fnSum, func(a ...any) (any, error) { return checkedSum(a[0]) }, un),
 		fn(fnInt, func(a ...any) (any, error) { return checkedInt(a[0]) }, un),
 		fn(fnAbs, func(a ...any) (any, error) { return checkedAbs(a[0]) }, un),
-		expr.Patch(checkedArith{}),
+		expr.Patch(checkedArith{constErrs: constErrs}),
 	}
 }
 
@@ -175,19 +180,25 @@ func checkedOptions() []expr.Option {
 // what expr-lang would (binary operators delegate to expr-lang's own
 // runtime once the result is known to be exact), else the type it does
 // return.
-type checkedArith struct{}
+type checkedArith struct {
+	// constErrs collects the failures of operations of literals alone.
+	constErrs *[]error
+}
 
 var binaryFns = map[string]string{"+": fnAdd, "-": fnSub, "*": fnMul, "/": fnDiv, "%": fnMod, "**": fnPow, "^": fnPow, "..": fnRange}
 
-func (checkedArith) Visit(node *ast.Node) {
+func (p checkedArith) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.BinaryNode:
 		name, ok := binaryFns[n.Operator]
 		if !ok || !arithOperand(n.Left.Type()) || !arithOperand(n.Right.Type()) {
 			return
 		}
-		if exactLiterals(n) {
-			return // folded by expr-lang's optimizer, exactly
+		if lit, err := literals(n); lit {
+			if err == nil {
+				return // folded by expr-lang's optimizer, exactly
+			}
+			*p.constErrs = append(*p.constErrs, err)
 		}
 		typ := n.Type()
 		if n.Operator == ".." {
@@ -269,22 +280,33 @@ func negType(t reflect.Type) reflect.Type {
 	return intType
 }
 
-// exactLiterals reports whether n operates on two number literals and
-// its result is exact, so expr-lang's constant folding may keep it.
-func exactLiterals(n *ast.BinaryNode) bool {
-	lit := func(x ast.Node) (any, bool) {
+// literals reports whether n operates on two number literals, and the
+// failure of the operation if it has one (else expr-lang's constant
+// folding may keep it: its result is exact).
+func literals(n *ast.BinaryNode) (bool, error) {
+	var lit func(x ast.Node) (any, bool)
+	lit = func(x ast.Node) (any, bool) {
 		switch v := x.(type) {
 		case *ast.IntegerNode:
 			return v.Value, true
 		case *ast.FloatNode:
 			return v.Value, true
+		case *ast.UnaryNode: // -1: a negative literal
+			if v.Operator == "-" {
+				switch w := v.Node.(type) {
+				case *ast.IntegerNode:
+					return -w.Value, true
+				case *ast.FloatNode:
+					return -w.Value, true
+				}
+			}
 		}
 		return nil, false
 	}
 	a, ok1 := lit(n.Left)
 	b, ok2 := lit(n.Right)
 	if !ok1 || !ok2 {
-		return false
+		return false, nil
 	}
 	var err error
 	switch n.Operator {
@@ -303,7 +325,7 @@ func exactLiterals(n *ast.BinaryNode) bool {
 	case "..":
 		_, err = checkedRange(a, b)
 	}
-	return err == nil
+	return true, err
 }
 
 // intOf is v as an int64 when v is an integer (a duration included);
