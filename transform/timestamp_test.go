@@ -55,3 +55,19 @@ func TestDocValueTimestamp(t *testing.T) {
 		t.Error("SubMillisecond")
 	}
 }
+
+// TestIDTimestampText: a timestamp _id in timestamp: string is the text,
+// as the document holds it, for every caller of ID (sync's deletes too).
+func TestIDTimestampText(t *testing.T) {
+	ts := time.Date(2024, 1, 1, 10, 0, 0, 123456000, time.UTC)
+	root := &mappings.Node{Table: &mappings.Table{Name: "e"}, Columns: []mappings.Column{{Name: "at", TypeName: "timestamptz", TimestampText: true}, {Name: "n", TypeName: "int4"}}}
+	cp := &mappings.CollectionPlan{Name: "es", Root: root, IDCols: []int{0}}
+	if got := ID(cp, []any{ts, int32(1)}); got != "2024-01-01T10:00:00.123456Z" {
+		t.Errorf("ID = %#v", got)
+	}
+	cp.IDCols, cp.IDNames = []int{0, 1}, []string{"at", "n"}
+	d, ok := ID(cp, []any{ts, int32(1)}).(Doc)
+	if !ok || d[0].Value != "2024-01-01T10:00:00.123456Z" || d[1].Value != int32(1) {
+		t.Errorf("composite ID = %#v", d)
+	}
+}
