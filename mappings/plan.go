@@ -298,6 +298,9 @@ type FieldPlan struct {
 	// A Program is safe for concurrent runs (each with its own env).
 	Program *vm.Program
 	Source  string
+	// Reads names the columns and lookups this expression reads (the
+	// node's ExprEnv holds those of all its expressions), in name order.
+	Reads []string
 	// Const is the constant (FieldConst).
 	Const any
 	// RefCollection names the collection the values reference, if declared.
