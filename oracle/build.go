@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expr-lang/expr/vm"
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/mappings"
 )
 
 // Doc is one document the oracle built from a query's rows, or the reason
@@ -374,7 +375,7 @@ func exprField(r *reader, f *fieldShape) (any, error) {
 			return nil, err
 		}
 	}
-	out, err := vm.Run(f.prog, env)
+	out, err := mappings.RunExpr(f.prog, env)
 	if err != nil {
 		return nil, reject(f.path, "expr %q: %v", f.source, err)
 	}
@@ -426,10 +427,11 @@ func envInput(r *reader, v envVar, path string) (any, error) {
 }
 
 // exprInput is a value as expressions see it (the README: NUMERIC as a
-// double, a uuid as its text, binary as bytes, dates as times, JSON as maps
-// and lists, NULL as nil), from its BSON value.
+// double, which rejects the row when no double holds it; a uuid as its
+// text, binary as bytes, dates as times with their microseconds, JSON as
+// maps and lists, NULL as nil), from its BSON value.
 func exprInput(r *reader, vt valueType, path string) (any, error) {
-	if vt.fam == famNumeric && !vt.array && vt.numeric != "double" {
+	if vt.fam == famNumeric && !vt.array {
 		if r.null() {
 			return nil, nil
 		}
@@ -437,7 +439,7 @@ func exprInput(r *reader, vt valueType, path string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return numberForExpr(s), nil
+		return numberForExpr(s, path)
 	}
 	if (vt.fam == famDate || vt.fam == famTimestamp || vt.fam == famTimestampTZ) && !vt.array {
 		if r.null() {
@@ -460,46 +462,68 @@ func exprInput(r *reader, vt valueType, path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return exprForm(v), nil
+	return exprForm(v, path)
 }
 
-// numberForExpr is a NUMERIC's decimal text as a double, or the text
-// itself when no double holds it.
-func numberForExpr(s string) any {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return s
+// numberForExpr is a decimal's double for an expression: the nearest
+// double; beyond a double's range, or non-zero with 0 as its nearest
+// double, the row is rejected.
+func numberForExpr(s, path string) (any, error) {
+	switch s {
+	case "NaN":
+		return quietNaN, nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "-Infinity":
+		return math.Inf(-1), nil
 	}
-	return f
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case math.IsInf(f, 0):
+		return nil, reject(path, "the number %s is out of range for a double, which expressions see numbers as", short(s))
+	case err != nil:
+		return nil, reject(path, "the number %s cannot be read as a double: %v", short(s), err)
+	case f == 0 && nonZero(s):
+		return nil, reject(path, "the number %s is too small for a double, which expressions see numbers as", short(s))
+	}
+	return f, nil
 }
 
 // exprForm turns a BSON value into what expressions see.
-func exprForm(v any) any {
+func exprForm(v any, path string) (any, error) {
 	switch x := v.(type) {
 	case bson.Decimal128:
-		return numberForExpr(x.String())
+		return numberForExpr(x.String(), path)
 	case bson.Binary:
 		if x.Subtype == bson.TypeBinaryUUID {
 			h := fmt.Sprintf("%x", x.Data)
-			return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+			return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32], nil
 		}
-		return []byte(x.Data)
+		return []byte(x.Data), nil
 	case bson.DateTime:
-		return x.Time().UTC()
+		return x.Time().UTC(), nil
 	case bson.D:
 		m := make(map[string]any, len(x))
 		for _, e := range x {
-			m[e.Key] = exprForm(e.Value)
+			c, err := exprForm(e.Value, path+"."+e.Key)
+			if err != nil {
+				return nil, err
+			}
+			m[e.Key] = c
 		}
-		return m
+		return m, nil
 	case bson.A:
 		l := make([]any, len(x))
 		for i, e := range x {
-			l[i] = exprForm(e)
+			c, err := exprForm(e, fmt.Sprintf("%s.%d", path, i))
+			if err != nil {
+				return nil, err
+			}
+			l[i] = c
 		}
-		return l
+		return l, nil
 	}
-	return v
+	return v, nil
 }
 
 // exprResult is the BSON value of an expression's result: an int as an

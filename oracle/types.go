@@ -184,7 +184,7 @@ func quoteLiteral(s string) string {
 func tableRef(t *mappings.Table) string { return quoteIdent(t.Schema) + "." + quoteIdent(t.Name) }
 
 // columnTimeText reports whether c's timestamps are written as text.
-func columnTimeText(c mappings.Column) bool { return false }
+func columnTimeText(c mappings.Column) bool { return c.TimestampText }
 
 // tablePartitioned reports whether t is a partitioned table.
 func tablePartitioned(t *mappings.Table) bool { return t.Partitioned }

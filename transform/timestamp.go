@@ -56,7 +56,7 @@ func appendDigits(dst []byte, n, width int) []byte {
 // is, or, when c.TimestampText, its times (a time, or the times of an
 // array) as TimestampText.
 func DocValue(c *mappings.Column, v any) any {
-	if !c.TimestampText {
+	if !c.TimestampText || !timestampColumn(c) {
 		return v
 	}
 	switch x := v.(type) {
@@ -74,6 +74,16 @@ func DocValue(c *mappings.Column, v any) any {
 		return out
 	}
 	return v
+}
+
+// timestampColumn reports whether c holds timestamps (or arrays of them):
+// timestamp: string leaves dates (also times) as dates.
+func timestampColumn(c *mappings.Column) bool {
+	t := c.TypeName
+	if c.Category == "A" {
+		t = c.ElemTypeName
+	}
+	return t == "timestamp" || t == "timestamptz"
 }
 
 // SubMillisecond reports whether t has digits below the millisecond,

@@ -47,6 +47,15 @@ func TestDocValueTimestamp(t *testing.T) {
 	if a, ok := arr.(Array); !ok || len(a) != 2 || a[0] != "2024-01-01T10:00:00.123456Z" || a[1] != nil {
 		t.Errorf("array: %#v", arr)
 	}
+	// A date stays a date: timestamp: string set for a whole file reaches
+	// date columns too (the oracle found them written as text).
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := DocValue(&mappings.Column{TypeName: "date", TimestampText: true}, day); got != day {
+		t.Errorf("date: %#v", got)
+	}
+	if got := DocValue(&mappings.Column{TypeName: "_date", Category: "A", ElemTypeName: "date", TimestampText: true}, Array{day}); got.(Array)[0] != day {
+		t.Errorf("date array: %#v", got)
+	}
 	iv := Invalid{Text: "infinity"}
 	if got := DocValue(text, iv); got != any(iv) {
 		t.Errorf("invalid: %#v", got)
