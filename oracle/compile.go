@@ -960,7 +960,15 @@ func (c *compiler) bucketQuery(cp *mappings.CollectionPlan, root *rowSource) (st
 		}
 		order = append(order, root.column(cp.Root.Columns[o.Col])+dir)
 	}
-	order = append(order, c.tiebreak(cp.Root.Table, root)...)
+	// A bucket's stream order ends with the primary key, or the first
+	// unique key of NOT NULL columns (a table with neither is refused).
+	if t := cp.Root.Table; len(t.PrimaryKey) == 0 && len(t.Unique) > 0 {
+		for _, k := range t.Unique[0] {
+			order = append(order, root.col(k))
+		}
+	} else {
+		order = append(order, c.tiebreak(t, root)...)
+	}
 	sql := fmt.Sprintf("SELECT %s AS src,\n  %s AS pkey,\n  pg_catalog.json_build_array(%s) AS parent,\n  %s AS item\nFROM %s\nORDER BY %s",
 		c.sourceName(cp, root), keysText(cp.Root, root, b.By), strings.Join(byVals, ", "), obj, ns.from(), strings.Join(order, ", "))
 	return sql, bs, shape
