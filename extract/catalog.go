@@ -108,7 +108,7 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 		key := schema + "." + name
 		t := cat.Tables[key]
 		if t == nil {
-			t = &mappings.Table{Schema: schema, Name: name, Kind: relKinds[kind], Estimate: tuples}
+			t = &mappings.Table{Schema: schema, Name: name, Kind: relKinds[kind], Partitioned: kind == "p", Estimate: tuples}
 			cat.Tables[key] = t
 			oids[oid] = t
 		}

@@ -401,6 +401,9 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if n < 0 || int(n) > (len(src)-20)/4 {
 			return nil, false
 		}
+		if int32(binary.BigEndian.Uint32(src[16:])) != 1 {
+			return nil, false // another lower bound: checkArrayDims refuses it
+		}
 		out := make(transform.Array, n)
 		rest := src[20:]
 		for i := range out {

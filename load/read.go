@@ -97,8 +97,10 @@ func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte)
 }
 
 // Normalize gives what a relaxed Extended JSON round trip gives: the
-// only value it changes is an int64 that fits an int32 (written as a plain
-// number, read back as int32); every other value round-trips exactly.
+// only values it changes are an int64 that fits an int32 (written as a
+// plain number, read back as int32) and a NaN of other bits than QuietNaN
+// (written "NaN", read back as QuietNaN); every other value round-trips
+// exactly.
 // Rewriting the BSON directly is twice as fast as the round trip, which
 // TestNormalizeIsJSONRoundTrip checks it against.
 func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
@@ -135,6 +137,10 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 			if n, ok := v.Int64OK(); !ok || fitsInt32(n) {
 				return true
 			}
+		case bsoncore.TypeDouble:
+			if f, ok := v.DoubleOK(); !ok || otherNaN(f) {
+				return true
+			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
 			if hasSmallInt64(bsoncore.Document(v.Data)) {
 				return true
@@ -144,7 +150,13 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 	return false
 }
 
-// narrowInt64 appends doc to dst with small int64 values as int32.
+// otherNaN reports whether f is a NaN of other bits than QuietNaN.
+func otherNaN(f float64) bool {
+	return f != f && math.Float64bits(f) != math.Float64bits(QuietNaN)
+}
+
+// narrowInt64 appends doc to dst with small int64 values as int32, and
+// every NaN as QuietNaN.
 func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) {
 	elems, err := doc.Elements()
 	if err != nil {
@@ -162,6 +174,11 @@ func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) 
 		case bsoncore.TypeInt64:
 			if n := v.Int64(); fitsInt32(n) {
 				dst = bsoncore.AppendInt32Element(dst, key, int32(n))
+				continue
+			}
+		case bsoncore.TypeDouble:
+			if otherNaN(v.Double()) {
+				dst = bsoncore.AppendDoubleElement(dst, key, QuietNaN)
 				continue
 			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:

@@ -28,6 +28,9 @@ type Table struct {
 	// KindMaterializedView or KindForeignTable: relations that have no
 	// primary key, whose id columns the mapping names.
 	Kind string `json:"kind,omitempty"`
+	// Partitioned is set on a partitioned table (its rows are all in its
+	// partitions).
+	Partitioned bool `json:"partitioned,omitempty"`
 }
 
 // Relation kinds other than tables (Table.Kind).
@@ -93,6 +96,14 @@ type Column struct {
 	// char: keep); by default it is trimmed. Resolve sets it on the
 	// columns of a plan's nodes.
 	KeepPadding bool `json:"keepPadding,omitempty"`
+	// TimestampText writes the column's timestamp and timestamptz values
+	// (and arrays of them) into documents as ISO 8601 text with
+	// microseconds (the mapping's timestamp: string) rather than as BSON
+	// dates, which hold milliseconds. Resolve sets it on the columns of a
+	// plan's nodes; rows keep the values as times (keys, positions and
+	// expressions see times), transform converts them as it writes them
+	// (transform.TimestampText).
+	TimestampText bool `json:"timestampText,omitempty"`
 }
 
 // Table returns the table named name ("t" means "public.t"), or nil.
@@ -131,6 +142,18 @@ const (
 	NumericDouble NumericMode = "double"
 	// NumericString writes the exact decimal text as a string.
 	NumericString NumericMode = "string"
+)
+
+// TimestampMode says how timestamp and timestamptz values are written.
+type TimestampMode string
+
+const (
+	// TimestampDate writes BSON dates: milliseconds, the digits below
+	// dropped toward the past (the default).
+	TimestampDate TimestampMode = "date"
+	// TimestampString writes ISO 8601 text in UTC with six fractional
+	// digits: 2024-01-01T10:00:00.123456Z.
+	TimestampString TimestampMode = "string"
 )
 
 // CharMode says what happens to the blank padding of char(n) values.

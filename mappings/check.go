@@ -111,10 +111,13 @@ func (c *checker) shared(cols []*Collection) {
 		if v == nil {
 			continue
 		}
-		if line, dup := values[v]; dup {
-			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
+		// Numbers are one value for MongoDB whatever their type: 1 and
+		// 1.0 would select each other's documents.
+		k := numberKey(v)
+		if line, dup := values[k]; dup {
+			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d (MongoDB compares numbers by value)", col.Name, v, line)
 		}
-		values[v] = col.pos.at("name").Line
+		values[k] = col.pos.at("name").Line
 	}
 }
 
@@ -278,6 +281,9 @@ func (c *checker) entity(e *Entity, pos positions, where string, document bool) 
 		}
 		if fd.Char != "" && kind != "column" {
 			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)
+		}
+		if fd.Timestamp != "" && kind != "column" && kind != "aggregate" {
+			c.add(fd.pos.at("timestamp"), "%s: timestamp applies to a column or an aggregate, not to %s", where, kind)
 		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)

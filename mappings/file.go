@@ -62,7 +62,11 @@ type File struct {
 	Numeric NumericMode `yaml:"numeric"`
 	// Char says whether char(n) values keep their blank padding: trim
 	// (the default) or keep.
-	Char        CharMode      `yaml:"char"`
+	Char CharMode `yaml:"char"`
+	// Timestamp says how timestamp and timestamptz values are written:
+	// date (BSON dates, milliseconds; the default) or string (ISO 8601
+	// text with microseconds).
+	Timestamp   TimestampMode `yaml:"timestamp"`
 	Collections []*Collection `yaml:"collections"`
 	// Links replace join tables by id arrays on one or both sides.
 	Links []*Link `yaml:"links"`
@@ -293,6 +297,9 @@ type Field struct {
 	Numeric NumericMode `yaml:"numeric"`
 	// Char overrides the file's char mode for this column.
 	Char CharMode `yaml:"char"`
+	// Timestamp overrides the file's timestamp mode for this column (or
+	// aggregate).
+	Timestamp TimestampMode `yaml:"timestamp"`
 	// All is set for the "*" entry.
 	All bool `yaml:"-"`
 	pos positions

@@ -168,6 +168,12 @@ type Node struct {
 	FilterPos Pos
 	// Through is the join table the rows are reached through, if any.
 	Through *ThroughPlan
+	// On is the join to the parent as the mapping declares it, by column
+	// names: Column of Table (of Through's table when there is one),
+	// Parent of the parent's table, compared by PostgreSQL's own =. The
+	// builder matches by JoinCols and ParentCols instead; On is for
+	// readers that let PostgreSQL join (verify's oracle, coverage).
+	On []JoinPair
 	// JoinKeyCols are the join key columns selected after Columns, when
 	// the join key is not among Columns: the join table's columns
 	// (Through) or an aggregate's group columns. Rows hold
@@ -292,6 +298,9 @@ type FieldPlan struct {
 	// A Program is safe for concurrent runs (each with its own env).
 	Program *vm.Program
 	Source  string
+	// Reads names the columns and lookups this expression reads (the
+	// node's ExprEnv holds those of all its expressions), in name order.
+	Reads []string
 	// Const is the constant (FieldConst).
 	Const any
 	// RefCollection names the collection the values reference, if declared.

@@ -394,6 +394,7 @@ func (r *resolver) need(n *Node, col string) int {
 	}
 	n.Columns = append(n.Columns, *c)
 	n.Columns[len(n.Columns)-1].KeepPadding = r.file.Char == CharKeep
+	n.Columns[len(n.Columns)-1].TimestampText = r.file.Timestamp == TimestampString
 	n.Numeric = append(n.Numeric, r.file.Numeric)
 	return len(n.Columns) - 1
 }
@@ -540,6 +541,12 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if fd.Numeric != "" {
 					en.Numeric[0] = fd.Numeric
 				}
+				if fd.Timestamp != "" {
+					if !r.timestampColumn(en.Columns[0], fd.pos.at("timestamp"), where+"."+fd.Name) {
+						continue
+					}
+					en.Columns[0].TimestampText = fd.Timestamp == TimestampString
+				}
 				fp := FieldPlan{Kind: FieldAggregate, Name: fd.Name, Embed: en, Pos: p}
 				if fd.Key != "" {
 					k, ok := ref(fd.Key, fd.pos.at("key"))
@@ -558,6 +565,9 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			}
 			n.ExprEnv = mergeVars(n.ExprEnv, vars)
 			fp := FieldPlan{Kind: FieldExpr, Name: fd.Name, Program: prog, Source: fd.Expr, Pos: p}
+			for _, v := range vars {
+				fp.Reads = append(fp.Reads, v.Name)
+			}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
 				if !ok {
@@ -612,6 +622,16 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				}
 				owner.Columns[v.Col].KeepPadding = fd.Char == CharKeep
 			}
+			if fd.Timestamp != "" {
+				owner := n
+				if v.Lookup != nil {
+					owner = v.Lookup
+				}
+				if !r.timestampColumn(owner.Columns[v.Col], fd.pos.at("timestamp"), where) {
+					continue
+				}
+				owner.Columns[v.Col].TimestampText = fd.Timestamp == TimestampString
+			}
 			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
@@ -629,6 +649,28 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			addField(fp)
 		}
 	}
+}
+
+// timestampColumn reports whether c (a field's column or aggregate)
+// holds timestamps, which a field's timestamp: applies to; else it
+// reports the problem at p.
+func (r *resolver) timestampColumn(c Column, p Pos, where string) bool {
+	if IsTimestamp(c) {
+		return true
+	}
+	r.add(p, "%s: timestamp applies to timestamp and timestamptz columns (and arrays of them); %s is %s", where, c.Name, typeText(c))
+	return false
+}
+
+// IsTimestamp reports whether c holds timestamp or timestamptz values,
+// or arrays of them (a domain over them included: c describes the base
+// type).
+func IsTimestamp(c Column) bool {
+	t := c.TypeName
+	if c.Category == "A" {
+		t = c.ElemTypeName
+	}
+	return t == "timestamp" || t == "timestamptz"
 }
 
 func nameSuffix(name string) string {
@@ -722,7 +764,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	if !ok {
 		return nil
 	}
+	n.On = slices.Clone(rel.Join)
 	if rel.Through != nil {
+		n.On = slices.Clone(rel.Through.Join)
 		for _, j := range rel.Join {
 			n.Through.On = append(n.Through.On, [2]string{j.Column, j.Parent})
 		}
@@ -845,6 +889,7 @@ func (r *resolver) joinPair(n, parent *Node, a, b Column, rule keyRule, extra bo
 		return
 	}
 	a.KeepPadding = r.file.Char == CharKeep
+	a.TimestampText = r.file.Timestamp == TimestampString
 	n.JoinKeyCols = append(n.JoinKeyCols, a)
 	n.JoinCols = append(n.JoinCols, -1) // set by finishJoinKeys
 	n.keyExtra = append(n.keyExtra, len(n.JoinKeyCols)-1)
@@ -929,6 +974,7 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 	}
 	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N")
 	n.Agg = agg
+	res.TimestampText = r.file.Timestamp == TimestampString
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
 	n.JoinCols = n.JoinCols[:0]

@@ -15,6 +15,7 @@ import (
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/oracle"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -39,6 +40,8 @@ type verifyOptions struct {
 	collections []string
 	limit       int
 	retryFor    time.Duration
+	oracle      string
+	sampleRoots int
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -103,6 +106,15 @@ different is a difference too. Extra indexes are not.
 
 --collections and --limit compare what migrate wrote with the same flags.
 
+--oracle sql builds the expected documents another way, sharing no code with
+migrate: PostgreSQL builds them as JSON from SQL compiled from the mapping
+(plan --sql prints it), and a second implementation of the Types table
+converts them. A bug in migrate's builder shows up as a difference there,
+where the plain comparison would repeat it. The fields it cannot compute
+independently (expr: fields run on the shared expression engine) are
+listed. --sample-roots N has it build and compare the documents of N random
+root rows per collection.
+
 Exit codes: 0 identical, 1 different, 2 bad usage or mapping, 4 verify could
 not complete (connection lost, unreadable target, ...).
 
@@ -146,6 +158,8 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
+	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
 	return cmd
 }
 
@@ -191,6 +205,20 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
+	if o.oracle != "" && o.oracle != "sql" {
+		return usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
+	}
+	if o.sampleRoots != 0 {
+		if err := checkRange("--sample-roots", o.sampleRoots, 1, 1<<30); err != nil {
+			return err
+		}
+		if o.oracle == "" {
+			return usageError{errors.New("--sample-roots needs --oracle sql (the oracle picks the root rows); without it, --sample PERCENT compares a share of the documents")}
+		}
+		if o.sample != 100 {
+			return usageError{errors.New("--sample-roots and --sample: give one of them")}
+		}
+	}
 	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections)
 	if err != nil {
 		return err
@@ -234,10 +262,12 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
-		BatchSize:  o.batchSize,
-		TempDir:    o.tempDir,
-		SortMemory: o.sortMemMiB << 20,
-		Sample:     o.sample,
+		BatchSize:   o.batchSize,
+		TempDir:     o.tempDir,
+		SortMemory:  o.sortMemMiB << 20,
+		Sample:      o.sample,
+		Oracle:      o.oracle == "sql",
+		SampleRoots: o.sampleRoots,
 		Difference: func(d pipeline.Difference) error {
 			show(formatDifference(d))
 			return rep.difference(d)
@@ -273,6 +303,14 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes, cov)
+	if o.oracle != "" {
+		unchecked, err := pipeline.OracleUnchecked(plan)
+		if err != nil {
+			return err
+		}
+		printOracleNote(g, unchecked)
+		rep.unchecked = unchecked
+	}
 	if err := rep.finish(res, writes, since, indexes, cov); err != nil {
 		return err
 	}
@@ -390,12 +428,15 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 // verifyReport streams the JSON report: every difference is written as it
 // is found, so the report's size never lives in memory.
 type verifyReport struct {
-	f     *os.File
-	w     *bufio.Writer
-	n     int
-	phase string
-	err   error
-	path  string
+	// unchecked, with --oracle sql, are the fields the oracle does not
+	// compute independently.
+	unchecked []oracle.Unchecked
+	f         *os.File
+	w         *bufio.Writer
+	n         int
+	phase     string
+	err       error
+	path      string
 }
 
 func newVerifyReport(path string) (*verifyReport, error) {
@@ -498,6 +539,11 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.Table
 	}
 	r.raw(`,"coverage":`)
 	r.value(cov)
+	if r.unchecked != nil {
+		r.raw(`,"oracle":{"uncheckedFields":`)
+		r.value(r.unchecked)
+		r.raw(`}`)
+	}
 	bad := false
 	for _, c := range indexes {
 		bad = bad || c.State != pipeline.IndexOK
@@ -571,4 +617,17 @@ func printCoverage(g *globals, cov []mappings.TableCoverage) {
 	}
 	fmt.Fprintln(g.stdout, "coverage (source rows that reach a document):")
 	fmt.Fprint(g.stdout, report.CoverageText(cov, "  "))
+}
+
+// printOracleNote says what the oracle checked independently: every field
+// but those listed (expressions run on the shared engine).
+func printOracleNote(g *globals, unchecked []oracle.Unchecked) {
+	if len(unchecked) == 0 {
+		fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code (SQL built from the mapping, a second Types table)")
+		return
+	}
+	fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code, except:")
+	for _, u := range unchecked {
+		fmt.Fprintf(g.stdout, "  %s: %s\n", u.Path, u.Why)
+	}
 }

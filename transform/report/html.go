@@ -224,6 +224,8 @@ svg text.tick{font-size:10px;fill:#5a6478}
 {{if .TooLarge.Count}}<h3>Over the size limit: {{.TooLarge.Count}} documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr>{{range .TooLarge.Docs}}<tr><td>{{.Source}}</td><td>{{.ID}}</td><td class="n">{{bytes .Size}}</td></tr>{{end}}</table>{{end}}
 {{if .References}}<h3>References</h3><table><tr><th>field</th><th>collection</th><th>checked</th><th>dangling</th><th>examples</th></tr>
 {{range .References}}<tr><td><code>{{.Path}}</code></td><td>{{.Collection}}</td><td class="n">{{.Checked}}</td><td class="n">{{.Dangling}}</td><td>{{.Skipped}}{{range .Examples}}{{.Value}} in {{.Source}}<br>{{end}}</td></tr>{{end}}</table>{{end}}
+{{if .SubMillisecond}}<h3>Timestamps with digits below the millisecond</h3><p>A BSON date drops them (rounded toward the past); <code>timestamp: string</code> keeps them.</p><table><tr><th>field</th><th>column</th><th>values</th><th>e.g.</th><th>in</th></tr>
+{{range .SubMillisecond}}<tr><td><code>{{.Path}}</code></td><td>{{if .Column}}{{.Column}}{{else}}(computed){{end}}</td><td class="n">{{.Count}}</td><td>{{.Example}}</td><td>{{.Source}}</td></tr>{{end}}</table>{{end}}
 {{if .Warnings}}<h3>Warnings</h3><ul>{{range .Warnings}}<li><span class="{{sevcls .Severity}}">{{upper .Severity}}</span> {{.Message}}</li>{{end}}</ul>{{end}}
 <h3>Inferred shape</h3>
 <table><tr><th>field</th><th>types</th><th>present</th></tr>{{range .Shape}}<tr><td><code>{{.Path}}</code></td><td>{{types .Types}}</td><td class="n">{{pct .Present .Of}}</td></tr>{{end}}</table>

@@ -171,6 +171,14 @@ func writeText(w io.Writer, r *Report) error {
 				}
 			}
 		}
+		if len(c.SubMillisecond) > 0 {
+			b.WriteString("  timestamps with digits below the millisecond (a BSON date drops them; timestamp: string keeps them):\n")
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+			for _, l := range c.SubMillisecond {
+				fmt.Fprintf(tw, "    %s\t%s\t%s\te.g. %s in %s\n", l.Path, lossColumn(l), Plural(l.Count, "value", "values"), l.Example, l.Source)
+			}
+			tw.Flush()
+		}
 		b.WriteString("  shape:\n")
 		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		for _, p := range c.Shape {
@@ -196,6 +204,14 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lossColumn names the source of a field's dates for the reports.
+func lossColumn(l PrecisionLoss) string {
+	if l.Column == "" {
+		return "(computed)"
+	}
+	return l.Column
 }
 
 func mdEsc(s string) string {
@@ -260,6 +276,12 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, ref := range c.References {
 			fmt.Fprintf(&b, "- references `%s` → %s: %d checked, %d dangling %s\n", ref.Path, ref.Collection, ref.Checked, ref.Dangling, ref.Skipped)
+		}
+		if len(c.SubMillisecond) > 0 {
+			b.WriteString("\nTimestamps with digits below the millisecond (a BSON date drops them; `timestamp: string` keeps them):\n\n| field | column | values | e.g. | in |\n| --- | --- | ---: | --- | --- |\n")
+			for _, l := range c.SubMillisecond {
+				fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", mdEsc(l.Path), mdEsc(lossColumn(l)), l.Count, l.Example, mdEsc(l.Source))
+			}
 		}
 		b.WriteString("\n| field | types | present |\n| --- | --- | ---: |\n")
 		for _, p := range c.Shape {

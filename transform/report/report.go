@@ -99,6 +99,9 @@ type Collection struct {
 	Shape      []PathStat  `json:"shape"`
 	// ShapeTruncated: more than MaxPaths paths were seen.
 	ShapeTruncated bool `json:"shapeTruncated,omitempty"`
+	// SubMillisecond lists the fields whose dates have digits below the
+	// millisecond, which migrate drops (precision.go); nil when none do.
+	SubMillisecond []PrecisionLoss `json:"subMillisecond,omitempty"`
 }
 
 // TableNode is a table feeding a collection's documents, with how.
@@ -300,6 +303,10 @@ type Collector struct {
 	candidates []Sample
 	cand       int64
 	refs       []*refField
+	// losses count the dates that lose digits, by field path; columns
+	// name the fields' source columns (precision.go).
+	losses  map[string]*PrecisionLoss
+	columns map[string]string
 	// json renders samples and _id values.
 	json Encoder
 }
@@ -329,6 +336,7 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Co
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
 		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]*int64{},
 		minSize: -1, json: json,
+		losses: map[string]*PrecisionLoss{}, columns: fieldColumns(cp),
 	}
 	col.refs = refFields(cp)
 	return col
@@ -553,7 +561,11 @@ func (col *Collector) path(p string) *pathAcc {
 func (col *Collector) value(n *shapeNode, v any, source string) {
 	acc := n.acc
 	if acc == nil {
+		col.loseAll(n.path, v, source) // the shape stops here, the count does not
 		return
+	}
+	if t, ok := v.(time.Time); ok {
+		col.lose(n.path, t, source)
 	}
 	acc.present++
 	acc.count(v)
@@ -578,7 +590,11 @@ func (col *Collector) value(n *shapeNode, v any, source string) {
 			*item.container++
 			ia := item.acc
 			if ia == nil {
+				col.loseAll(item.path, e, source)
 				continue
+			}
+			if t, ok := e.(time.Time); ok {
+				col.lose(item.path, t, source)
 			}
 			ia.present++
 			ia.count(e)
@@ -646,6 +662,7 @@ func parentPath(p string) string {
 func (col *Collector) Finish(scale float64) *Collection {
 	c := col.c
 	c.Documents = int64(float64(c.Seen)*scale + 0.5)
+	c.SubMillisecond = col.precision()
 	if c.Seen > 0 {
 		s := slices.Clone(col.sizes.vals)
 		sort.Ints(s)

@@ -400,3 +400,67 @@ func indented(t *testing.T, s string) string {
 	}
 	return b.String()
 }
+
+// TestCollectorSubMillisecond: plan counts, per field, the dates with
+// digits below the millisecond (which migrate drops), in every output
+// and as a warning; past the shape's cap too.
+func TestCollectorSubMillisecond(t *testing.T) {
+	cp := testPlan()
+	cp.Root.Table.Columns = []mappings.Column{{Name: "id"}, {Name: "name"}}
+	cp.Root.Columns = []mappings.Column{{Name: "id", TypeName: "timestamptz"}, {Name: "name", TypeName: "timestamptz"}}
+	cp.Root.Fields[0].Value = mappings.Ref{Col: 1}
+	col := NewCollector(cp, 0, load.AppendExtJSON)
+	fine := time.Date(2024, 1, 1, 10, 0, 0, 123456000, time.UTC)
+	whole := time.Date(2024, 1, 1, 10, 0, 0, 123000000, time.UTC)
+	docs := []transform.Document{
+		doc(1, fine, transform.Doc{{Key: "since", Value: fine}}, transform.Doc{{Key: "since", Value: whole}}),
+		doc(2, whole),
+		doc(3, fine.Add(-time.Hour)),
+	}
+	// A document past the shape's cap: its dates are counted all the same.
+	wide := transform.Doc{{Key: "_id", Value: int32(4)}}
+	for i := range MaxPaths + 10 {
+		wide = append(wide, transform.Field{Key: fmt.Sprintf("k%d", i), Value: fine})
+	}
+	docs = append(docs, transform.Document{Collection: "people", ID: int32(4), Body: wide, Source: "person (id)=(4)"})
+	col.Add(len(docs), sized(t, docs), 0)
+	c := col.Finish(1)
+	got := map[string]int64{}
+	for _, l := range c.SubMillisecond {
+		got[l.Path] = l.Count
+	}
+	if got["name"] != 2 || got["addresses[].since"] != 1 || got["k0"] != 1 {
+		t.Fatalf("counts %v", got)
+	}
+	var all int64
+	for _, n := range got {
+		all += n
+	}
+	if all != 3+MaxPaths+10 {
+		t.Errorf("%d values counted, want %d", all, 3+MaxPaths+10)
+	}
+	for _, l := range c.SubMillisecond {
+		if l.Path == "name" && (l.Column != "person.name" || l.Example != "2024-01-01T10:00:00.123456Z" || l.Source != "person (id)=(1)") {
+			t.Errorf("name: %+v", l)
+		}
+	}
+	plan := &mappings.Plan{Collections: []*mappings.CollectionPlan{cp}}
+	ws := Warnings(plan, []*Collection{c}, nil, 0)
+	if !slices.ContainsFunc(ws, func(w Warning) bool {
+		return w.Rule == "timestamp-precision" && strings.Contains(w.Message, "name (person.name): 2") && strings.Contains(w.Suggestion, "timestamp: string")
+	}) {
+		t.Errorf("no timestamp-precision warning: %+v", ws)
+	}
+	r := &Report{Collections: []*Collection{c}, Warnings: ws}
+	for _, f := range []string{"text", "markdown", "html", "json"} {
+		var b strings.Builder
+		if err := Write(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"person.name", "2024-01-01T10:00:00.123456Z", "timestamp-precision"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s output lacks %q", f, want)
+			}
+		}
+	}
+}

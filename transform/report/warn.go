@@ -52,6 +52,9 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				Message:    fmt.Sprintf("NUMERIC is written as BSON Decimal128 (numeric: decimal, the default) in %s: MongoDB stores it exactly, FerretDB 1.24 cannot store it at all (migrate and validate --target refuse such a mapping there)", strings.Join(decimals, ", ")),
 				Suggestion: "for FerretDB set `numeric: double` (may round) or `numeric: string` (exact text), for the file or per field"})
 		}
+		if w, ok := precisionWarning(c); ok {
+			out = append(out, w)
+		}
 		if u := c.Unstorable; u != nil && u.Count > 0 {
 			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
 				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
