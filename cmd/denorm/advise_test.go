@@ -578,7 +578,10 @@ func TestAdvisePagila(t *testing.T) {
 		t.Errorf("plan lists %d indexes (%d of the %d advised): %+v", len(rep.Indexes), listed, n, rep.Indexes)
 	}
 	for _, w := range rep.Warnings {
-		if w.Severity != "info" {
+		// Pagila's timestamps have microseconds: advise drafts BSON dates,
+		// which hold milliseconds, and plan says so (the choice of
+		// timestamp: string is the user's, see the Types table).
+		if w.Severity != "info" && w.Rule != "timestamp-precision" {
 			t.Errorf("warning %s [%s] %s: %s", w.Severity, w.Rule, w.Collection, w.Message)
 		}
 	}
