@@ -256,8 +256,16 @@ func rowName(n *mappings.Node, raw []any) string {
 	return fmt.Sprintf("row %s (%s)=(%s)", n.Table.Name, strings.Join(cols, ", "), strings.Join(vals, ", "))
 }
 
+// tableRef names table t in a query's FROM: ONLY t for a plain or
+// foreign table, so that the rows of tables inheriting from it are not
+// read as its own (their keys may repeat its keys: see
+// mappings.Table.OwnRowsOnly); a partitioned table, or a view, as it is.
 func tableRef(t *mappings.Table) string {
-	return pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	ref := pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	if t.OwnRowsOnly() {
+		return "ONLY " + ref
+	}
+	return ref
 }
 
 func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize() }

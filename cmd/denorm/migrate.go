@@ -32,6 +32,7 @@ type migrateOptions struct {
 	indexes     string
 	summaryFile string
 	jobs        jobOptions
+	rowSecurity bool
 }
 
 const defaultTarget = "denorm-out"
@@ -101,6 +102,7 @@ the end-of-run summary as JSON, also when the run fails.
 	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
 	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
 	addJobFlags(cmd, &o.jobs)
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -163,11 +165,12 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	sum.RowSecurity = filteredTables(plan.Tables())
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}

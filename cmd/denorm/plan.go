@@ -14,15 +14,16 @@ import (
 )
 
 type planOptions struct {
-	mapping    string
-	source     string
-	format     string
-	output     string
-	sample     float64
-	batchSize  int
-	maxDocSize int
-	failOn     string
-	progress   string
+	rowSecurity bool
+	mapping     string
+	source      string
+	format      string
+	output      string
+	sample      float64
+	batchSize   int
+	maxDocSize  int
+	failOn      string
+	progress    string
 }
 
 // findingsError is plan --fail-on's verdict: findings of that severity
@@ -88,6 +89,7 @@ errors and warnings; info findings never fail).`,
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "the target's document size limit in bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
 	f.StringVar(&o.failOn, "fail-on", "", "exit 1 when the report has findings of this severity or worse: error or warning")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -114,7 +116,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil, o.rowSecurity)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ type verifyOptions struct {
 	collections []string
 	limit       int
 	retryFor    time.Duration
+	rowSecurity bool
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -102,10 +103,12 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
-			err := runVerify(cmd, g, o)
+			err := explainRowSecurity(runVerify(cmd, g, o))
 			var ue usageError
 			var de differentError
-			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) {
+			var ec interface{ ExitCode() int }
+			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) ||
+				errors.As(err, &ec) && ec.ExitCode() == exitUsage {
 				return err
 			}
 			return incompleteError{err}
@@ -127,6 +130,7 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -172,7 +176,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -195,7 +199,8 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer rep.abort()
-	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample)
+	filtered := filteredTables(plan.Tables())
+	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample, filtered)
 
 	shown := 0
 	show := func(line string) {
@@ -249,6 +254,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 	}
 	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes)
+	if len(filtered) > 0 {
+		wrap(g.stdout, fmt.Sprintf("row-level security filtered what was read (--row-security): %s; the comparison covers only the rows the policies show", rowSecurityTables(filtered)))
+	}
 	if err := rep.finish(res, writes, since, indexes); err != nil {
 		return err
 	}
@@ -392,11 +400,17 @@ func (r *verifyReport) value(v any) error {
 	return r.err
 }
 
-func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64) {
+func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64, rowSecurity []*mappings.Table) {
 	if r.w == nil {
 		return
 	}
-	r.raw(`{"snapshot":`)
+	if len(rowSecurity) > 0 {
+		r.raw(`{"rowSecurity":`)
+		r.value(rowSecurityReports(rowSecurity))
+		r.raw(`,"snapshot":`)
+	} else {
+		r.raw(`{"snapshot":`)
+	}
 	r.value(snapID)
 	r.raw(`,"snapshotTime":`)
 	r.value(snapTime.UTC())
