@@ -382,6 +382,20 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 			r.add(c.pos.at("id"), "%s: id columns (%s) are not a primary key or a unique key of NOT NULL columns of %q, so _id would not be unique", c.Name, strings.Join(idCols, ", "), c.Table)
 		}
 	}
+	ok := true
+	for _, col := range idCols {
+		if what, why := keyTypeProblem(*t.Column(col)); what != "" {
+			p := c.pos.at("id")
+			if len(c.ID) == 0 {
+				p = c.pos.at("table")
+			}
+			r.add(p, "collection %s: _id column %s is %s: %s; name other id columns with id:, or map a view whose columns make a usable key", c.Name, col, what, why)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
 	for _, col := range idCols {
 		i := r.need(n, col)
 		cp.IDCols = append(cp.IDCols, i)
@@ -453,6 +467,22 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 	}
 	for _, col := range unique {
 		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: r.need(n, col)})
+	}
+	for i, k := range bp.StreamOrder {
+		col := n.Columns[k.Col]
+		what, why := keyTypeProblem(col)
+		if what == "" {
+			continue
+		}
+		ok = false
+		switch {
+		case i < len(bp.By):
+			r.add(b.pos.at("by"), "%s.bucket: by: column %s is %s: it makes the _id of the pages, and %s; group by other columns, or map a view whose columns make a usable key", c.Name, col.Name, what, why)
+		case i < len(bp.By)+len(n.Order):
+			r.add(b.pos.at("orderBy"), "%s.bucket: orderBy: column %s is %s: the pages are read in this order, and %s; order by other columns", c.Name, col.Name, what, why)
+		default:
+			r.add(c.pos.at("table"), "%s.bucket: key column %s of %q is %s: it orders the pages' rows, and %s; map a view whose columns make a usable key", c.Name, col.Name, t.Name, what, why)
+		}
 	}
 	for _, k := range bp.StreamOrder {
 		cp.IDCols = append(cp.IDCols, k.Col)
