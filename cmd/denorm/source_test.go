@@ -242,6 +242,10 @@ collections:
 	// A view runs as its owner, whom the policy filters: the catalog shows
 	// no row security on the view, PostgreSQL refuses the read.
 	view := writeMapping(t, "version: 1\ncollections:\n  - name: mine\n    table: my_account\n    id: id\n")
+	code, out, errs = runCLI(t, "validate", "-m", view, "--source", reader)
+	if code != exitUsage || !strings.Contains(errs, `m.yaml:3:5: mine: row-level security would hide rows of table "account", which the query for table "my_account" reads, from the source role`) {
+		t.Errorf("validate of a view over a filtered table: exit %d\n%s%s", code, out, errs)
+	}
 	code, out, errs = runCLI(t, "migrate", "-q", "-m", view, "--source", reader, "--target", filepath.Join(dir, "view"))
 	if code != exitUsage || !strings.Contains(errs, `row-level security would hide rows of table "account" from the source role`) || !strings.Contains(errs, "--row-security") {
 		t.Errorf("migrate of a view over a filtered table: exit %d\n%s%s", code, out, errs)
