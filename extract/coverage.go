@@ -350,29 +350,6 @@ func (ct *covTable) readBy() []string {
 	return out
 }
 
-// tieBreak is the order that makes a relation's order total, after its
-// orderBy: the primary key, else every column read, each as its text in
-// the "C" collation. Its one definition for coverage: the rule the
-// documents follow (README, "Order").
-func tieBreak(n *mappings.Node, a string) []string {
-	if len(n.Table.PrimaryKey) > 0 {
-		out := make([]string, len(n.Table.PrimaryKey))
-		for i, k := range n.Table.PrimaryKey {
-			out[i] = qualRef(a, k)
-		}
-		return out
-	}
-	var out, seen []string
-	for _, c := range n.Columns {
-		if c.SQL != "" || slices.Contains(seen, c.Name) {
-			continue
-		}
-		seen = append(seen, c.Name)
-		out = append(out, qualRef(a, c.Name)+`::pg_catalog.text COLLATE "C"`)
-	}
-	return out
-}
-
 // names are SQL column names with a prefix: #i0, #i1, ...
 func names(prefix string, n int) []string {
 	out := make([]string, n)
@@ -468,14 +445,14 @@ func (b *coverage) inner(n *mappings.Node) string {
 		kq = "j"
 	}
 	need := b.need[n]
-	sel = append(sel, aliased(qualified("t", quoteAll(need)), names("#c", len(need)))...)
+	sel = append(sel, aliased(qualified("t", identAll(need)), names("#c", len(need)))...)
 	var keys []string
 	if bp := b.bucket[n]; bp != nil {
 		for _, c := range bp.By {
 			keys = append(keys, qualRef("t", n.Columns[c].Name))
 		}
 	} else if n.Parent != nil {
-		keys = qualified(kq, quoteAll(joinCols(n)))
+		keys = qualified(kq, identAll(joinCols(n)))
 	}
 	sel = append(sel, aliased(keys, names("#k", len(keys)))...)
 	order, tie := b.order(n)
@@ -532,7 +509,7 @@ func (b *coverage) order(n *mappings.Node) (order, tie []string) {
 	for _, o := range n.Order {
 		order = append(order, qualRef("t", n.Columns[o.Col].Name))
 	}
-	return order, tieBreak(n, "t")
+	return order, tieBreak(n.Table, "t")
 }
 
 // orderBy is the ORDER BY list of n's ranked rows, over alias x of inner.
@@ -552,7 +529,7 @@ func (b *coverage) orderBy(n *mappings.Node, x string) string {
 	return strings.Join(out, ", ")
 }
 
-func quoteAll(cols []string) []string {
+func identAll(cols []string) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
 		out[i] = ident(c)
@@ -646,7 +623,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 		// The sample text of a row without a primary key is its columns
 		// (and orders the samples); a key's is made from #i at the end,
 		// for the few rows shown only.
-		sel = append(sel, sampleJSON(qualified("t", quoteAll(ct.sampleColumns())))+` AS "#s"`)
+		sel = append(sel, sampleJSON(qualified("t", identAll(ct.sampleColumns())))+` AS "#s"`)
 	}
 
 	first := ct.uses[0]
@@ -685,9 +662,9 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 		values = idArrayValues(n)
 	}
 	kn, ln, vn := names("#k", len(keys)), names("#n", len(links)), names("#v", len(values))
-	sel = append(sel, aliased(qualified("t", quoteAll(keys)), kn)...)
-	sel = append(sel, aliased(qualified("t", quoteAll(links)), ln)...)
-	sel = append(sel, aliased(qualified("t", quoteAll(values)), vn)...)
+	sel = append(sel, aliased(qualified("t", identAll(keys)), kn)...)
+	sel = append(sel, aliased(qualified("t", identAll(links)), ln)...)
+	sel = append(sel, aliased(qualified("t", identAll(values)), vn)...)
 
 	var anti []string
 	for _, use := range ct.uses {
@@ -746,7 +723,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	case first.join:
 		parent := b.table(n.Parent.Table)
 		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
 		var rel []string
 		for _, p := range n.Through.On {
 			rel = append(rel, qualRef("t", p[0]))
@@ -768,10 +745,10 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 		for _, p := range n.Through.On {
 			jl = append(jl, qualRef("j", p[1]))
 		}
-		jk := qualified("j", quoteAll(joinCols(n)))
+		jk := qualified("j", identAll(joinCols(n)))
 		linked := set("lk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j WHERE %s)", jt.from(), equal(jl, qualified("v", ln))))
 		reached := set("rk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN n%d AS p ON %s WHERE %s)", jt.from(), b.num[n.Parent], equal(b.needRefs(n, "p"), jk), equal(jl, qualified("v", ln))))
-		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), jk), equal(jl, qualified("v", ln))))
+		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), jk), equal(jl, qualified("v", ln))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN NOT %s THEN '%s'", linked, mappings.ReasonNotLinked),
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
@@ -780,7 +757,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	default:
 		parent := b.table(n.Parent.Table)
 		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", quoteAll(parentCols(n))), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, mappings.ReasonBeyondLimit),
 			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))
@@ -856,7 +833,7 @@ func (b *coverage) direct(ct *covTable, use covUse) (string, bool) {
 	}
 	// The row's own conditions go inside the anti-join (PostgreSQL keeps
 	// them as a filter of the join), so that it stays an anti-join.
-	conds = append([]string{equal(b.needRefs(n, "p"), qualified("t", quoteAll(joinCols(n))))}, conds...)
+	conds = append([]string{equal(b.needRefs(n, "p"), qualified("t", identAll(joinCols(n))))}, conds...)
 	return fmt.Sprintf("NOT EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], strings.Join(conds, " AND ")), true
 }
 

@@ -515,5 +515,11 @@ func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
 	if err != nil {
 		return v, err
 	}
-	return Convert(c.col, v, c.mode)
+	out, err := Convert(c.col, v, c.mode)
+	if err != nil {
+		// What the driver decoded tells invalidValue the value's text
+		// (a ±infinity key is still a stream position).
+		return v, err
+	}
+	return out, nil
 }

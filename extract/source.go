@@ -54,8 +54,33 @@ func ParseSource(url string) (*Source, error) {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = "denorm"
+	// Row-level security makes PostgreSQL raise an error rather than
+	// silently hide rows (as pg_dump does): see KeepRowSecurity.
+	cfg.RuntimeParams["row_security"] = "off"
 	cfg.BuildFrontend = bufferedFrontend
 	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
+}
+
+// KeepRowSecurity makes the source's sessions keep row_security on: a
+// table whose row-level security policies apply to the role then shows
+// it only the rows they allow, where by default (row_security = off) a
+// query on it fails (see RowSecurityBlocked). Call it before connecting.
+func (s *Source) KeepRowSecurity() { s.cfg.RuntimeParams["row_security"] = "on" }
+
+// RowSecurityBlocked reports whether err is PostgreSQL refusing a query
+// that row-level security would filter while row_security is off, and
+// names the table it gives.
+func RowSecurityBlocked(err error) (table string, ok bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42501" {
+		return "", false
+	}
+	const prefix = "query would be affected by row-level security policy for table "
+	rest, found := strings.CutPrefix(pe.Message, prefix)
+	if !found {
+		return "", false
+	}
+	return strings.Trim(rest, `"`), true
 }
 
 // readBuffer is how much one read from a source connection may take.

@@ -82,8 +82,20 @@ func (c *checker) collection(col *Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator %q names no field; add {name: %s, value: ...} to fields", col.Name, col.Discriminator, col.Discriminator)
 		}
 	}
+	c.tableName(col.pos.at("table"), col.Name, col.Table)
 	c.entity(&col.Entity, col.pos, col.Name, col.Bucket == nil)
 	c.checkIndexes(col)
+}
+
+// tableName reports a table name SQL could not read (tablename.go); an
+// empty one is the JSON Schema's to report.
+func (c *checker) tableName(p Pos, where, name string) {
+	if name == "" {
+		return
+	}
+	if _, err := ParseTableName(name); err != nil {
+		c.add(p, "%s: table %s: %v", where, quoteWritten(name), err)
+	}
 }
 
 // shared checks the entries that write to one collection: several
@@ -161,6 +173,7 @@ func (col *Collection) discriminatorValue() any {
 }
 
 func (c *checker) link(l *Link, byName map[string][]*Collection) {
+	c.tableName(l.pos.at("table"), "links", l.Table)
 	fields := map[string]bool{}
 	for _, s := range l.Sides {
 		cols := byName[s.Collection]
@@ -285,6 +298,9 @@ func (c *checker) entity(e *Entity, pos positions, where string, document bool) 
 		if fd.Timestamp != "" && kind != "column" && kind != "aggregate" {
 			c.add(fd.pos.at("timestamp"), "%s: timestamp applies to a column or an aggregate, not to %s", where, kind)
 		}
+		if kind == "link" {
+			c.tableName(fd.pos.at("link"), where, fd.Link)
+		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
 		}
@@ -313,6 +329,10 @@ func (c *checker) orderBy(list StringList, p Pos, where string) {
 }
 
 func (c *checker) relation(r *Relation, where, kind string) {
+	c.tableName(r.pos.at("table"), where, r.Table)
+	if r.Through != nil {
+		c.tableName(r.Through.pos.at("table"), where+": through", r.Through.Table)
+	}
 	if r.Limit > 0 && len(r.OrderBy) == 0 && kind == "embed" {
 		c.add(r.pos.at("limit"), "%s: limit needs orderBy, or the subset would be arbitrary", where)
 	}

@@ -86,7 +86,8 @@ func (f *File) UnmarshalYAML(n *yaml.Node) error {
 // Entity is what collections and relations share: rows of one table turned
 // into (sub)documents.
 type Entity struct {
-	// Table is "table" or "schema.table".
+	// Table is "table" or "schema.table", written as SQL writes a table
+	// name (tablename.go).
 	Table string `yaml:"table"`
 	// Filter is an SQL boolean expression over the table's columns that rows
 	// must satisfy.
@@ -409,14 +410,13 @@ func (f *File) CollectionNames() []string {
 	return names
 }
 
-// Tables lists the qualified names of every table the file mentions, for
-// catalog introspection.
+// Tables lists every table name the file writes (as written, each once),
+// for catalog introspection, which resolves them (see Catalog.Names).
 func (f *File) Tables() []string {
 	var out []string
 	add := func(t string) {
-		q := QualifiedName(t)
-		if !slices.Contains(out, q) {
-			out = append(out, q)
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	var entity func(e *Entity)

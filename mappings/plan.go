@@ -50,6 +50,31 @@ type Plan struct {
 	// Indexes holds the indexes and shard key of each target collection,
 	// in CollectionNames order: declared and default ones (index.go).
 	Indexes []IndexSet
+	// Notices are what Resolve found about the source that the user
+	// should know though the mapping is valid (validate and plan show
+	// them as warnings), in file order.
+	Notices []Notice
+}
+
+// Notice is something true of the source that changes what a valid
+// mapping reads: a table whose inheritance children are not read, an
+// unqualified name that other schemas of the search_path also hold.
+type Notice struct {
+	File string
+	// Pos is where the table is named; Collection the entry naming it.
+	Pos        Pos
+	Collection string
+	// Rule names the kind of notice: "inheritance" or "search-path".
+	Rule string
+	// Table is the table concerned (Table.QualifiedName).
+	Table      string
+	Msg        string
+	Suggestion string
+}
+
+// String is the notice as validate prints it: file:line:col: warning: ...
+func (n Notice) String() string {
+	return Problem{File: n.File, Pos: n.Pos, Msg: "warning: " + n.Msg + "; " + n.Suggestion}.String()
 }
 
 // CollectionPlan builds the documents of one collection entry. Several

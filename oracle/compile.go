@@ -261,7 +261,7 @@ func (s *rowSource) render() string {
 // tables inheriting from it (a partitioned table is read whole: its rows
 // are all in its partitions).
 func only(t *mappings.Table) string {
-	if t.Kind == "" && !tablePartitioned(t) {
+	if t.OwnRowsOnly() {
 		return "ONLY " + tableRef(t)
 	}
 	return tableRef(t)

@@ -185,6 +185,3 @@ func tableRef(t *mappings.Table) string { return quoteIdent(t.Schema) + "." + qu
 
 // columnTimeText reports whether c's timestamps are written as text.
 func columnTimeText(c mappings.Column) bool { return c.TimestampText }
-
-// tablePartitioned reports whether t is a partitioned table.
-func tablePartitioned(t *mappings.Table) bool { return t.Partitioned }

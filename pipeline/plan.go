@@ -127,6 +127,9 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		return nil, err
 	}
 	rep.Warnings = report.Warnings(plan, rep.Collections, side.activity, opt.MaxDocSize)
+	for _, n := range plan.Notices {
+		rep.Warnings = append(rep.Warnings, report.Warning{Severity: "warning", Rule: n.Rule, Collection: n.Collection, Message: n.Msg, Suggestion: n.Suggestion})
+	}
 	for _, c := range side.collisions {
 		severity := "warning"
 		if c.Count > 0 {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +16,12 @@ import (
 )
 
 type adviseOptions struct {
-	source  string
-	schema  string
-	output  string
-	report  string
-	numeric string
+	rowSecurity bool
+	source      string
+	schema      string
+	output      string
+	report      string
+	numeric     string
 }
 
 // fanoutSampleAbove: children-per-parent figures of bigger tables come
@@ -68,6 +71,7 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
 	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")
 	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -80,7 +84,7 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	default:
 		return usageError{fmt.Errorf("--numeric must be decimal, double or string")}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -94,6 +98,9 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	}
 	cat, err := extract.ReadCatalog(ctx, snap, tables)
 	if err != nil {
+		return err
+	}
+	if _, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity); err != nil {
 		return err
 	}
 	act, err := extract.ReadActivity(ctx, snap, tables)

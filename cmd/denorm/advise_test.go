@@ -352,7 +352,7 @@ func TestAdviseHostileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`| public.x\|y | collection | xYs |`, `| public.\_denorm | collection | denorms |`, `public.order line`} {
+	for _, s := range []string{`| public.&quot;x\|y&quot; | collection | xYs |`, `| public.\_denorm | collection | denorms |`, `public.&quot;order line&quot;`} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}

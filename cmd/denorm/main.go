@@ -102,6 +102,7 @@ func execute(ctx context.Context, g *globals, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	err = explainRowSecurity(err)
 	help := ""
 	var ue usageError
 	if errors.As(err, &ue) || isUnknownCommand(err) {

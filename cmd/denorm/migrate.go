@@ -37,6 +37,7 @@ type migrateOptions struct {
 	// failUncovered refuses to write while source rows reach no document.
 	failUncovered bool
 	jobs          jobOptions
+	rowSecurity   bool
 }
 
 const defaultTarget = "denorm-out"
@@ -113,6 +114,7 @@ with the counts per table and why ('denorm plan' lists them with keys).
 	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "write nothing and exit 1 when source rows would reach no document (coverage)")
 	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
 	addJobFlags(cmd, &o.jobs)
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -175,7 +177,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -187,6 +189,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 			return err
 		}
 	}
+	sum.RowSecurity = filteredTables(plan.Tables())
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}

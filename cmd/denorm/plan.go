@@ -16,16 +16,17 @@ import (
 )
 
 type planOptions struct {
-	mapping    string
-	source     string
-	format     string
-	output     string
-	sample     float64
-	batchSize  int
-	maxDocSize int
-	failOn     string
-	progress   string
-	sql        bool
+	rowSecurity bool
+	mapping     string
+	source      string
+	format      string
+	output      string
+	sample      float64
+	batchSize   int
+	maxDocSize  int
+	failOn      string
+	progress    string
+	sql         bool
 }
 
 // findingsError is plan --fail-on's verdict: findings of that severity
@@ -105,6 +106,7 @@ as comments.`,
 	f.StringVar(&o.failOn, "fail-on", "", "exit 1 when the report has findings of this severity or worse: error or warning")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
 	f.BoolVar(&o.sql, "sql", false, "print the SQL of verify's oracle (verify --oracle sql) instead of the report")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -131,7 +133,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	default:
 		return usageError{fmt.Errorf("--progress must be auto, bar, lines or none")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil, o.rowSecurity)
 	if err != nil {
 		return err
 	}

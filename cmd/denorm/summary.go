@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -27,6 +28,8 @@ type runSummary struct {
 	Dropped   []string
 	ShardKeys []pipeline.ShardResult
 	Indexes   []pipeline.IndexesCreated
+	// RowSecurity are the tables row-level security filtered.
+	RowSecurity []*mappings.Table
 }
 
 func newRunSummary(o *migrateOptions) *runSummary {
@@ -207,11 +210,15 @@ type summaryFile struct {
 	Dropped        []string            `json:"dropped"`
 	ShardKeys      []summaryShard      `json:"shardKeys"`
 	Indexes        []summaryIndexes    `json:"indexes"`
+	// RowSecurity lists the tables row-level security filtered (the run
+	// had --row-security); absent when none.
+	RowSecurity []rowSecurityReport `json:"rowSecurity,omitempty"`
 }
 
 // write writes the summary of a run that ended with runErr to path.
 func (s *runSummary) write(path string, runErr error) error {
-	f := summaryFile{Command: "migrate", Status: statusOK, ExitCode: exitCode(runErr), Target: s.Target, Job: s.Job, Resumed: s.Resumed,
+	runErr = explainRowSecurity(runErr)
+	f := summaryFile{Command: "migrate", Status: statusOK, ExitCode: exitCode(runErr), RowSecurity: rowSecurityReports(s.RowSecurity), Target: s.Target, Job: s.Job, Resumed: s.Resumed,
 		Started: s.Started, Finished: time.Now().UTC(), Collections: []summaryCollection{}, Dropped: s.Dropped,
 		ShardKeys: []summaryShard{}, Indexes: []summaryIndexes{}}
 	f.ElapsedSeconds = f.Finished.Sub(f.Started).Seconds()

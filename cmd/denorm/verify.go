@@ -42,6 +42,7 @@ type verifyOptions struct {
 	retryFor    time.Duration
 	oracle      string
 	sampleRoots int
+	rowSecurity bool
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -132,10 +133,12 @@ inheritance child) and a few keys. They do not change the exit code unless
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
-			err := runVerify(cmd, g, o)
+			err := explainRowSecurity(runVerify(cmd, g, o))
 			var ue usageError
 			var de differentError
-			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) {
+			var ec interface{ ExitCode() int }
+			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) ||
+				errors.As(err, &ec) && ec.ExitCode() == exitUsage {
 				return err
 			}
 			return incompleteError{err}
@@ -160,6 +163,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -219,7 +223,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return usageError{errors.New("--sample-roots and --sample: give one of them")}
 		}
 	}
-	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -242,7 +246,8 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer rep.abort()
-	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample)
+	filtered := filteredTables(plan.Tables())
+	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample, filtered)
 
 	shown := 0
 	show := func(line string) {
@@ -303,6 +308,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes, cov)
+	if len(filtered) > 0 {
+		wrap(g.stdout, fmt.Sprintf("row-level security filtered what was read (--row-security): %s; the comparison covers only the rows the policies show", rowSecurityTables(filtered)))
+	}
 	if o.oracle != "" {
 		unchecked, err := pipeline.OracleUnchecked(plan)
 		if err != nil {
@@ -470,11 +478,17 @@ func (r *verifyReport) value(v any) error {
 	return r.err
 }
 
-func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64) {
+func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64, rowSecurity []*mappings.Table) {
 	if r.w == nil {
 		return
 	}
-	r.raw(`{"snapshot":`)
+	if len(rowSecurity) > 0 {
+		r.raw(`{"rowSecurity":`)
+		r.value(rowSecurityReports(rowSecurity))
+		r.raw(`,"snapshot":`)
+	} else {
+		r.raw(`{"snapshot":`)
+	}
 	r.value(snapID)
 	r.raw(`,"snapshotTime":`)
 	r.value(snapTime.UTC())

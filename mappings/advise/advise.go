@@ -208,7 +208,7 @@ func impliedTarget(cat *mappings.Catalog, t *mappings.Table, c mappings.Column) 
 		return nil, ""
 	}
 	for {
-		if p := cat.Tables[t.Schema+"."+base]; p != nil && p != t {
+		if p := cat.Tables[mappings.QualifiedTableName(t.Schema, base)]; p != nil && p != t {
 			k := key(p)
 			if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
 				if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
@@ -230,7 +230,7 @@ func sameKind(a, b mappings.Column) bool {
 	return a.TypeName == b.TypeName || ints[a.TypeName] && ints[b.TypeName]
 }
 
-func qual(t *mappings.Table) string { return t.Schema + "." + t.Name }
+func qual(t *mappings.Table) string { return t.QualifiedName() }
 
 func (a *advisor) activity(t *mappings.Table) mappings.TableActivity { return a.in.Activity[qual(t)] }
 

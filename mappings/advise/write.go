@@ -99,13 +99,13 @@ func (a *advisor) write() string {
 	return o.b.String()
 }
 
-// tableRef is the table as the mapping names it: qualified when not in
-// public, or when its name holds a dot.
+// tableRef is the table as the mapping names it, in SQL's syntax (quoted
+// when it needs to be): qualified when not in public.
 func (a *advisor) tableRef(t *mappings.Table) string {
-	if t.Schema == "public" && !strings.Contains(t.Name, ".") {
-		return y(t.Name)
+	if t.Schema == "public" {
+		return y(mappings.QuoteIdent(t.Name))
 	}
-	return y(t.Schema + "." + t.Name)
+	return y(t.QualifiedName())
 }
 
 func names(cols []string) string {

@@ -59,6 +59,12 @@ func layout(root *TableNode) diagram {
 				sub += fmt.Sprintf(" limit %d", n.Limit)
 			}
 		}
+		if n.Reads != "" {
+			sub += ", " + n.Reads
+		}
+		if len(n.RowSecurity) > 0 {
+			sub += ", row-level security"
+		}
 		d.Boxes = append(d.Boxes, svgBox{X: x, Y: y, W: bw, H: bh, Title: title, Sub: sub, Class: n.Kind})
 		for _, cy := range ys {
 			d.Lines = append(d.Lines, svgLine{X1: x + bw, Y1: y + bh/2, X2: x + bw + gx, Y2: cy + bh/2})

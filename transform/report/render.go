@@ -92,15 +92,28 @@ func pct(a, b int64) string {
 // treeText renders the tables feeding a collection, one per line.
 func treeText(n *TableNode, indent string, b *strings.Builder) {
 	label := n.Table
+	var notes []string
 	if n.Field != "" {
-		label = fmt.Sprintf("%s <- %s (%s", n.Field, n.Table, n.Kind)
+		label = fmt.Sprintf("%s <- %s", n.Field, n.Table)
+		notes = append(notes, n.Kind)
 		if n.Object {
-			label += ", object"
+			notes = append(notes, "object")
 		}
 		if n.Limit > 0 {
-			label += fmt.Sprintf(", limit %d", n.Limit)
+			notes = append(notes, fmt.Sprintf("limit %d", n.Limit))
 		}
-		label += ")"
+		if n.Through != "" {
+			notes = append(notes, "through "+n.Through)
+		}
+	}
+	if n.Reads != "" {
+		notes = append(notes, n.Reads)
+	}
+	if len(n.RowSecurity) > 0 {
+		notes = append(notes, "filtered by row-level security: "+strings.Join(n.RowSecurity, ", "))
+	}
+	if len(notes) > 0 {
+		label += " (" + strings.Join(notes, ", ") + ")"
 	}
 	fmt.Fprintf(b, "%s%s\n", indent, label)
 	for _, c := range n.Children {

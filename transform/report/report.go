@@ -106,7 +106,19 @@ type Collection struct {
 
 // TableNode is a table feeding a collection's documents, with how.
 type TableNode struct {
+	// Table is the table read, as resolved: schema.table
+	// (mappings.Table.QualifiedName).
 	Table string `json:"table"`
+	// Through is the join table the rows are reached through, if any.
+	Through string `json:"through,omitempty"`
+	// Reads says which rows of Table are read when it is not simply the
+	// table's rows: "own rows only" (a table with inheritance children,
+	// read as ONLY table), "all partitions" (a partitioned table).
+	Reads string `json:"reads,omitempty"`
+	// RowSecurity lists the row-level security policies that filtered
+	// the rows read (the run acknowledged them with --row-security);
+	// "no policy: no rows" when none lets the role read any.
+	RowSecurity []string `json:"rowSecurity,omitempty"`
 	// Kind: root, embed, lookup, ids, aggregate.
 	Kind string `json:"kind"`
 	// Field is where the relation lands in the document ("" for the root).
@@ -342,11 +354,28 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Co
 	return col
 }
 
-func tableName(t *mappings.Table) string {
-	if t.Schema == "public" {
-		return t.Name
+func tableName(t *mappings.Table) string { return t.QualifiedName() }
+
+// reads says which of t's rows are read (TableNode.Reads).
+func reads(t *mappings.Table) string {
+	switch {
+	case t.Partitioned:
+		return "all partitions"
+	case len(t.Children) > 0 && t.OwnRowsOnly():
+		return fmt.Sprintf("own rows only, not its %s", Plural(int64(len(t.Children)), "inheritance child", "inheritance children"))
 	}
-	return t.Schema + "." + t.Name
+	return ""
+}
+
+// rowSecurity is TableNode.RowSecurity of t.
+func rowSecurity(t *mappings.Table) []string {
+	if t.RowSecurity == nil {
+		return nil
+	}
+	if len(t.RowSecurity.Policies) == 0 {
+		return []string{"no policy lets the role read: no rows"}
+	}
+	return t.RowSecurity.Policies
 }
 
 var kindNames = map[mappings.NodeKind]string{
@@ -358,7 +387,10 @@ var kindNames = map[mappings.NodeKind]string{
 func tableTree(root *mappings.Node) *TableNode {
 	made := map[*mappings.Node]*TableNode{}
 	mappings.Walk(root, func(n *mappings.Node) bool {
-		t := &TableNode{Table: tableName(n.Table), Kind: kindNames[n.Kind], Object: n.Object}
+		t := &TableNode{Table: tableName(n.Table), Reads: reads(n.Table), RowSecurity: rowSecurity(n.Table), Kind: kindNames[n.Kind], Object: n.Object}
+		if n.Through != nil {
+			t.Through = tableName(n.Through.Table)
+		}
 		if n.Kind == mappings.NodeEmbed || n.Kind == mappings.NodeIds {
 			t.Limit = n.Limit
 		}

@@ -277,7 +277,7 @@ func TestWriteFormats(t *testing.T) {
 			`(?m)^  OVER THE SIZE LIMIT: 2 documents\n    ` + regexp.QuoteMeta(fmt.Sprintf("%s (_id %s): %s", big.Source, big.ID, Bytes(big.Size))) + `$`,
 			`(?m)^  references addresses\[\]\.cityId -> cities: 4 checked, 1 dangling\n    7 in person \(id\)=\(3\)$`,
 			`(?m)^  WARNING \[unbounded-embed\] people: addresses holds up to 3 items\n      suggestion: set a limit$`,
-			`(?m)^== nobody \(documents from person\): 0 documents from 0 rows$`,
+			`(?m)^== nobody \(documents from public\.person\): 0 documents from 0 rows$`,
 			`(?m)^  typical document \(` + regexp.QuoteMeta(c.Typical.Source) + `, ` + Bytes(c.Typical.Size) + `\):\n    ` + regexp.QuoteMeta(c.Typical.JSON) + `$`,
 			`(?m)^  largest document \(person \(id\)=\(100\), ` + Bytes(c.Largest.Size) + `\):\n    ` + regexp.QuoteMeta(c.Largest.JSON) + `$`,
 		}, shapeText...),
@@ -287,12 +287,12 @@ func TestWriteFormats(t *testing.T) {
 			fmt.Sprintf("| `addresses` | %d | %d | %d | person (id)=(3) |", arr.Max, arr.P99, arr.P50),
 			fmt.Sprintf("**2 documents over the size limit:**\n\n- %s: %s", big.Source, Bytes(big.Size)),
 			"- references `addresses[].cityId` → cities: 4 checked, 1 dangling",
-			"## nobody\n\ndocuments from `person`: 0 documents from 0 rows.",
+			"## nobody\n\ndocuments from `public.person`: 0 documents from 0 rows.",
 			fmt.Sprintf("Typical document (%s, %s):\n\n```json\n%s\n```", c.Typical.Source, Bytes(c.Typical.Size), c.Typical.JSON),
 			fmt.Sprintf("Largest document (person (id)=(100), %s):\n\n```json\n%s\n```", Bytes(c.Largest.Size), c.Largest.JSON),
 		}, shapeMD...),
 		"html": append([]string{
-			fmt.Sprintf(`<tr><td><a href="#c-people-person">people</a></td><td>documents</td><td>person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n over">%d</td><td class="n">%d</td></tr>`,
+			fmt.Sprintf(`<tr><td><a href="#c-people-public.person">people</a></td><td>documents</td><td>public.person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n over">%d</td><td class="n">%d</td></tr>`,
 				Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), c.TooLarge.Count, ref.Dangling),
 			`<tr class="sev-warning-row"><td><span class="sev-warning">WARNING</span></td><td>unbounded-embed</td><td>people</td><td>addresses holds up to 3 items</td><td>set a limit</td></tr>`,
 			fmt.Sprintf(`<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td></tr></table>`,
@@ -301,7 +301,7 @@ func TestWriteFormats(t *testing.T) {
 			fmt.Sprintf(`<h3>Over the size limit: 2 documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr><tr><td>%s</td><td>%s</td><td class="n">%s</td></tr>`,
 				template.HTMLEscapeString(big.Source), big.ID, Bytes(big.Size)),
 			`<tr><td><code>addresses[].cityId</code></td><td>cities</td><td class="n">4</td><td class="n">1</td><td>7 in person (id)=(3)<br></td></tr>`,
-			`<h2 id="c-nobody-person">Collection nobody <span class="note">(documents from person: 0 documents from 0 rows)</span></h2>`,
+			`<h2 id="c-nobody-public.person">Collection nobody <span class="note">(documents from public.person: 0 documents from 0 rows)</span></h2>`,
 			// Samples are indented for reading; one cut short (not valid
 			// JSON) is shown as it is.
 			fmt.Sprintf(`<p>Typical document (%s, %s):</p><pre class="sample">%s</pre>`, template.HTMLEscapeString(c.Typical.Source), Bytes(c.Typical.Size), template.HTMLEscapeString(indented(t, c.Typical.JSON))),
