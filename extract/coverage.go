@@ -274,9 +274,9 @@ func readsOnly(kind string, inherited bool) bool {
 // readsOnly.
 func (ct *covTable) from() string {
 	if ct.only {
-		return "ONLY " + tableRef(ct.t)
+		return "ONLY " + relName(ct.t)
 	}
-	return tableRef(ct.t)
+	return relName(ct.t)
 }
 
 // hasSystemColumns: the relation has tableoid and ctid (not a view or a
@@ -600,7 +600,7 @@ func (b *coverage) statement() string {
 	for ti, ct := range b.tables {
 		u, r, reasons := b.unreached(ct)
 		ctes = append(ctes, fmt.Sprintf("u%d AS (%s)", ti, u), fmt.Sprintf("r%d AS (%s)", ti, r))
-		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM %s", ti, tableRef(ct.t)))
+		parts = append(parts, fmt.Sprintf("SELECT %d::int4, 'total'::text, NULL::text, count(*)::int8, NULL::text[] FROM %s", ti, relName(ct.t)))
 		parts = append(parts, reasons)
 	}
 	return "WITH " + strings.Join(ctes, ",\n") + "\n" + strings.Join(parts, "\nUNION ALL\n") + "\nORDER BY 1, 2, 3"
@@ -680,7 +680,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 		}
 		anti = append(anti, fmt.Sprintf("NOT EXISTS (SELECT 1 FROM n%d AS r WHERE %s)", use.k, equal(qualified("r", their), ids)))
 	}
-	u = fmt.Sprintf("SELECT %s FROM %s AS t WHERE %s", strings.Join(sel, ", "), tableRef(ct.t), strings.Join(anti, " AND "))
+	u = fmt.Sprintf("SELECT %s FROM %s AS t WHERE %s", strings.Join(sel, ", "), relName(ct.t), strings.Join(anti, " AND "))
 
 	// The reason, for the first node reading the table.
 	uname := fmt.Sprintf("u%d", ti)
@@ -695,7 +695,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	var whens []string
 	isChild := "false"
 	if ct.only {
-		isChild = fmt.Sprintf(`u."#oid" <> %s::pg_catalog.regclass`, quoteLiteral(tableRef(ct.t)))
+		isChild = fmt.Sprintf(`u."#oid" <> %s::pg_catalog.regclass`, quoteLiteral(relName(ct.t)))
 		whens = append(whens, fmt.Sprintf("WHEN %s THEN '%s'", isChild, mappings.ReasonInherited))
 	}
 	if pass != "" {
@@ -723,7 +723,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	case first.join:
 		parent := b.table(n.Parent.Table)
 		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", parent.from(), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
 		var rel []string
 		for _, p := range n.Through.On {
 			rel = append(rel, qualRef("t", p[0]))
@@ -748,7 +748,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 		jk := qualified("j", identAll(joinCols(n)))
 		linked := set("lk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j WHERE %s)", jt.from(), equal(jl, qualified("v", ln))))
 		reached := set("rk", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN n%d AS p ON %s WHERE %s)", jt.from(), b.num[n.Parent], equal(b.needRefs(n, "p"), jk), equal(jl, qualified("v", ln))))
-		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), jk), equal(jl, qualified("v", ln))))
+		exists := set("ak", ln, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS j JOIN %s AS p ON %s WHERE %s)", jt.from(), parent.from(), equal(qualified("p", identAll(parentCols(n))), jk), equal(jl, qualified("v", ln))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN NOT %s THEN '%s'", linked, mappings.ReasonNotLinked),
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, filteredOrLimit(n)),
@@ -757,7 +757,7 @@ func (b *coverage) unreached(ct *covTable) (u, r, reasons string) {
 	default:
 		parent := b.table(n.Parent.Table)
 		reached := set("rk", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM n%d AS p WHERE %s)", b.num[n.Parent], equal(b.needRefs(n, "p"), qualified("v", kn))))
-		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", tableRef(parent.t), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
+		exists := set("ak", kn, fmt.Sprintf("EXISTS (SELECT 1 FROM %s AS p WHERE %s)", parent.from(), equal(qualified("p", identAll(parentCols(n))), qualified("v", kn))))
 		whens = append(whens,
 			fmt.Sprintf("WHEN %s THEN '%s'", reached, mappings.ReasonBeyondLimit),
 			fmt.Sprintf("WHEN %s THEN '%s'", exists, mappings.ReasonParentUnreached))
@@ -812,7 +812,7 @@ func (b *coverage) direct(ct *covTable, use covUse) (string, bool) {
 	}
 	var conds []string
 	if ct.only {
-		conds = append(conds, fmt.Sprintf("t.tableoid = %s::pg_catalog.regclass", quoteLiteral(tableRef(ct.t))))
+		conds = append(conds, fmt.Sprintf("t.tableoid = %s::pg_catalog.regclass", quoteLiteral(relName(ct.t))))
 	}
 	if n.Filter != "" {
 		conds = append(conds, "("+n.Filter+")")

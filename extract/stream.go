@@ -261,12 +261,16 @@ func rowName(n *mappings.Node, raw []any) string {
 // read as its own (their keys may repeat its keys: see
 // mappings.Table.OwnRowsOnly); a partitioned table, or a view, as it is.
 func tableRef(t *mappings.Table) string {
-	ref := pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	ref := relName(t)
 	if t.OwnRowsOnly() {
 		return "ONLY " + ref
 	}
 	return ref
 }
+
+// relName is t's quoted name, for what is not a read of its rows
+// (a regclass, a count of all its rows, children included).
+func relName(t *mappings.Table) string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
 func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize() }
 
