@@ -98,59 +98,70 @@ func finish(src string, doc bson.D, err error) Doc {
 	return Doc{Source: src, BSON: b}
 }
 
-// readDoc reads the JSON object of one (sub)document of shape s.
-func readDoc(r *reader, s *docShape) (bson.D, error) {
-	doc := make(bson.D, 0, len(s.fields))
-	chunked := s.chunked()
+// readObject reads a JSON object of n members as buildObject writes it
+// (an array of objects of maxPairs members past maxPairs), calling each
+// with every member's index once the reader is at its value.
+func readObject(r *reader, n int, each func(i int) error) error {
+	chunked := n > maxPairs
 	if chunked {
 		if err := r.expect('['); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for i, f := range s.fields {
+	for i := 0; i < n; i++ {
 		if i%maxPairs == 0 {
 			if chunked && i > 0 {
 				if err := r.expect(','); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if err := r.expect('{'); err != nil {
-				return nil, err
+				return err
 			}
 		} else if err := r.expect(','); err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := r.str(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := r.expect(':'); err != nil {
-			return nil, err
+			return err
 		}
-		e, keep, err := readField(r, f)
-		if err != nil {
-			return nil, err
+		if err := each(i); err != nil {
+			return err
 		}
-		if keep {
-			doc = append(doc, e)
-		}
-		if i%maxPairs == maxPairs-1 || i == len(s.fields)-1 {
+		if i%maxPairs == maxPairs-1 || i == n-1 {
 			if err := r.expect('}'); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	if len(s.fields) == 0 {
+	if n == 0 {
 		if err := r.expect('{'); err != nil {
-			return nil, err
+			return err
 		}
 		if err := r.expect('}'); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if chunked {
-		if err := r.expect(']'); err != nil {
-			return nil, err
+		return r.expect(']')
+	}
+	return nil
+}
+
+// readDoc reads the JSON object of one (sub)document of shape s.
+func readDoc(r *reader, s *docShape) (bson.D, error) {
+	doc := make(bson.D, 0, len(s.fields))
+	err := readObject(r, len(s.fields), func(i int) error {
+		e, keep, err := readField(r, s.fields[i])
+		if keep {
+			doc = append(doc, e)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -312,68 +323,16 @@ func fieldValue(r *reader, f *fieldShape) (any, error) {
 // exprField reads an expression's inputs, runs it and converts its result.
 func exprField(r *reader, f *fieldShape) (any, error) {
 	env := make(map[string]any, len(f.env))
-	shape := &docShape{}
-	for range f.env {
-		shape.fields = append(shape.fields, nil)
-	}
-	chunked := shape.chunked()
-	if chunked {
-		if err := r.expect('['); err != nil {
-			return nil, err
-		}
-	}
-	// Reading every input first: a value that cannot be read rejects the
-	// row whichever input it is (as migrate: an expression never sees one).
-	var bad error
-	for i, v := range f.env {
-		if i%maxPairs == 0 {
-			if chunked && i > 0 {
-				if err := r.expect(','); err != nil {
-					return nil, err
-				}
-			}
-			if err := r.expect('{'); err != nil {
-				return nil, err
-			}
-		} else if err := r.expect(','); err != nil {
-			return nil, err
-		}
-		if _, err := r.str(); err != nil {
-			return nil, err
-		}
-		if err := r.expect(':'); err != nil {
-			return nil, err
-		}
+	// A value that cannot be read rejects the row whichever input it is
+	// (as migrate: an expression never sees one).
+	err := readObject(r, len(f.env), func(i int) error {
+		v := f.env[i]
 		x, err := envInput(r, v, f.path+": "+v.name)
-		if err != nil {
-			if !IsUnbuildable(err) {
-				return nil, err
-			}
-			if bad == nil {
-				bad = err
-			}
-			// The rest of the value was not read: this row is lost anyway.
-			return nil, bad
-		}
 		env[v.name] = x
-		if i%maxPairs == maxPairs-1 || i == len(f.env)-1 {
-			if err := r.expect('}'); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(f.env) == 0 {
-		if err := r.expect('{'); err != nil {
-			return nil, err
-		}
-		if err := r.expect('}'); err != nil {
-			return nil, err
-		}
-	}
-	if chunked {
-		if err := r.expect(']'); err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	out, err := mappings.RunExpr(f.prog, env)
 	if err != nil {
@@ -395,32 +354,14 @@ func envInput(r *reader, v envVar, path string) (any, error) {
 	if r.null() {
 		return nil, nil
 	}
-	if err := r.expect('{'); err != nil {
-		return nil, err
-	}
 	m := make(map[string]any, len(v.cols))
-	for i, c := range v.cols {
-		if i > 0 && i%maxPairs == 0 {
-			return nil, fmt.Errorf("oracle: lookups of more than %d columns read by expressions are not supported", maxPairs)
-		}
-		if i > 0 {
-			if err := r.expect(','); err != nil {
-				return nil, err
-			}
-		}
-		if _, err := r.str(); err != nil {
-			return nil, err
-		}
-		if err := r.expect(':'); err != nil {
-			return nil, err
-		}
+	err := readObject(r, len(v.cols), func(i int) error {
+		c := v.cols[i]
 		x, err := exprInput(r, c.vt, path+"."+c.name)
-		if err != nil {
-			return nil, err
-		}
 		m[c.name] = x
-	}
-	if err := r.expect('}'); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -49,7 +49,6 @@ type docShape struct {
 // maxPairs is the most name/value pairs one json_build_object call takes.
 const maxPairs = 50
 
-func (d *docShape) chunked() bool { return len(d.fields) > maxPairs }
 
 type fieldKind int
 

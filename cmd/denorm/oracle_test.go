@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,37 @@ func TestVerifyOracle(t *testing.T) {
 		if code != 1 || f[0] != "100" || missing < 20 || missing > 80 || unexpected != 0 {
 			t.Fatalf("--sample-roots 100 with half of the documents gone: exit %d, missing %d, unexpected %d\n%s%s", code, missing, unexpected, out, errs)
 		}
+	})
+	t.Run("wide rows", func(t *testing.T) {
+		// More fields than one json_build_object call takes (50 pairs),
+		// and an expression reading a lookup of 60 columns.
+		var cols, vals, lcols, lvals, sum []string
+		for i := 1; i <= 120; i++ {
+			cols = append(cols, fmt.Sprintf("c%d int", i))
+			vals = append(vals, strconv.Itoa(i))
+		}
+		for i := 1; i <= 60; i++ {
+			lcols = append(lcols, fmt.Sprintf("l%d int", i))
+			lvals = append(lvals, strconv.Itoa(i*10))
+			sum = append(sum, fmt.Sprintf("lk.l%d", i))
+		}
+		db := testenv.PostgresDB(t)
+		testenv.Exec(t, db, fmt.Sprintf(`CREATE TABLE w (id int PRIMARY KEY, %s);
+CREATE TABLE lk (id int PRIMARY KEY, %s);
+INSERT INTO w VALUES (1, %s), (2, %s);
+INSERT INTO lk VALUES (1, %s), (2, %s);`, strings.Join(cols, ", "), strings.Join(lcols, ", "), strings.Join(vals, ", "), strings.Join(vals, ", "), strings.Join(lvals, ", "), strings.Join(lvals, ", ")))
+		m := writeMapping(t, fmt.Sprintf(`version: 1
+collections:
+  - name: ws
+    table: w
+    lookups: [{name: lk, table: lk, join: {id: id}}]
+    fields: ["*", {name: total, expr: "%s"}]
+`, strings.Join(sum, " + ")))
+		out := t.TempDir()
+		if code, o, e := runCLI(t, "migrate", "-q", "--mapping", m, "--source", db, "--target", out); code != 0 {
+			t.Fatalf("migrate exit %d\n%s%s", code, o, e)
+		}
+		oracleIdentical(t, m, db, out)
 	})
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{
