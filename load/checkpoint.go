@@ -363,32 +363,17 @@ func (s *dirCheckpoints) Save(_ context.Context, c *Checkpoint) error {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(s.path(c.ID)), 0o755); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+		return fmt.Errorf("save checkpoint %q: %w", c.ID, newFileError(s.dir, "create", filepath.Dir(s.path(c.ID)), err))
 	}
-	tmp := s.path(c.ID) + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path(c.ID))
-	}
-	if err != nil {
-		return fmt.Errorf("save checkpoint %s: %w", s.path(c.ID), err)
+	if err := writeFileAtomic(s.dir, s.path(c.ID), append(b, '\n')); err != nil {
+		return fmt.Errorf("save checkpoint %q: %w", c.ID, err)
 	}
 	return nil
 }
 
 func (s *dirCheckpoints) Delete(_ context.Context, id string) error {
 	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("delete checkpoint: %w", err)
+		return fmt.Errorf("delete checkpoint %q: %w", id, newFileError(s.dir, "remove", s.path(id), err))
 	}
 	return nil
 }

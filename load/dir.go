@@ -54,7 +54,7 @@ func (s *dirTarget) path(collection string) (string, error) {
 func (s *dirTarget) Prepare(_ context.Context, collections []string, acked map[string]int64) error {
 	s.acked = acked
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return s.fileErr("create", s.dir, err)
 	}
 	for _, c := range collections {
 		if err := s.openFile(c); err != nil {
@@ -70,7 +70,7 @@ func (s *dirTarget) openFile(collection string) error {
 	}
 	f, err := s.open(collection)
 	if err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return err
 	}
 	s.files[collection] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	return nil
@@ -81,7 +81,7 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 	df := s.files[collection]
 	if df == nil {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
-			return nil, fmt.Errorf("target directory: %w", err)
+			return nil, s.fileErr("create", s.dir, err)
 		}
 		if err := s.openFile(collection); err != nil {
 			return nil, err
@@ -97,7 +97,7 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 			continue
 		}
 		if _, err := df.w.Write(s.buf); err != nil {
-			return rejects, fmt.Errorf("write %s: %w", df.f.Name(), err)
+			return rejects, s.fileErr("write", df.f.Name(), err)
 		}
 	}
 	return rejects, nil
@@ -112,10 +112,10 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 	if df := s.files[collection]; df != nil {
 		df.w.Discard()
 		if err := df.f.Truncate(0); err != nil {
-			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+			return 0, s.fileErr("empty", df.f.Name(), err)
 		}
 		if _, err := df.f.Seek(0, io.SeekStart); err != nil {
-			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+			return 0, s.fileErr("empty", df.f.Name(), err)
 		}
 		return -1, nil
 	}
@@ -125,7 +125,7 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 	}
 	err = os.Truncate(path, 0)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("empty %s: %w", path, err)
+		return 0, s.fileErr("empty", path, err)
 	}
 	return -1, nil
 }
@@ -140,10 +140,10 @@ func (s *dirTarget) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
 		if err := df.w.Close(); err != nil && first == nil {
-			first = fmt.Errorf("write %s: %w", df.f.Name(), err)
+			first = s.fileErr("write", df.f.Name(), err)
 		}
 		if err := df.f.Close(); err != nil && first == nil {
-			first = fmt.Errorf("close %s: %w", df.f.Name(), err)
+			first = s.fileErr("close", df.f.Name(), err)
 		}
 	}
 	s.files = map[string]*dirFile{}

@@ -23,7 +23,7 @@ func (s *dirTarget) open(collection string) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, s.fileErr("open", path, err)
 	}
 	if err := lockWriter(f); err != nil {
 		f.Close()
@@ -38,15 +38,17 @@ func (s *dirTarget) open(collection string) (*os.File, error) {
 	if err == nil && st != nil && st.Size() < off {
 		err = fmt.Errorf("%s is %d bytes, shorter than the %d bytes the checkpoint recorded: the file was changed since; start over with --restart", path, st.Size(), off)
 	}
-	if err == nil {
-		err = f.Truncate(off)
-	}
-	if err == nil {
-		_, err = f.Seek(off, io.SeekStart)
-	}
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if err := f.Truncate(off); err != nil {
+		f.Close()
+		return nil, s.fileErr("truncate", path, err)
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		f.Close()
+		return nil, s.fileErr("seek", path, err)
 	}
 	return f, nil
 }
@@ -57,14 +59,14 @@ func (s *dirTarget) Sync(context.Context) (map[string]int64, error) {
 	out := make(map[string]int64, len(s.files))
 	for _, df := range s.files {
 		if err := df.w.Flush(); err != nil {
-			return nil, fmt.Errorf("write %s: %w", df.f.Name(), err)
+			return nil, s.fileErr("write", df.f.Name(), err)
 		}
 		if err := df.f.Sync(); err != nil {
-			return nil, fmt.Errorf("sync %s: %w", df.f.Name(), err)
+			return nil, s.fileErr("sync", df.f.Name(), err)
 		}
 		off, err := df.f.Seek(0, io.SeekCurrent)
 		if err != nil {
-			return nil, fmt.Errorf("sync %s: %w", df.f.Name(), err)
+			return nil, s.fileErr("seek", df.f.Name(), err)
 		}
 		out[filepath.Base(df.f.Name())] = off
 	}

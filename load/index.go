@@ -388,12 +388,9 @@ func (s *dirTarget) CreateIndexes(_ context.Context, collection string, idx []ma
 		return fmt.Errorf("indexes of %q: %w", collection, err)
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return s.fileErr("create", s.dir, err)
 	}
-	if err := os.WriteFile(s.indexesPath(collection), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("indexes of %q: %w", collection, err)
-	}
-	return nil
+	return writeFileAtomic(s.dir, s.indexesPath(collection), append(b, '\n'))
 }
 
 // Indexes reads <collection>.indexes.json back; exists is false when the
@@ -452,12 +449,12 @@ func (s *dirTarget) Drop(_ context.Context, collection string) (bool, error) {
 	existed := true
 	if err := os.Remove(data); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			return false, fmt.Errorf("drop %s: %w", data, err)
+			return false, s.fileErr("remove", data, err)
 		}
 		existed = false
 	}
 	if err := os.Remove(s.indexesPath(collection)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return existed, fmt.Errorf("drop %s: %w", s.indexesPath(collection), err)
+		return existed, s.fileErr("remove", s.indexesPath(collection), err)
 	}
 	return existed, nil
 }
