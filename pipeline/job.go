@@ -114,10 +114,22 @@ type JobUnfinishedError struct {
 	// last checkpoint.
 	Collection string
 	Updated    time.Time
+	// Indexes: loading is done, and IndexesBuilt of IndexesTotal indexes
+	// are built (phase indexes).
+	Indexes                    bool
+	IndexesBuilt, IndexesTotal int
+}
+
+// At says where the job stopped: at a collection, or building indexes.
+func (e *JobUnfinishedError) At() string {
+	if e.Indexes {
+		return fmt.Sprintf("loading done, %d of %d indexes built", e.IndexesBuilt, e.IndexesTotal)
+	}
+	return fmt.Sprintf("at collection %q", e.Collection)
 }
 
 func (e *JobUnfinishedError) Error() string {
-	return fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s)", e.ID, e.Where, e.Collection, e.Updated.Format(time.RFC3339))
+	return fmt.Sprintf("job %q in %s is unfinished (%s, last checkpoint %s)", e.ID, e.Where, e.At(), e.Updated.Format(time.RFC3339))
 }
 
 // PrepareJob takes the job's lease (HoldLease: a job another process runs
@@ -199,7 +211,9 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		job.Checkpoint = old
 		return job, nil
 	case old != nil && old.Phase != load.PhaseDone:
-		return nil, &JobUnfinishedError{ID: id, Where: store.Where(), Collection: old.Collection, Updated: old.Updated}
+		built, total := old.IndexesBuilt()
+		return nil, &JobUnfinishedError{ID: id, Where: store.Where(), Collection: old.Collection, Updated: old.Updated,
+			Indexes: old.Phase == load.PhaseIndexes, IndexesBuilt: built, IndexesTotal: total}
 	}
 	job.Checkpoint = fresh
 	return job, nil

@@ -114,6 +114,10 @@ type JobOptions struct {
 	// written only after Lease.Check, so a run that lost its job stops
 	// before its next write. Run the job under Lease.Context().
 	Lease *HeldLease
+	// Indexes, when set, makes building the plan's indexes the job's
+	// last phase, after loading (indexes.go): the job is done only once
+	// the target holds them as declared.
+	Indexes *IndexPhase
 }
 
 // InterruptedError is a run stopped by its context (a signal) after the
@@ -138,6 +142,28 @@ func (e *InterruptedError) Error() string {
 type sinkError struct{ error }
 
 func (e sinkError) Unwrap() error { return e.error }
+
+// TargetError is a run stopped by its target: a write, a flush to disk or
+// a checkpoint the target refused or did not acknowledge within the
+// retries. Checkpoint is the job's; the last one saved (at
+// Checkpoint.Updated, when a store was given) stands, and resuming
+// continues from it.
+type TargetError struct {
+	Err        error
+	Checkpoint *load.Checkpoint
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// targetError returns err as a *TargetError when the target caused it.
+func (r *runner) targetError(err error) error {
+	var se sinkError
+	if errors.As(err, &se) {
+		return &TargetError{Err: se.error, Checkpoint: r.cp}
+	}
+	return err
+}
 
 var errInterrupted = errors.New("interrupted")
 
@@ -242,14 +268,21 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 				r.mu.Unlock()
 				return all, &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx), SaveErr: serr}
 			}
+			return all, r.targetError(err)
+		}
+	}
+	if opt.Indexes != nil {
+		if err := r.indexes(ctx); err != nil {
 			return all, err
 		}
+	} else {
+		r.cp.Indexes = nil // --indexes none: the job builds none
 	}
 	r.mu.Lock()
 	r.cp.Phase, r.cp.Collection = load.PhaseDone, ""
 	err := r.save(ctx, true)
 	r.mu.Unlock()
-	return all, err
+	return all, r.targetError(err)
 }
 
 type runner struct {
@@ -395,7 +428,7 @@ func (r *runner) save(ctx context.Context, force bool) error {
 	}
 	files, err := r.target.Sync(ctx)
 	if err != nil {
-		return err
+		return sinkError{err}
 	}
 	r.cp.Files = files
 	prev := r.cp.Updated

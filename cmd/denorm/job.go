@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +154,9 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
+	if o.indexes != "" && o.indexes != pipeline.IndexesAfter && !slices.Contains(extra, "--indexes") {
+		args = append(args, "--indexes", o.indexes)
+	}
 	for _, a := range extra {
 		args = append(args, shellQuote(a))
 	}
@@ -223,8 +227,8 @@ func jobError(err error, o *migrateOptions) error {
 	case errors.As(err, &workers):
 		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
 	case errors.As(err, &unfinished):
-		return usageError{fmt.Errorf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
-			unfinished.ID, unfinished.Where, unfinished.Collection, unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
+		return usageError{fmt.Errorf("job %q in %s is unfinished (%s, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			unfinished.ID, unfinished.Where, unfinished.At(), unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
 	}
 	return err
 }

@@ -248,16 +248,22 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	defer rejects.close()
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
+	runOpt := jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Waiting:   prog.waiting,
 		Reject:    rejects.add,
-	}, store, cp, lease))
-	prog.finish()
-	if err == nil && o.indexes == pipeline.IndexesAfter {
-		sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice)
+	}, store, cp, lease)
+	if o.indexes != pipeline.IndexesNone {
+		// The job's last phase: after loading, or, when they were made
+		// before it, to check that the target still holds them.
+		runOpt.Indexes = &pipeline.IndexPhase{Notice: notice}
+		if o.indexes == pipeline.IndexesAfter {
+			runOpt.Indexes.Created = func(ic pipeline.IndexesCreated) { sum.Indexes = append(sum.Indexes, ic) }
+		}
 	}
+	stats, err := pipeline.Run(ctx, snap, plan, target, runOpt)
+	prog.finish()
 	var leaseErr error
 	if lease != nil {
 		// Released before the target closes: a server lease is a
@@ -271,11 +277,12 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		err = cerr
 	}
 	sum.Stats, sum.Elapsed = stats, time.Since(start)
+	var ie *pipeline.InterruptedError
+	sum.Failed = err != nil && !errors.As(err, &ie)
 	printSummary(g, sum)
 	if leaseErr != nil {
 		return leaseLostError(leaseErr, o)
 	}
-	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
 		if store == nil {
 			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
@@ -284,12 +291,46 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 			return fmt.Errorf("interrupted: the checkpoint could not be saved (%v); the one saved before (%s) stands, and resuming continues from it:\n  %s",
 				ie.SaveErr, ie.Checkpoint.Updated.Format(time.RFC3339), commandLine(o, "--resume"))
 		}
+		if ie.Checkpoint.Phase == load.PhaseIndexes {
+			built, total := ie.Checkpoint.IndexesBuilt()
+			return fmt.Errorf("interrupted while building indexes (%d of %d built): the checkpoint is saved; the job is complete once its indexes are; continue with:\n  %s", built, total, commandLine(o, "--resume"))
+		}
 		return fmt.Errorf("interrupted: the checkpoint is saved (collection %q); continue with:\n  %s", ie.Checkpoint.Collection, commandLine(o, "--resume"))
 	}
+	var ipe *pipeline.IndexPhaseError
+	if errors.As(err, &ipe) {
+		if store == nil {
+			return fmt.Errorf("%w\nthe documents are written; fix what is named above and migrate again, or create the indexes by hand", err)
+		}
+		return fmt.Errorf("%w\nthe job is not complete until its indexes are built: fix what is named above (the documents that break a unique index, an index that exists with other options), then continue with:\n  %s\nor finish the job without them (create them by hand later):\n  %s",
+			err, commandLine(o, "--resume"), commandLine(o, "--resume", "--indexes", "none"))
+	}
 	if err != nil {
-		return err
+		return targetFailure(err, o, store != nil)
 	}
 	return rejects.result()
+}
+
+// targetFailure words a run the target stopped (a write, a flush to disk
+// or a checkpoint it refused, a file system that is full): the error is
+// the target's, and the command that continues the job once the target
+// takes writes again follows it. Other errors pass unchanged.
+func targetFailure(err error, o *migrateOptions, job bool) error {
+	var (
+		te *pipeline.TargetError
+		fe *load.FileError
+	)
+	if !errors.As(err, &te) && !errors.As(err, &fe) {
+		return err
+	}
+	if !job {
+		return fmt.Errorf("%w\nthe target stopped the run; once it takes writes again, run the migration again (with --job NAME a run can be resumed instead)", err)
+	}
+	saved := ""
+	if te != nil && te.Checkpoint != nil && !te.Checkpoint.Updated.IsZero() {
+		saved = fmt.Sprintf(" (%s)", te.Checkpoint.Updated.Format(time.RFC3339))
+	}
+	return fmt.Errorf("%w\nthe target stopped the run; the last checkpoint saved%s stands. Once the target takes writes again, continue with:\n  %s", err, saved, commandLine(o, "--resume"))
 }
 
 // sameEntries refuses to resume a job with other collections than it
