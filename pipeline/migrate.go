@@ -223,6 +223,10 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	// A resumed run's checkpoint holds what Sync returned: a directory
 	// target truncates its files back to it.
 	if err := target.Prepare(ctx, names, r.cp.Files); err != nil {
+		var fe *load.FileError
+		if errors.As(err, &fe) {
+			err = r.targetError(sinkError{err})
+		}
 		return nil, err
 	}
 	targets := []load.Target{target}

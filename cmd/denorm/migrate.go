@@ -326,8 +326,11 @@ func targetFailure(err error, o *migrateOptions, job bool) error {
 	if !job {
 		return fmt.Errorf("%w\nthe target stopped the run; once it takes writes again, run the migration again (with --job NAME a run can be resumed instead)", err)
 	}
+	if te != nil && te.Checkpoint != nil && te.Checkpoint.Updated.IsZero() {
+		return fmt.Errorf("%w\nthe target stopped the run before its first checkpoint was saved; once it takes writes again, start the job again with:\n  %s", err, commandLine(o))
+	}
 	saved := ""
-	if te != nil && te.Checkpoint != nil && !te.Checkpoint.Updated.IsZero() {
+	if te != nil && te.Checkpoint != nil {
 		saved = fmt.Sprintf(" (%s)", te.Checkpoint.Updated.Format(time.RFC3339))
 	}
 	return fmt.Errorf("%w\nthe target stopped the run; the last checkpoint saved%s stands. Once the target takes writes again, continue with:\n  %s", err, saved, commandLine(o, "--resume"))
