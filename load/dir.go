@@ -24,6 +24,9 @@ type dirTarget struct {
 	keys  keyTexts
 	// acked is Prepare's: the file lengths to resume from (nil: fresh).
 	acked map[string]int64
+	// types are Prepare's: the document types the run writes into each
+	// shared collection (dir_shared.go).
+	types map[string][]transform.Field
 }
 
 type dirFile struct {
@@ -51,13 +54,17 @@ func (s *dirTarget) path(collection string) (string, error) {
 
 // Prepare opens the file of every collection, truncated to its acked
 // length (see dir_resume.go).
-func (s *dirTarget) Prepare(_ context.Context, collections []string, acked map[string]int64) error {
+func (s *dirTarget) Prepare(_ context.Context, collections []Collection, acked map[string]int64) error {
 	s.acked = acked
+	s.types = map[string][]transform.Field{}
+	for _, c := range collections {
+		s.types[c.Name] = c.Types
+	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return s.fileErr("create", s.dir, err)
 	}
 	for _, c := range collections {
-		if err := s.openFile(c); err != nil {
+		if err := s.openFile(c.Name); err != nil {
 			return err
 		}
 	}
@@ -104,8 +111,13 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 }
 
 // Delete empties the collection's file (the zero Selection), without
-// counting its lines (-1); a file cannot drop chosen documents in place.
+// counting its lines (-1), or removes the lines of one document type (a
+// Selection of one Match field: dir_shared.go) and counts them; it cannot
+// drop other chosen documents.
 func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) (int64, error) {
+	if sel.IDs == nil && sel.Min == nil && len(sel.Any) == 0 && len(sel.Match) == 1 {
+		return s.deleteType(collection, sel.Match[0])
+	}
 	if !sel.all() {
 		return 0, &UnsupportedError{Target: "directory", Op: fmt.Sprintf("delete chosen documents (collection %q)", collection)}
 	}

@@ -122,7 +122,7 @@ func (s *serverTarget) Caps() Caps {
 
 // Prepare does nothing: collections are created by their first write, and
 // documents written after a checkpoint are replaced when written again.
-func (s *serverTarget) Prepare(context.Context, []string, map[string]int64) error { return nil }
+func (s *serverTarget) Prepare(context.Context, []Collection, map[string]int64) error { return nil }
 
 // Sync has nothing to do: a write is durable when acknowledged.
 func (s *serverTarget) Sync(context.Context) (map[string]int64, error) { return nil, nil }

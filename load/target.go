@@ -63,9 +63,11 @@ type Target interface {
 	// Prepare readies collections for Writes. acked is what Sync returned
 	// at the checkpoint being resumed, nil for a fresh run: a directory
 	// target truncates each collection's file to its acknowledged length
-	// (empties it on a fresh run) and fails, pointing to --restart, when a
-	// file is shorter than that; a server keeps what it holds.
-	Prepare(ctx context.Context, collections []string, acked map[string]int64) error
+	// and fails, pointing to --restart, when a file is shorter than that;
+	// a file it has no length for starts afresh: emptied, or for a
+	// collection with Types, rid of the lines of those types only
+	// (dir_shared.go). A server keeps what it holds.
+	Prepare(ctx context.Context, collections []Collection, acked map[string]int64) error
 
 	// Write stores one batch of one collection and returns only after the
 	// target acknowledged it. A server replaces a stored document with the
@@ -86,9 +88,10 @@ type Target interface {
 
 	// Delete removes the documents of collection that sel picks and
 	// returns how many it removed (-1: not counted, a directory emptying
-	// a file). Every target takes the zero Selection
-	// (every document of the collection: --restart); other selections need
-	// Caps.Delete, else an *UnsupportedError.
+	// a file). Every target takes the zero Selection (every document of
+	// the collection) and a Selection of one Match field (the documents
+	// of one type: --restart, --drop of a shared collection); other
+	// selections need Caps.Delete, else an *UnsupportedError.
 	Delete(ctx context.Context, collection string, sel Selection) (int64, error)
 
 	// Checkpoints is the target's checkpoint store: the _denorm collection
@@ -140,7 +143,8 @@ type Caps struct {
 	// A directory's files are written in order by one writer.
 	Parallel bool
 	// Delete: Delete takes any Selection (sync). Without it, only the
-	// zero Selection: a whole collection.
+	// zero Selection (a whole collection) and one Match field (a
+	// document type).
 	Delete bool
 	// NoDecimal128: the server cannot store BSON Decimal128 values
 	// (NUMERIC in the default numeric mode): FerretDB 1.24 closes the

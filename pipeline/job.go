@@ -219,6 +219,27 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 	return job, nil
 }
 
+// TargetCollections are the collections plan writes, as Target.Prepare
+// takes them: a shared collection (its entries have a discriminator) with
+// the document types plan writes into it, which are all a run replaces
+// there; any other collection whole.
+func TargetCollections(plan *mappings.Plan) []load.Collection {
+	var out []load.Collection
+	at := map[string]int{}
+	for _, cp := range plan.Collections {
+		i, ok := at[cp.Name]
+		if !ok {
+			i = len(out)
+			at[cp.Name] = i
+			out = append(out, load.Collection{Name: cp.Name})
+		}
+		if cp.Discriminator != "" {
+			out[i].Types = append(out[i].Types, transform.Field{Key: cp.Discriminator, Value: cp.DiscriminatorValue})
+		}
+	}
+	return out
+}
+
 // mappingHash is the sha256 of the mapping file's contents, in hex.
 func mappingHash(path string) (string, error) {
 	b, err := os.ReadFile(path)
@@ -233,8 +254,7 @@ func mappingHash(path string) (string, error) {
 // that documents of rows deleted since do not linger: every document of
 // each of its collections, except in a collection shared by several
 // document types (discriminated), where only the job's own types go -
-// another job may write the others. A directory target cannot delete
-// chosen documents; the run's fresh start rewrites its files anyway.
+// another job may write the others. On both kinds of target.
 func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
 	_, err := clearDocuments(ctx, t, plan)
 	if err != nil {
@@ -253,8 +273,6 @@ func clearDocuments(ctx context.Context, t load.Target, plan *mappings.Plan) (in
 	for _, cp := range plan.Collections {
 		var sel load.Selection
 		switch {
-		case cp.Discriminator != "" && !t.Caps().Delete:
-			continue
 		case cp.Discriminator != "":
 			sel.Match = []transform.Field{{Key: cp.Discriminator, Value: cp.DiscriminatorValue}}
 		case cleared[cp.Name]:

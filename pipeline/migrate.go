@@ -219,7 +219,7 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.notice == nil {
 		r.notice = func(string) {}
 	}
-	names := plan.CollectionNames()
+	names := TargetCollections(plan)
 	// A resumed run's checkpoint holds what Sync returned: a directory
 	// target truncates its files back to it.
 	if err := target.Prepare(ctx, names, r.cp.Files); err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type migrateOptions struct {
@@ -348,10 +350,25 @@ func sameEntries(cp *load.Checkpoint, plan *mappings.Plan, o *migrateOptions) er
 	return nil
 }
 
-// dropCollections drops the plan's collections, saying what it drops.
+// dropCollections drops the plan's collections, saying what it drops. In
+// a shared collection it deletes only the documents of the plan's types:
+// the other types (another mapping's) and the collection's indexes stay.
 func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappings.Plan, uri string) ([]string, error) {
 	var dropped []string
-	for _, name := range plan.CollectionNames() {
+	for _, c := range pipeline.TargetCollections(plan) {
+		name := c.Name
+		if len(c.Types) > 0 {
+			for _, typ := range c.Types {
+				n, err := t.Delete(ctx, name, load.Selection{Match: []transform.Field{typ}})
+				if err != nil {
+					return dropped, err
+				}
+				g.logger().Warn(fmt.Sprintf("--drop: deleted %s of type %s=%v from shared collection %s in %s; documents of other types and the collection's indexes stay",
+					report.Plural(n, "document", "documents"), typ.Key, typ.Value, name, connstr.Parse(uri).Redacted()))
+			}
+			dropped = append(dropped, name)
+			continue
+		}
 		existed, err := t.Drop(ctx, name)
 		if err != nil {
 			return dropped, err
