@@ -219,6 +219,10 @@ type Options struct {
 	// failing: a batch written again in halves after the server closed
 	// its connection (isolate.go).
 	Notice func(msg string)
+	// DeleteChunk is the most documents one delete command removes on
+	// servers that fail bigger ones (FerretDB; delete.go). Default and
+	// most: DefaultDeleteChunk.
+	DeleteChunk int
 }
 
 func (o Options) withDefaults() Options {
@@ -227,6 +231,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = 8 << 20
+	}
+	switch {
+	case o.DeleteChunk <= 0:
+		o.DeleteChunk = DefaultDeleteChunk
+	case o.DeleteChunk > DefaultDeleteChunk:
+		o.DeleteChunk = DefaultDeleteChunk
 	}
 	return o
 }
