@@ -345,7 +345,7 @@ func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, e
 	var bad []error
 	for cur.Next(ctx) {
 		id, _ := cur.Current.Lookup("_id").StringValueOK()
-		if isLeaseDoc(id) {
+		if isLeaseDoc(id) || isOwnerDoc(id) {
 			continue
 		}
 		c, err := decodeCheckpointDoc(id, s.Where(), cur.Current)

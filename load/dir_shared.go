@@ -87,6 +87,16 @@ func (m *typeFilter) matchDoc(doc []byte) bool {
 	return false
 }
 
+// index is the position of the type whose value v is, -1 when none.
+func (m *typeFilter) index(v bsoncore.Value) int {
+	for i := range m.want {
+		if sameScalar(v, m.enc[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 // sameScalar compares two values as a server's equality filter does for
 // scalars: numbers by value (int32 5, int64 5 and double 5.0 are equal),
 // anything else by type and bytes.

@@ -98,6 +98,10 @@ type Target interface {
 	// of a server database, <dir>/_denorm/<id>.json of a directory.
 	Checkpoints() Checkpoints
 
+	// Owners is a server's records of the collections denorm wrote
+	// (owner.go); nil for a directory.
+	Owners() Owners
+
 	// Scan calls fn with every document of collection (BSON), in the
 	// target's own order (not _id order), one at a time. A collection that
 	// does not exist is empty: exists is false.

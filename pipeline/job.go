@@ -42,6 +42,11 @@ type JobSpec struct {
 	Version string
 	// Lease tunes the job's lease (one writer per job, see HoldLease).
 	Lease LeaseOptions
+	// Drop: the run drops the job's collections (migrate --drop) after
+	// PrepareJob, so a Restart leaves deleting their documents to it.
+	Drop bool
+	// Notice, when set, is told what a Restart deleted.
+	Notice func(msg string)
 }
 
 // Job is a prepared job: its lease, its checkpoint store and the
@@ -174,17 +179,21 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		Started: time.Now().UTC()}
 	switch {
 	case spec.Restart:
-		if err := store.Delete(ctx, id); err != nil {
-			return nil, err
-		}
-		if spec.Partitions <= 1 {
+		forget := func() error { return store.Delete(ctx, id) }
+		if spec.Partitions > 1 || spec.Drop {
 			// Partitions share the collections: a partition restarting
-			// alone must not delete the others' documents, and a whole
-			// job restarting must not while any partition runs.
+			// alone must not delete the others' documents. --drop
+			// deletes them itself.
+			if err := forget(); err != nil {
+				return nil, err
+			}
+		} else {
+			// A whole job restarting must not delete documents while
+			// any partition runs.
 			if err := partitionsIdle(ctx, store, spec.Name); err != nil {
 				return nil, err
 			}
-			if err := clearForRestart(ctx, target, plan); err != nil {
+			if err := clearForRestart(ctx, target, plan, spec.Notice, forget); err != nil {
 				return nil, err
 			}
 		}
@@ -250,14 +259,22 @@ func mappingHash(path string) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// clearForRestart deletes what the job wrote before it starts over, so
-// that documents of rows deleted since do not linger: every document of
-// each of its collections, except in a collection shared by several
-// document types (discriminated), where only the job's own types go -
-// another job may write the others. On both kinds of target.
-func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
-	_, err := clearDocuments(ctx, t, plan)
-	if err != nil {
+// clearForRestart forgets the job's checkpoint and deletes what the job
+// wrote before it starts over, so that documents of rows deleted since do
+// not linger: every document of each of its collections, except in a
+// collection shared by several document types (discriminated), where only
+// the job's own types go - another job may write the others. On a server
+// target only documents known to be the job's are deleted (own.go): a
+// collection holding others refuses the restart, deleting nothing and
+// keeping the checkpoint (*ForeignDocumentsError).
+func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan, notice func(string), forget func() error) error {
+	if t.Owners() != nil {
+		return clearOwned(ctx, t, plan, notice, forget)
+	}
+	if err := forget(); err != nil {
+		return err
+	}
+	if _, err := clearDocuments(ctx, t, plan); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
 	return nil

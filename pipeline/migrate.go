@@ -192,20 +192,17 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
-	if len(r.cp.Streams) == 0 && opt.Partitions == 1 && target.Caps().EmptyFirst {
-		// A fresh run (not a resume, not one partition of several) on a
-		// server that cannot replace documents in place cheaply: its
-		// documents are deleted first, so the run only inserts.
-		n, err := clearDocuments(ctx, target, plan)
-		if err != nil {
-			return nil, fmt.Errorf("empty the collections before a fresh run: %w", err)
-		}
-		if n != 0 && opt.Notice != nil {
-			what := "the documents"
-			if n > 0 {
-				what = fmt.Sprintf("the %d documents", n)
-			}
-			opt.Notice(fmt.Sprintf("%s: deleted %s an earlier run wrote before writing them again: on this server a fresh run empties the mapping's collections (its document types, in a shared one) first, as --restart does, because replacing documents in place is quadratic there (see README)", target.Caps().Server, what))
+	r.notice = opt.Notice
+	if r.notice == nil {
+		r.notice = func(string) {}
+	}
+	if len(r.cp.Streams) == 0 && opt.Partitions == 1 {
+		// A fresh run (not a resume, not one partition of several): on a
+		// server that cannot replace documents in place cheaply, the
+		// job's documents are deleted first, so the run only inserts;
+		// the records say what the run writes (own.go).
+		if err := r.claim(ctx); err != nil {
+			return nil, fmt.Errorf("before a fresh run: %w", err)
 		}
 	}
 	r.cp.Phase = load.PhaseRunning
@@ -214,10 +211,6 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	r.cp.RunStarted, r.cp.RunRows = time.Now().UTC(), 0
 	for _, s := range r.cp.Streams {
 		r.cp.RunRows += s.Rows
-	}
-	r.notice = opt.Notice
-	if r.notice == nil {
-		r.notice = func(string) {}
 	}
 	names := TargetCollections(plan)
 	// A resumed run's checkpoint holds what Sync returned: a directory
@@ -274,6 +267,9 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 			}
 			return all, r.targetError(err)
 		}
+	}
+	if err := r.recordWritten(ctx); err != nil {
+		return all, r.targetError(sinkError{fmt.Errorf("record the documents written: %w", err)})
 	}
 	if opt.Indexes != nil {
 		if err := r.indexes(ctx); err != nil {

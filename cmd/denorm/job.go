@@ -177,7 +177,8 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 	j := &o.jobs
 	job, err = pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
 		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version,
-		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }}})
+		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }},
+		Drop:  o.drop, Notice: func(msg string) { g.log.Warn(msg) }})
 	var finished *pipeline.JobFinishedError
 	if errors.As(err, &finished) {
 		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
@@ -226,6 +227,8 @@ func jobError(err error, o *migrateOptions) error {
 			changed.ID, changed.Then, changed.Now, commandLine(o, "--restart"))
 	case errors.As(err, &workers):
 		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
+	case pipeline.IsForeignDocuments(err):
+		return usageError{err}
 	case errors.As(err, &unfinished):
 		return usageError{fmt.Errorf("job %q in %s is unfinished (%s, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
 			unfinished.ID, unfinished.Where, unfinished.At(), unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
