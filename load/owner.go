@@ -42,8 +42,9 @@ type Owner struct {
 	// there when the last run that wrote them completed; -1 while a run
 	// writes them (it started, and has not completed).
 	Docs int64
-	// Job and Mapping name the run that wrote the record (Job "" without
-	// --job); Updated is when.
+	// Mapping is the mapping file whose runs wrote the documents (its
+	// absolute path): only its runs take them for theirs. Job names the
+	// run that wrote the record ("" without --job); Updated is when.
 	Job, Mapping string
 	Updated      time.Time
 }

@@ -7,12 +7,13 @@ package pipeline
 //
 // The rule: the documents of a collection (in a shared collection, of one
 // document type) are the job's when the collection holds none of them,
-// or when denorm's owner record for it (load.Owner, in _denorm) says a
-// run is writing them, or says how many documents the last completed run
-// left there and the collection holds exactly that many. Anything else -
-// no record (documents denorm did not write, or wrote before it kept
-// records), or another count (documents written or deleted by someone
-// else since) - and none of them are deleted: a fresh run keeps them and
+// or when denorm's owner record for it (load.Owner, in _denorm) names the
+// run's mapping file and says a run of it is writing them, or says how
+// many documents the last completed run left there and the collection
+// holds exactly that many. Anything else - no record (documents denorm
+// did not write, or wrote before it kept records), another mapping file's
+// record, or another count (documents written or deleted by someone else
+// since) - and none of them are deleted: a fresh run keeps them and
 // replaces documents by _id (slow on FerretDB, a scan per batch), and
 // --restart refuses, naming --drop. A run that finds the documents its
 // own (or deletes them) records that it writes them (count -1), and
@@ -31,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,9 +48,24 @@ type ownedSet struct {
 	coll string
 	typ  *transform.Field
 	// docs is how many documents of it the target holds; rec its owner
-	// record, nil when there is none.
-	docs int64
-	rec  *load.Owner
+	// record, nil when there is none; mapping the run's mapping file
+	// (mappingID), which must be the record's.
+	docs    int64
+	rec     *load.Owner
+	mapping string
+}
+
+// mappingID names the mapping a run writes as owner records keep it: its
+// file's absolute path. Documents another mapping file wrote are not the
+// job's, even where a record says denorm wrote them.
+func mappingID(plan *mappings.Plan) string {
+	if plan.File == nil || plan.File.Path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(plan.File.Path); err == nil {
+		return abs
+	}
+	return plan.File.Path
 }
 
 func (o ownedSet) sel() load.Selection {
@@ -69,7 +86,7 @@ func (o ownedSet) what() string {
 // owned: every document the target holds of it is the job's (see the
 // top of this file).
 func (o ownedSet) owned() bool {
-	return o.docs == 0 || o.rec != nil && (o.rec.Docs < 0 || o.rec.Docs == o.docs)
+	return o.docs == 0 || o.rec != nil && o.rec.Mapping == o.mapping && (o.rec.Docs < 0 || o.rec.Docs == o.docs)
 }
 
 // why says how the documents are known to be the job's, or not.
@@ -77,6 +94,8 @@ func (o ownedSet) why() string {
 	switch {
 	case o.docs == 0:
 		return "there are none"
+	case o.rec != nil && o.rec.Mapping != o.mapping:
+		return fmt.Sprintf("denorm's record in %s says another mapping file wrote them, %s", load.CheckpointCollection, o.rec.Mapping)
 	case o.rec != nil && o.rec.Docs < 0:
 		return "denorm's record in " + load.CheckpointCollection + " says a run of it writes them and has not completed"
 	case o.rec != nil && o.rec.Docs == o.docs:
@@ -96,7 +115,7 @@ func ownership(ctx context.Context, owners load.Owners, plan *mappings.Plan) ([]
 	others := map[string]int64{}
 	for _, c := range TargetCollections(plan) {
 		if len(c.Types) == 0 {
-			o := ownedSet{coll: c.Name}
+			o := ownedSet{coll: c.Name, mapping: mappingID(plan)}
 			var err error
 			if o.docs, err = owners.Count(ctx, c.Name, o.sel()); err != nil {
 				return nil, nil, err
@@ -113,7 +132,7 @@ func ownership(ctx context.Context, owners load.Owners, plan *mappings.Plan) ([]
 		}
 		others[c.Name] = n
 		for i := range c.Types {
-			o := ownedSet{coll: c.Name, typ: &c.Types[i], docs: counts[i]}
+			o := ownedSet{coll: c.Name, typ: &c.Types[i], docs: counts[i], mapping: mappingID(plan)}
 			if o.rec, err = owners.Load(ctx, c.Name, o.typ); err != nil {
 				return nil, nil, err
 			}
@@ -242,7 +261,7 @@ func (r *runner) claim(ctx context.Context) error {
 	}
 	for _, o := range sets {
 		if o.owned() {
-			err = owners.Save(ctx, &load.Owner{Collection: o.coll, Type: o.typ, Docs: -1, Job: r.cp.Job, Mapping: r.cp.Mapping, Updated: time.Now().UTC()})
+			err = owners.Save(ctx, &load.Owner{Collection: o.coll, Type: o.typ, Docs: -1, Job: r.cp.Job, Mapping: o.mapping, Updated: time.Now().UTC()})
 		} else {
 			err = owners.Delete(ctx, o.coll, o.typ)
 		}
@@ -272,7 +291,7 @@ func (r *runner) recordWritten(ctx context.Context) error {
 		}
 		for _, typ := range types {
 			rec, err := owners.Load(ctx, c.Name, typ)
-			if err != nil || rec == nil || rec.Docs >= 0 {
+			if err != nil || rec == nil || rec.Docs >= 0 || rec.Mapping != mappingID(r.plan) {
 				if err != nil {
 					return err
 				}
@@ -284,7 +303,7 @@ func (r *runner) recordWritten(ctx context.Context) error {
 			} else if rec.Docs, err = owners.Count(ctx, c.Name, o.sel()); err != nil {
 				return err
 			}
-			rec.Job, rec.Mapping, rec.Updated = r.cp.Job, r.cp.Mapping, time.Now().UTC()
+			rec.Job, rec.Updated = r.cp.Job, time.Now().UTC()
 			if err := owners.Save(ctx, rec); err != nil {
 				return err
 			}

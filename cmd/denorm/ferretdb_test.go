@@ -150,7 +150,9 @@ UPDATE acct SET doc = '{"big": 1234567890123456789012.5}' WHERE id = 7;`)
 // the foreign document. In a shared collection, a foreign document of the
 // job's own type is kept the same way, and other types are never
 // touched. --drop deletes them, and the next fresh run empties the
-// collection again, saying how many documents it deleted and why.
+// collection again, saying how many documents it deleted and why; a run
+// of another mapping file writing the collection does not take them for
+// its own.
 func TestFreshRunKeepsForeignDocuments(t *testing.T) {
 	src := seedDB(t)
 	target, db := testenv.MongoDB(t)
@@ -180,6 +182,15 @@ func TestFreshRunKeepsForeignDocuments(t *testing.T) {
 	// --drop starts afresh; the next fresh run empties the collection.
 	migrate([]string{"--drop"}, "--drop: dropped collection people")
 	migrate(nil, "FerretDB: deleted the 2 documents of collection people before writing them again (they are the job's: denorm's last run left 2 there")
+	// Another mapping file writing the collection: the documents are not
+	// its job's.
+	other := filepath.Join(t.TempDir(), "person-copy.yaml")
+	if err := os.WriteFile(other, readFile(t, example(t, "person")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectCLI(t, 0, []string{"collection people holds 2 documents, not all known to be the job's (denorm's record in _denorm says another mapping file wrote them, " + example(t, "person")},
+		"migrate", "-q", "--progress", "none", "--mapping", other, "--source", src, "--target", target)
+	migrate([]string{"--drop"}, "--drop: dropped collection people")
 	// A foreign document added after a run: kept, and said.
 	if _, err := db.Collection("people").InsertOne(ctx, foreign); err != nil {
 		t.Fatal(err)
