@@ -45,9 +45,18 @@ commands to resume or restart it; --resume-or-start resumes a job that has
 a checkpoint and starts one that has none (a Kubernetes pod or a scheduler
 that cannot tell a first start from a restart). --restart deletes the job's checkpoint
 and starts over; on a server target without --partition it also deletes
-every document of the job's collections (so documents of rows deleted
-since do not linger), on a directory target the files are rewritten.
-'denorm status --target T' lists the jobs of a target.
+the job's documents (so documents of rows deleted since do not linger),
+and refuses, deleting nothing, where a collection holds documents not
+known to be the job's (see README, "Whose documents denorm deletes"):
+--restart --drop then drops them too. On a directory target the files
+are rewritten. 'denorm status --target T' lists the jobs of a target.
+
+A job is complete only once the mapping's indexes are built, its last
+phase: an interrupt or an index the target refuses leaves it there
+('status': "loading done, indexes 2/3 built"), and --resume builds what
+is missing (--resume --indexes none finishes it without them). A target
+that stops taking writes (a full disk) stops the run with its own error
+and the command that resumes.
 
 SIGINT and SIGTERM are acknowledged at once: the write in flight gets 5 s
 to be acknowledged (then it is cancelled), the checkpoint of what was

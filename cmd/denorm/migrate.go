@@ -73,7 +73,11 @@ before the first write (shardCollection; Cosmos DB: customAction
 CreateCollection); a server without sharding is told about, not refused.
 
 --drop drops the mapping's collections (with their indexes; a directory's
-files) before loading, and says what it drops. --collections a,b runs only
+files) before loading, and says what it drops; in a shared collection
+(several document types) it deletes only the mapping's types. A run
+replaces only documents of its own types, on a directory too. On FerretDB
+a fresh run deletes the job's documents first, and only those: it keeps
+documents not known to be the job's, and says so. --collections a,b runs only
 those collections of the mapping. --limit N writes only the first N
 documents of each collection (the pages of the first N parents of a bucket
 collection): a trial run into a scratch target. --summary-file FILE writes
