@@ -220,7 +220,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if sum.ShardKeys, err = pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
 		return err
 	}
-	if o.indexes == pipeline.IndexesBefore {
+	if o.indexes == pipeline.IndexesBefore && (cp == nil || cp.Phase != load.PhaseIndexes) {
+		// (A job resumed in its index phase has its documents: the
+		// phase builds the indexes, and words a refusal as its own.)
 		if sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
 			return err
 		}
