@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -173,7 +174,20 @@ func Disconnected(err error) bool {
 		// connection exception class.
 		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
 	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+	return netError(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, errStreamEnded) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
+
+// netError reports whether err is a network error. A bare system error
+// (syscall.Errno) has the methods of net.Error too, so a full disk
+// (ENOSPC from writing a file) would pass for one: only a system error a
+// network operation returned (wrapped in *net.OpError, which is itself a
+// net.Error) counts.
+func netError(err error) bool {
+	var ne net.Error
+	if !errors.As(err, &ne) {
+		return false
+	}
+	_, bare := ne.(syscall.Errno)
+	return !bare
 }

@@ -71,6 +71,7 @@ type globals struct {
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ignoreFileSizeSignal()
 	tuneGC()
 	stopProfile := startProfile()
 	stopMemStats := startMemStats()

@@ -30,6 +30,9 @@ type runSummary struct {
 	Indexes   []pipeline.IndexesCreated
 	// RowSecurity are the tables row-level security filtered.
 	RowSecurity []*mappings.Table
+	// Failed: the run stopped on an error, not an interrupt; its
+	// unfinished collections are marked "(stopped)", not "(interrupted)".
+	Failed bool
 }
 
 func newRunSummary(o *migrateOptions) *runSummary {
@@ -50,6 +53,8 @@ func printSummary(g *globals, s *runSummary) {
 		switch {
 		case st.Done && st.Elapsed == 0 && st.PriorRows > 0:
 			note = "(done before)"
+		case !st.Done && s.Failed:
+			note = "(stopped)"
 		case !st.Done:
 			note = "(interrupted)"
 		}
@@ -78,7 +83,11 @@ func printSummary(g *globals, s *runSummary) {
 		wrap(w, fmt.Sprintf("job %s in all, with the runs before this one: %s read, %s written, %d failed", s.Job, report.Plural(jr, "row", "rows"), report.Plural(jd, "document", "documents"), jf))
 	}
 	for _, ic := range s.Indexes {
-		wrap(w, fmt.Sprintf("indexes of %s: %s (%s)", ic.Collection, strings.Join(ic.Indexes, ", "), ic.Elapsed.Round(time.Millisecond)))
+		missing := ""
+		if len(ic.Missing) > 0 {
+			missing = "; not built: " + strings.Join(ic.Missing, ", ")
+		}
+		wrap(w, fmt.Sprintf("indexes of %s: %s (%s)%s", ic.Collection, strings.Join(ic.Indexes, ", "), ic.Elapsed.Round(time.Millisecond), missing))
 	}
 	fmt.Fprintf(w, "target: %s\n", s.Target)
 }
@@ -179,8 +188,10 @@ type summaryCollection struct {
 }
 
 type summaryIndexes struct {
-	Collection     string   `json:"collection"`
-	Indexes        []string `json:"indexes"`
+	Collection string   `json:"collection"`
+	Indexes    []string `json:"indexes"`
+	// Missing are those of Indexes the target does not hold as declared.
+	Missing        []string `json:"missing"`
 	ElapsedSeconds float64  `json:"elapsedSeconds"`
 }
 
@@ -257,7 +268,11 @@ func (s *runSummary) write(path string, runErr error) error {
 		f.ShardKeys = append(f.ShardKeys, summaryShard{Collection: sk.Collection, Key: sk.Key, Applied: sk.Applied, How: sk.How, Note: sk.Note})
 	}
 	for _, ic := range s.Indexes {
-		f.Indexes = append(f.Indexes, summaryIndexes{Collection: ic.Collection, Indexes: ic.Indexes, ElapsedSeconds: ic.Elapsed.Seconds()})
+		missing := ic.Missing
+		if missing == nil {
+			missing = []string{}
+		}
+		f.Indexes = append(f.Indexes, summaryIndexes{Collection: ic.Collection, Indexes: ic.Indexes, Missing: missing, ElapsedSeconds: ic.Elapsed.Seconds()})
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
