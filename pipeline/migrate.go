@@ -201,7 +201,9 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 		// server that cannot replace documents in place cheaply, the
 		// job's documents are deleted first, so the run only inserts;
 		// the records say what the run writes (own.go).
-		if err := r.claim(ctx); err != nil {
+		// Retried as every other target step is: a retry recounts, and
+		// deletes nothing the records no longer say is the job's.
+		if err := load.Retry(ctx, r.retryPolicy(), func() error { return r.claim(ctx) }); err != nil {
 			return nil, fmt.Errorf("before a fresh run: %w", err)
 		}
 	}
