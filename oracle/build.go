@@ -91,7 +91,7 @@ func finish(src string, doc bson.D, err error) Doc {
 	if err != nil {
 		return Doc{Source: src, Err: err}
 	}
-	b, err := bson.Marshal(doc)
+	b, err := encode(nil, doc)
 	if err != nil {
 		return Doc{Source: src, Err: reject("", "cannot be encoded as BSON: %v", err)}
 	}
@@ -121,7 +121,7 @@ func readObject(r *reader, n int, each func(i int) error) error {
 		} else if err := r.expect(','); err != nil {
 			return err
 		}
-		if _, err := r.str(); err != nil {
+		if err := r.skipStr(); err != nil {
 			return err
 		}
 		if err := r.expect(':'); err != nil {

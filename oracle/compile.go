@@ -26,6 +26,9 @@ type Query struct {
 	// Unchecked lists the fields whose value the oracle does not compute
 	// independently of the builder.
 	Unchecked []Unchecked
+	// Parts is the number of parts the entry was split into (Options.Parts,
+	// or 1 when it could not be split).
+	Parts int
 
 	doc    *docShape
 	bucket *bucketShape
@@ -48,7 +51,6 @@ type docShape struct {
 
 // maxPairs is the most name/value pairs one json_build_object call takes.
 const maxPairs = 50
-
 
 type fieldKind int
 
@@ -114,6 +116,13 @@ type Options struct {
 	// that many root rows chosen at random (of a bucket collection: that
 	// many parents, all their pages), not all of them.
 	SampleRoots int
+	// Parts, when above 1, splits an entry's documents into that many
+	// disjoint parts by a hash of the root's first key column (a bucket
+	// collection: of its parent key), for as many connections to build
+	// at once; Part (0 to Parts-1) is the part compiled. An entry that
+	// cannot be split so (see splitPlan) is compiled whole: Query.Parts
+	// says which.
+	Parts, Part int
 }
 
 // Compile compiles every collection entry of plan.
@@ -132,6 +141,9 @@ func Compile(plan *mappings.Plan, opt Options) ([]*Query, error) {
 // CompileEntry compiles one collection entry.
 func CompileEntry(cp *mappings.CollectionPlan, opt Options) (q *Query, err error) {
 	c := &compiler{}
+	if opt.Parts > 1 && opt.SampleRoots == 0 {
+		c.split = splitPlan(cp, opt.Parts, opt.Part)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(compileError)
@@ -143,8 +155,13 @@ func CompileEntry(cp *mappings.CollectionPlan, opt Options) (q *Query, err error
 	}()
 	q = &Query{Entry: cp}
 	root := c.source(cp.Root)
+	q.Parts = 1
 	if opt.SampleRoots > 0 {
 		root.where = sampleCond(cp, opt.SampleRoots)
+	}
+	if c.split != nil {
+		root.where = c.split.cond("t." + quoteIdent(c.split.col))
+		q.Parts = opt.Parts
 	}
 	if cp.Bucket != nil {
 		q.SQL, q.bucket, q.doc = c.bucketQuery(cp, root)
@@ -164,6 +181,102 @@ func fail(format string, args ...any) { panic(compileError{fmt.Sprintf(format, a
 type compiler struct {
 	aliases   int
 	unchecked []Unchecked
+	split     *split
+}
+
+// split is how a statement builds one part of an entry's documents: the
+// root rows whose first key column (col) hashes to the part, and the rows
+// of the root's relations joined on that column, filtered by the same
+// hash of their own join column (of the same type, so values equal to
+// PostgreSQL hash alike), so that no part aggregates another's.
+type split struct {
+	col         string
+	parts, part int
+	hash        string // the hash function of the column's type
+}
+
+// cond is the condition on a column (ref, inside a row source) that keeps
+// the part's rows.
+func (sp *split) cond(ref string) string {
+	return fmt.Sprintf("(%s(%s)::pg_catalog.int8 & 2147483647) %% %d = %d", sp.hash, ref, sp.parts, sp.part)
+}
+
+// hashFunc is PostgreSQL's hash function of the type a hash split can
+// use: one whose equal values (by the type's =) hash alike.
+func hashFunc(c *mappings.Column) string {
+	if c == nil || c.SQL != "" || isArray(*c) || c.Collation != "" || c.NonDeterministic {
+		return ""
+	}
+	switch c.TypeName {
+	case "int2", "int4", "int8":
+		return "pg_catalog.hashint8"
+	case "text", "varchar":
+		return "pg_catalog.hashtext"
+	case "bpchar":
+		return "pg_catalog.hashbpchar"
+	case "uuid":
+		return "pg_catalog.uuid_hash"
+	case "numeric":
+		return "pg_catalog.hash_numeric"
+	}
+	return ""
+}
+
+// splitPlan is how entry cp splits into parts, or nil when it does not:
+// its root's first key column must have a hash function, and every
+// relation must either be joined to the root on that column (filtered by
+// the same hash), be a lookup or object embed on a unique key of the same
+// type (a plain join), or be an identity-grouped relation of the root
+// (grouped over the root's own rows, filtered by the hash). Anything
+// deeper would be aggregated whole by every part.
+func splitPlan(cp *mappings.CollectionPlan, parts, part int) *split {
+	cols := cp.IDCols
+	if cp.Bucket != nil {
+		cols = cp.Bucket.By
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	col := cp.Root.Columns[cols[0]]
+	h := hashFunc(cp.Root.Table.Column(col.Name))
+	if h == "" || col.SQL != "" {
+		return nil
+	}
+	sp := &split{col: col.Name, parts: parts, part: part, hash: h}
+	ok := true
+	mappings.Walk(cp.Root, func(n *mappings.Node) bool {
+		if n.Parent == nil || !ok {
+			return ok
+		}
+		unique := n.Object && n.Limit == 0 && n.Through == nil && sameKeyTypes(n, n.Parent)
+		switch {
+		case unique:
+		case n.Parent.Parent == nil && sp.pushable(n) != "":
+		case n.Parent.Parent == nil && !sameKeyTypes(n, n.Parent) && identity(n.Parent, cp) != nil:
+		default:
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return nil
+	}
+	return sp
+}
+
+// pushable is the column of relation n (of its join table, with one)
+// joined to the split column, when the join is keyed (one type on both
+// sides), or "".
+func (sp *split) pushable(n *mappings.Node) string {
+	if !sameKeyTypes(n, n.Parent) {
+		return ""
+	}
+	for _, p := range n.On {
+		if p.Parent == sp.col {
+			return p.Column
+		}
+	}
+	return ""
 }
 
 func (c *compiler) alias(prefix string) string {
@@ -400,12 +513,21 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 		r.keyed, r.j.grouped = true, true
 		r.unique = child.Object && child.Limit == 0 && child.Through == nil
 		for _, p := range child.On {
+			var ref string
 			if child.Through != nil {
-				r.group = append(r.group, r.src.through(p.Column))
+				ref = r.src.through(p.Column)
 			} else {
-				r.group = append(r.group, r.src.col(p.Column))
+				ref = r.src.col(p.Column)
 			}
+			r.group = append(r.group, ref)
 			r.j.outer = append(r.j.outer, ns.src.col(p.Parent))
+			if c.split != nil && ns.n.Parent == nil && !r.unique && p.Parent == c.split.col {
+				q := "t."
+				if child.Through != nil {
+					q = "j."
+				}
+				r.src.where = c.split.cond(q + quoteIdent(p.Column))
+			}
 		}
 		return r
 	}
@@ -415,6 +537,9 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 	}
 	r.j.grouped = true
 	r.keys = &rowSource{alias: c.alias("p"), n: ns.n, names: map[string]string{}, plain: true}
+	if c.split != nil && ns.n.Parent == nil {
+		r.keys.where = c.split.cond("t." + quoteIdent(c.split.col))
+	}
 	for _, k := range ns.identity {
 		r.j.outer = append(r.j.outer, ns.src.key(k))
 		r.group = append(r.group, r.keys.key(k))

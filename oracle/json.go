@@ -178,6 +178,24 @@ func (r *reader) hex4() (rune, error) {
 	return rune(v), nil
 }
 
+// skipStr reads past a string without making it (an object key the
+// oracle knows by position).
+func (r *reader) skipStr() error {
+	if r.peek() != '"' {
+		return r.fail("want a string")
+	}
+	for r.i++; r.i < len(r.b); r.i++ {
+		switch r.b[r.i] {
+		case '\\':
+			r.i++
+		case '"':
+			r.i++
+			return nil
+		}
+	}
+	return r.fail("unterminated string")
+}
+
 // number reads a number's text.
 func (r *reader) number() (string, error) {
 	r.skipSpace()
