@@ -40,17 +40,20 @@ type Unchecked struct {
 	Why  string `json:"why"`
 }
 
-// docShape says what the JSON object of one (sub)document holds, field by
-// field, in order: json_build_object keeps the order, and the reader
-// walks the fields by position. An object of more than maxPairs fields is
-// written as an array of objects (json_build_object takes at most 100
-// arguments).
+// docShape says what the JSON of one (sub)document holds, field by field,
+// in order. PostgreSQL builds it as an array of the field values in
+// document order, each marked with its name in a comment
+// (json_build_array keeps the order; it costs PostgreSQL about a third
+// less than json_build_object, and the names are the oracle's to know),
+// and the reader walks the fields by position. A document of more than
+// maxValues fields is an array of such arrays (json_build_array takes at
+// most 100 arguments).
 type docShape struct {
 	fields []*fieldShape
 }
 
-// maxPairs is the most name/value pairs one json_build_object call takes.
-const maxPairs = 50
+// maxValues is the most values one json_build_array call takes.
+const maxValues = 100
 
 type fieldKind int
 
@@ -669,22 +672,23 @@ func (c *compiler) objectWith(n *mappings.Node, src *rowSource, cp *mappings.Col
 	return buildObject(pairs), shape, ns
 }
 
-// buildObject is the SQL of a JSON object of the given name/SQL pairs, in
-// chunks of maxPairs (docShape.chunked).
+// buildObject is the SQL of the JSON of a document (or an expression's
+// inputs): the values of the given name/SQL pairs in order, each after a
+// comment naming it, in arrays of at most maxValues (see docShape).
 func buildObject(pairs [][2]string) string {
 	chunk := func(ps [][2]string) string {
-		args := make([]string, 0, 2*len(ps))
+		args := make([]string, 0, len(ps))
 		for _, p := range ps {
-			args = append(args, quoteLiteral(p[0]), p[1])
+			args = append(args, "/* "+strings.ReplaceAll(p[0], "*/", "*\\/")+" */ "+p[1])
 		}
-		return "pg_catalog.json_build_object(" + strings.Join(args, ", ") + ")"
+		return "pg_catalog.json_build_array(" + strings.Join(args, ", ") + ")"
 	}
-	if len(pairs) <= maxPairs {
+	if len(pairs) <= maxValues {
 		return chunk(pairs)
 	}
 	var parts []string
 	for len(pairs) > 0 {
-		k := min(maxPairs, len(pairs))
+		k := min(maxValues, len(pairs))
 		parts = append(parts, chunk(pairs[:k]))
 		pairs = pairs[k:]
 	}

@@ -12,7 +12,7 @@ import (
 // extract's, which goes through encoding/json) so that it shares nothing
 // with the builder's reading of JSON columns.
 //
-// PostgreSQL's json_build_object output is valid JSON; a reader error is a
+// PostgreSQL's json_build_array output is valid JSON; a reader error is a
 // fault of the oracle's query or of this parser, never of the data, and is
 // reported as such (badJSON).
 type reader struct {
@@ -176,24 +176,6 @@ func (r *reader) hex4() (rune, error) {
 	}
 	r.i += 4
 	return rune(v), nil
-}
-
-// skipStr reads past a string without making it (an object key the
-// oracle knows by position).
-func (r *reader) skipStr() error {
-	if r.peek() != '"' {
-		return r.fail("want a string")
-	}
-	for r.i++; r.i < len(r.b); r.i++ {
-		switch r.b[r.i] {
-		case '\\':
-			r.i++
-		case '"':
-			r.i++
-			return nil
-		}
-	}
-	return r.fail("unterminated string")
 }
 
 // number reads a number's text.

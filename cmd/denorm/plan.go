@@ -85,7 +85,8 @@ errors and warnings; info findings never fail).
 
 --sql prints, instead of the report, the SQL that verify --oracle sql runs:
 per collection entry one statement that has PostgreSQL build the documents
-as JSON (a bucket collection: its items in page order), written from the
+as JSON arrays of their field values, in document order, each value named in
+a comment (a bucket collection: its items in page order), written from the
 mapping apart from migrate's code. Run it with psql to read the documents as
 the oracle sees them; the fields it does not check independently are listed
 as comments.`,

@@ -309,7 +309,10 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 	}
 	// Coverage, in the same snapshot: the rows no document holds.
+	covStart := time.Now()
+	g.log.Debug("documents compared", "elapsed", covStart.Sub(start))
 	cov, err := extract.Coverage(ctx, snap, full)
+	g.log.Debug("coverage counted", "elapsed", time.Since(covStart))
 	if err != nil {
 		return err
 	}
