@@ -119,13 +119,16 @@ type Options struct {
 	// that many root rows chosen at random (of a bucket collection: that
 	// many parents, all their pages), not all of them.
 	SampleRoots int
-	// Parts, when above 1, splits an entry's documents into that many
-	// disjoint parts by a hash of the root's first key column (a bucket
-	// collection: of its parent key), for as many connections to build
-	// at once; Part (0 to Parts-1) is the part compiled. An entry that
-	// cannot be split so (see splitPlan) is compiled whole: Query.Parts
-	// says which.
-	Parts, Part int
+	// Bounds, when set, has the statement build one part of an entry's
+	// documents: those whose root's first key column (a bucket
+	// collection: its parent key) lies in [Bounds[Part-1], Bounds[Part])
+	// (the first part from the lowest, the last to the highest, NULLs
+	// with it), for several connections to build the parts at once. The
+	// bounds are values of that column as text, ascending, as SplitSQL's
+	// statement gives them. An entry that cannot be split so (SplitSQL
+	// returns "") is compiled whole: Query.Parts says which.
+	Bounds []string
+	Part   int
 }
 
 // Compile compiles every collection entry of plan.
@@ -144,8 +147,8 @@ func Compile(plan *mappings.Plan, opt Options) ([]*Query, error) {
 // CompileEntry compiles one collection entry.
 func CompileEntry(cp *mappings.CollectionPlan, opt Options) (q *Query, err error) {
 	c := &compiler{}
-	if opt.Parts > 1 && opt.SampleRoots == 0 {
-		c.split = splitPlan(cp, opt.Parts, opt.Part)
+	if len(opt.Bounds) > 0 && opt.SampleRoots == 0 {
+		c.split = splitPlan(cp, opt.Bounds, opt.Part)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -163,8 +166,8 @@ func CompileEntry(cp *mappings.CollectionPlan, opt Options) (q *Query, err error
 		root.where = sampleCond(cp, opt.SampleRoots)
 	}
 	if c.split != nil {
-		root.where = c.split.cond("t." + quoteIdent(c.split.col))
-		q.Parts = opt.Parts
+		root.where = c.split.cond("t."+quoteIdent(c.split.col), true)
+		q.Parts = len(opt.Bounds) + 1
 	}
 	if cp.Bucket != nil {
 		q.SQL, q.bucket, q.doc = c.bucketQuery(cp, root)
@@ -188,51 +191,42 @@ type compiler struct {
 }
 
 // split is how a statement builds one part of an entry's documents: the
-// root rows whose first key column (col) hashes to the part, and the rows
-// of the root's relations joined on that column, filtered by the same
-// hash of their own join column (of the same type, so values equal to
-// PostgreSQL hash alike), so that no part aggregates another's.
+// root rows whose first key column (col) lies in the part's range, and
+// the rows of the root's relations joined on that column (of the same
+// type and collation, so that values equal to PostgreSQL fall in one
+// range) filtered by the same range of their own join column, so that no
+// part aggregates another's. Ranges keep PostgreSQL's estimates and
+// index range scans (a hash of the column would not).
 type split struct {
-	col         string
-	parts, part int
-	hash        string // the hash function of the column's type
+	col        string
+	typ        string // the column's SQL type, for the bounds' literals
+	lo, hi     string // the part's bounds; "" for none
+	first, end bool
 }
 
-// cond is the condition on a column (ref, inside a row source) that keeps
-// the part's rows.
-func (sp *split) cond(ref string) string {
-	return fmt.Sprintf("(%s(%s)::pg_catalog.int8 & 2147483647) %% %d = %d", sp.hash, ref, sp.parts, sp.part)
-}
-
-// hashFunc is PostgreSQL's hash function of the type a hash split can
-// use: one whose equal values (by the type's =) hash alike.
-func hashFunc(c *mappings.Column) string {
-	if c == nil || c.SQL != "" || isArray(*c) || c.Collation != "" || c.NonDeterministic {
-		return ""
+// cond is the condition keeping the part's rows on ref, a column inside a
+// row source; root: the root's rows, of which the last part also keeps
+// those with a NULL key (a relation's rows with a NULL key join nothing).
+func (sp *split) cond(ref string, root bool) string {
+	var cs []string
+	if !sp.first {
+		cs = append(cs, fmt.Sprintf("%s >= %s::%s", ref, quoteLiteral(sp.lo), sp.typ))
 	}
-	switch c.TypeName {
-	case "int2", "int4", "int8":
-		return "pg_catalog.hashint8"
-	case "text", "varchar":
-		return "pg_catalog.hashtext"
-	case "bpchar":
-		return "pg_catalog.hashbpchar"
-	case "uuid":
-		return "pg_catalog.uuid_hash"
-	case "numeric":
-		return "pg_catalog.hash_numeric"
+	if !sp.end {
+		cs = append(cs, fmt.Sprintf("%s < %s::%s", ref, quoteLiteral(sp.hi), sp.typ))
 	}
-	return ""
+	c := strings.Join(cs, " AND ")
+	if root && sp.end {
+		c = "(" + c + " OR " + ref + " IS NULL)"
+	}
+	return c
 }
 
-// splitPlan is how entry cp splits into parts, or nil when it does not:
-// its root's first key column must have a hash function, and every
-// relation must either be joined to the root on that column (filtered by
-// the same hash), be a lookup or object embed on a unique key of the same
-// type (a plain join), or be an identity-grouped relation of the root
-// (grouped over the root's own rows, filtered by the hash). Anything
-// deeper would be aggregated whole by every part.
-func splitPlan(cp *mappings.CollectionPlan, parts, part int) *split {
+// splitColumn is the root column an entry splits on: the first id column
+// (a bucket collection: the first parent key column), when its type has
+// an order consistent with its = (integers, numeric, text under a
+// deterministic collation, char, uuid, dates and timestamps).
+func splitColumn(cp *mappings.CollectionPlan) *mappings.Column {
 	cols := cp.IDCols
 	if cp.Bucket != nil {
 		cols = cp.Bucket.By
@@ -241,11 +235,56 @@ func splitPlan(cp *mappings.CollectionPlan, parts, part int) *split {
 		return nil
 	}
 	col := cp.Root.Columns[cols[0]]
-	h := hashFunc(cp.Root.Table.Column(col.Name))
-	if h == "" || col.SQL != "" {
+	c := cp.Root.Table.Column(col.Name)
+	if c == nil || col.SQL != "" || isArray(*c) || c.NonDeterministic {
 		return nil
 	}
-	sp := &split{col: col.Name, parts: parts, part: part, hash: h}
+	switch c.TypeName {
+	case "int2", "int4", "int8", "numeric", "text", "varchar", "bpchar", "uuid", "date", "timestamp", "timestamptz":
+		return c
+	}
+	return nil
+}
+
+// SplitSQL is the statement giving, one a row as text, the bounds that cut
+// entry cp's documents into parts of about equal numbers of root rows
+// (Options.Bounds), or "" when the entry cannot be split (splitPlan).
+func SplitSQL(cp *mappings.CollectionPlan, parts int) string {
+	if parts < 2 || splitPlan(cp, []string{""}, 0) == nil {
+		return ""
+	}
+	col := splitColumn(cp)
+	fr := make([]string, parts-1)
+	for i := range fr {
+		fr[i] = fmt.Sprintf("%g", float64(i+1)/float64(parts))
+	}
+	where := "t." + quoteIdent(col.Name) + " IS NOT NULL"
+	if cp.Root.Filter != "" {
+		where += " AND (" + cp.Root.Filter + ")"
+	}
+	return fmt.Sprintf("SELECT DISTINCT u.b::pg_catalog.text AS bound, u.b AS v FROM pg_catalog.unnest((SELECT pg_catalog.percentile_disc(ARRAY[%s]) WITHIN GROUP (ORDER BY t.%s) FROM %s AS t WHERE %s)) AS u(b) ORDER BY v",
+		strings.Join(fr, ", "), quoteIdent(col.Name), only(cp.Root.Table), where)
+}
+
+// splitPlan is how entry cp's part part of len(bounds)+1 is cut, or nil
+// when the entry does not split: it needs a split column (splitColumn),
+// and every relation must either be joined to the root on that column
+// (filtered by the same range), be a lookup or object embed on a unique
+// key of one type (a plain join), or be an identity-grouped relation of
+// the root (grouped over the root's own rows, filtered by the range).
+// Anything deeper would be aggregated whole by every part.
+func splitPlan(cp *mappings.CollectionPlan, bounds []string, part int) *split {
+	col := splitColumn(cp)
+	if col == nil {
+		return nil
+	}
+	sp := &split{col: col.Name, typ: col.Type, first: part == 0, end: part == len(bounds)}
+	if !sp.first {
+		sp.lo = bounds[part-1]
+	}
+	if !sp.end {
+		sp.hi = bounds[part]
+	}
 	ok := true
 	mappings.Walk(cp.Root, func(n *mappings.Node) bool {
 		if n.Parent == nil || !ok {
@@ -529,7 +568,7 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 				if child.Through != nil {
 					q = "j."
 				}
-				r.src.where = c.split.cond(q + quoteIdent(p.Column))
+				r.src.where = c.split.cond(q+quoteIdent(p.Column), false)
 			}
 		}
 		return r
@@ -541,7 +580,7 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 	r.j.grouped = true
 	r.keys = &rowSource{alias: c.alias("p"), n: ns.n, names: map[string]string{}, plain: true}
 	if c.split != nil && ns.n.Parent == nil {
-		r.keys.where = c.split.cond("t." + quoteIdent(c.split.col))
+		r.keys.where = c.split.cond("t."+quoteIdent(c.split.col), true)
 	}
 	for _, k := range ns.identity {
 		r.j.outer = append(r.j.outer, ns.src.key(k))

@@ -26,12 +26,22 @@ func (v *verifier) oracleExpected(ctx context.Context, snap *extract.Snapshot, p
 		parts = 1
 	}
 	for _, cp := range plan.Collections {
-		q, err := oracle.CompileEntry(cp, oracle.Options{SampleRoots: v.opt.SampleRoots, Parts: parts})
+		var bounds []string
+		if sql := oracle.SplitSQL(cp, parts); sql != "" && v.opt.SampleRoots == 0 {
+			err := snap.QueryText(ctx, sql, func(cols [][]byte) error {
+				bounds = append(bounds, string(cols[0]))
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("oracle: collection %q: split: %w", cp.Name, err)
+			}
+		}
+		q, err := oracle.CompileEntry(cp, oracle.Options{SampleRoots: v.opt.SampleRoots, Bounds: bounds})
 		if err != nil {
 			return err
 		}
 		v.stats[cp.Name].OracleParts = max(v.stats[cp.Name].OracleParts, q.Parts)
-		if err := v.oracleEntry(ctx, snap, q, parts); err != nil {
+		if err := v.oracleEntry(ctx, snap, q, bounds); err != nil {
 			return fmt.Errorf("oracle: collection %q: %w", cp.Name, err)
 		}
 	}
@@ -41,7 +51,8 @@ func (v *verifier) oracleExpected(ctx context.Context, snap *extract.Snapshot, p
 // oracleEntry builds one entry's documents: its statement on snap, or,
 // split into parts, each part's on a connection of its own that adopts
 // snap's snapshot, the documents of all parts added here as they come.
-func (v *verifier) oracleEntry(ctx context.Context, snap *extract.Snapshot, q *oracle.Query, parts int) error {
+func (v *verifier) oracleEntry(ctx context.Context, snap *extract.Snapshot, q *oracle.Query, bounds []string) error {
+	parts := q.Parts
 	if q.Parts <= 1 {
 		docs := q.Documents()
 		err := snap.QueryText(ctx, q.SQL, func(cols [][]byte) error {
@@ -63,7 +74,7 @@ func (v *verifier) oracleEntry(ctx context.Context, snap *extract.Snapshot, q *o
 		pq := q
 		if i > 0 {
 			var err error
-			if pq, err = oracle.CompileEntry(q.Entry, oracle.Options{Parts: parts, Part: i}); err != nil {
+			if pq, err = oracle.CompileEntry(q.Entry, oracle.Options{Bounds: bounds, Part: i}); err != nil {
 				return err
 			}
 		}

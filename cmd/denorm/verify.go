@@ -163,7 +163,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
-	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a part of them")
+	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
