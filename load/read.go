@@ -97,8 +97,10 @@ func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte)
 }
 
 // Normalize gives what a relaxed Extended JSON round trip gives: the
-// only value it changes is an int64 that fits an int32 (written as a plain
-// number, read back as int32); every other value round-trips exactly.
+// values it changes are an int64 that fits an int32 (written as a plain
+// number, read back as int32) and a NaN double with another bit pattern
+// than the reader's NaN (PostgreSQL's NaN has its sign bit set; the text
+// "NaN" keeps no bits); every other value round-trips exactly.
 // Rewriting the BSON directly is twice as fast as the round trip, which
 // TestNormalizeIsJSONRoundTrip checks it against.
 func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
@@ -114,8 +116,17 @@ func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
 
 func fitsInt32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
+// readNaN is the NaN the Extended JSON reader gives for "NaN".
+var readNaN = math.Float64bits(math.NaN())
+
+// otherNaN reports whether the double's bits are a NaN other than readNaN.
+func otherNaN(v bsoncore.Value) bool {
+	f, ok := v.DoubleOK()
+	return ok && math.IsNaN(f) && math.Float64bits(f) != readNaN
+}
+
 // hasSmallInt64 reports whether doc (or any nested document or array)
-// holds an int64 that fits an int32. It walks the elements in place
+// holds an int64 that fits an int32, or a NaN otherNaN rewrites. It walks the elements in place
 // (Document.Elements allocates a slice per document, which cost verify a
 // sixth of its time).
 func hasSmallInt64(doc bsoncore.Document) bool {
@@ -135,6 +146,10 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 			if n, ok := v.Int64OK(); !ok || fitsInt32(n) {
 				return true
 			}
+		case bsoncore.TypeDouble:
+			if otherNaN(v) {
+				return true
+			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
 			if hasSmallInt64(bsoncore.Document(v.Data)) {
 				return true
@@ -144,7 +159,8 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 	return false
 }
 
-// narrowInt64 appends doc to dst with small int64 values as int32.
+// narrowInt64 appends doc to dst with small int64 values as int32 and
+// every NaN as the reader's.
 func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) {
 	elems, err := doc.Elements()
 	if err != nil {
@@ -162,6 +178,11 @@ func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) 
 		case bsoncore.TypeInt64:
 			if n := v.Int64(); fitsInt32(n) {
 				dst = bsoncore.AppendInt32Element(dst, key, int32(n))
+				continue
+			}
+		case bsoncore.TypeDouble:
+			if otherNaN(v) {
+				dst = bsoncore.AppendDoubleElement(dst, key, math.Float64frombits(readNaN))
 				continue
 			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
