@@ -997,11 +997,24 @@ func (r *resolver) cycle(n *Node, rel *Relation) bool {
 	for i, j := range rel.Join {
 		// p joined gp by p.JoinCols[i] = gp.ParentCols[i]; n joins p by
 		// j.Column (in n's table = gp's) = j.Parent (in p's table).
-		if p.Columns[p.JoinCols[i]].Name != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
+		if joinColName(p, i) != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
 			return false
 		}
 	}
 	return true
+}
+
+// joinColName is the name of n's column in its i-th join pair while n is
+// resolved: a key computed by PostgreSQL (a date, a numeric...) is still
+// among JoinKeyCols, its JoinCols entry set only by finishJoinKeys.
+func joinColName(n *Node, i int) string {
+	if c := n.JoinCols[i]; c >= 0 {
+		return n.Columns[c].Name
+	}
+	if i < len(n.keyExtra) && n.keyExtra[i] >= 0 {
+		return n.JoinKeyCols[n.keyExtra[i]].Name
+	}
+	return ""
 }
 
 // cycleThrough is cycle for a many-to-many embed: n reaches its
