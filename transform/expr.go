@@ -95,7 +95,7 @@ func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
 	}
 	out, err := vm.Run(f.Program, env)
 	if err != nil {
-		return nil, fmt.Errorf("expr %q: %w", f.Source, err)
+		return nil, fmt.Errorf("expr %q: %w", f.Source, exprError(err))
 	}
 	v, err := docValue(out)
 	if err != nil {

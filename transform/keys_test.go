@@ -2,7 +2,13 @@ package transform
 
 import (
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -97,5 +103,64 @@ collections:
 	}
 	if d := cmp.Diff([]string{"a-1-0:i", "a-1-1:i", "a-0:i"}, pageIDs(docs)); d != "" {
 		t.Errorf("pages (-want +got):\n%s", d)
+	}
+}
+
+// TestSourceKeyText: the source named in rejects and verify's reports is
+// in a user's words: NULL (not Go's <nil>), bytea as \x and hex (not a
+// Go byte slice), a timestamp as RFC 3339, and a bucket's by column that
+// its orderBy names again only once (found by the differential fuzzer).
+func TestSourceKeyText(t *testing.T) {
+	p := plan(t, `
+version: 1
+collections:
+  - name: comments
+    table: comment
+    bucket: {by: post_id, size: 10, orderBy: [post_id, created_at]}
+    fields: [author]
+  - {name: posts, table: post, fields: [name]}
+`)
+	comments, posts := p.Collections[0], p.Collections[1]
+	at := time.Date(2024, 1, 2, 3, 4, 5, 123_000_000, time.FixedZone("x", 3600))
+	r := row(t, comments.Root, map[string]any{"post_id": nil, "created_at": at, "id": int32(7), "author": "a"})
+	if got, want := SourceKey(comments, r), "comment (post_id, created_at, id)=(NULL, 2024-01-02T02:04:05.123Z, 7)"; got != want {
+		t.Errorf("bucket row: %s, want %s", got, want)
+	}
+	r = row(t, posts.Root, map[string]any{"id": Binary{0, 0xff}, "name": "n"})
+	if got, want := SourceKey(posts, r), `post (id)=(\x00ff)`; got != want {
+		t.Errorf("bytea key: %s, want %s", got, want)
+	}
+}
+
+// TestExprErrorWords: an expression failing on a row is reported in a
+// user's words - nil for a NULL column with the way to default it, no Go
+// type names (interface {}, <nil>, reflect) - and the caret line of
+// expr-lang is kept (found by the differential fuzzer: "interface
+// conversion: interface {} is nil, not bool" in reject files).
+func TestExprErrorWords(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"b ? 1 : 0", "a nil value where a bool is needed (1:9) (a NULL column is nil in an expression: give it a default with ??, as in col ?? 0)"},
+		{"n + 1", "invalid operation: nil + int (1:3) (a NULL column is nil in an expression"},
+		{"upper(s)", "a nil value where a string is needed (1:1)"},
+		{"len(s)", "invalid argument for len (nil) (1:1)"},
+		{"int(s)", "a nil value where a value is needed (1:1)"},
+		{"arr + 1", "invalid operation: array + int (1:5)"},
+		{"i % 0", "integer divide by zero (1:3)\n | i % 0"},
+	} {
+		prog, err := expr.Compile(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = vm.Run(prog, map[string]any{"b": nil, "n": nil, "s": nil, "arr": []any{1}, "i": 5})
+		got := exprError(err).Error()
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want it to begin %q", c.src, got, c.want)
+		}
+		if m := regexp.MustCompile(`interface|<nil>|reflect|runtime error`).FindString(got); m != "" {
+			t.Errorf("%s: %q names Go's %q", c.src, got, m)
+		}
+		if !errors.Is(exprError(err), err) {
+			t.Errorf("%s: the original error is lost", c.src)
+		}
 	}
 }
