@@ -69,6 +69,7 @@ type dtResult struct {
 	Message string // the refusal, or the reject reasons
 	Fail    *dtFailure
 	Steps   []string // the steps run, for the statistics
+	Times   map[string]time.Duration
 }
 
 // dtEnv is one test's servers: a source database whose schemas are
@@ -250,7 +251,14 @@ func rejectKeys(rs []dtReject) []string {
 
 // runCase runs one case to its end.
 func (e *dtEnv) runCase(f *difftest.Files) (res dtResult) {
-	step := func(s string) { res.Steps = append(res.Steps, s) }
+	res.Times = map[string]time.Duration{}
+	last, lastName := time.Now(), "setup"
+	step := func(s string) {
+		res.Times[lastName] += time.Since(last)
+		last, lastName = time.Now(), s
+		res.Steps = append(res.Steps, s)
+	}
+	defer func() { res.Times[lastName] += time.Since(last) }()
 	fail := func(fl *dtFailure) dtResult { res.Fail = fl; return res }
 	if err := e.setup(f); err != nil {
 		res.Outcome, res.Message = "setup", err.Error()
@@ -362,6 +370,23 @@ func (e *dtEnv) runCase(f *difftest.Files) (res dtResult) {
 		if fl != nil {
 			return fail(fl)
 		}
+		// validate --target must say the same
+		vcode, vout, fl := e.cli("validate ferret", "validate", "--mapping", mapping, "--source", src, "--target", target)
+		if fl != nil {
+			return fail(fl)
+		}
+		if (vcode == exitUsage) != (code2 == exitUsage) || (vcode != exitOK && vcode != exitUsage) {
+			return fail(&dtFailure{Kind: "validate --target disagrees", Step: "validate ferret", Detail: fmt.Sprintf("validate --target exit %d, migrate exit %d\n%s\n%s", vcode, code2, abbrev(vout, 2000), abbrev(out, 2000))})
+		}
+		if code2 == exitUsage {
+			// a refusal of what FerretDB cannot store: loud, the
+			// directory's run stands
+			if !strings.Contains(out, "cannot store") {
+				return fail(&dtFailure{Kind: "exit code", Step: "migrate ferret", Detail: fmt.Sprintf("exit 2 without saying what the target cannot store\n%s", abbrev(out, 4000))})
+			}
+			res.Message = out
+			goto rerun
+		}
 		if code2 != exitOK && code2 != exitRejected {
 			return fail(&dtFailure{Kind: "exit code", Step: "migrate ferret", Detail: fmt.Sprintf("exit %d (directory: %d)\n%s", code2, code, abbrev(out, 4000))})
 		}
@@ -393,6 +418,7 @@ func (e *dtEnv) runCase(f *difftest.Files) (res dtResult) {
 	}
 
 	// the same documents after every row moved on disk (a no-op update)
+rerun:
 	step("rerun after moving rows")
 	if err := e.moveRows(f); err != nil {
 		return fail(&dtFailure{Kind: "harness", Step: "move rows", Detail: err.Error()})
@@ -1136,6 +1162,7 @@ type dtStats struct {
 	notes    map[string]int
 	refusals map[string]int
 	steps    map[string]int
+	times    map[string]time.Duration
 	setup    []string
 }
 
@@ -1150,6 +1177,12 @@ func (s *dtStats) add(r dtResult, seed uint64) {
 	s.outcomes[o]++
 	for _, st := range r.Steps {
 		s.steps[st]++
+	}
+	if s.times == nil {
+		s.times = map[string]time.Duration{}
+	}
+	for k, d := range r.Times {
+		s.times[k] += d
 	}
 	switch r.Outcome {
 	case "refused":
@@ -1180,6 +1213,12 @@ func shape(m string) string { return abbrev(quoted.ReplaceAllString(m, "_"), 140
 func (s *dtStats) log(t *testing.T, master uint64) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "difftest: %d cases (master seed %d): %v\nsteps reached: %v\n", s.cases, master, s.outcomes, s.steps)
+	var times []string
+	for k, d := range s.times {
+		times = append(times, fmt.Sprintf("%s %.1fs", k, d.Seconds()))
+	}
+	sort.Strings(times)
+	fmt.Fprintf(&b, "time per step: %s\n", strings.Join(times, ", "))
 	type kv struct {
 		k string
 		n int

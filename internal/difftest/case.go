@@ -66,7 +66,7 @@ var Classes = map[string]string{
 	"lowerbound":     "10: arrays with a lower bound other than 1",
 	"mappingnumbers": "11: mapping numbers at their bounds (bucket.size 2^63-1, huge limits)",
 	"infkey":         "13: ±infinity date/timestamp primary keys",
-	"arraykey":       "14: array and jsonb primary keys",
+	"arraykey":       "14: array and jsonb primary keys, and such columns in a bucket's orderBy (keys of its stream)",
 	"yamlconst":      "18: YAML constants .nan, 1e400, 2^64",
 }
 
@@ -103,6 +103,7 @@ func (g *gen) typeName(base string) string {
 func Generate(seed uint64, cfg Config) *Case {
 	g := &gen{rng: newRNG(seed), cfg: cfg, c: &Case{Seed: seed, Ferret: true}, names: map[string]bool{}}
 	g.citext = g.chance(0.5)
+	g.nestedArrays = g.chance(0.3)
 	if g.citext {
 		g.c.Types = append(g.c.Types, "CREATE EXTENSION IF NOT EXISTS citext;")
 	}

@@ -180,7 +180,9 @@ func (g *gen) bucket() *Node {
 	if !g.tieFree(t) {
 		return nil
 	}
-	if ob := g.orderBy(t, true); len(ob) > 0 && g.chance(0.8) {
+	if ob := g.orderBy(t, true); len(ob) > 0 && g.chance(0.8) && (g.open("arraykey") || keyTypes(t, ob)) {
+		// a bucket's orderBy columns are keys of its pages' stream: jsonb
+		// and arrays there are class 14's (see Classes)
 		b.Set("orderBy", ob)
 	}
 	if g.chance(0.3) {
@@ -359,4 +361,16 @@ func joinCond(fk *FK) string {
 		parts = append(parts, "c."+ident(fk.Cols[i])+" = r."+ident(fk.RefCols[i]))
 	}
 	return strings.Join(parts, " AND ")
+}
+
+// keyTypes says whether every orderBy entry names a column of a type
+// denorm can use as a key (not jsonb, arrays, composites...).
+func keyTypes(t *Table, ob []string) bool {
+	for _, o := range ob {
+		c := t.col(strings.Fields(o)[0])
+		if c == nil || !(c.T.Key || c.T.Int > 0 || c.T.Bool || c.T.Text || strings.Contains(c.T.Fam, "double") || c.T.Fam == "real") {
+			return false
+		}
+	}
+	return true
 }

@@ -300,8 +300,9 @@ func (g *gen) embedChild(x ectx, used map[string]bool) *Node {
 					rel.Set("limit", g.limit())
 				}
 			}
-		} else if !g.tieFree(k.c) {
-			return nil
+		}
+		if rel.Get("orderBy") == nil && !g.tieFree(k.c) {
+			return nil // rows in physical order: class 9
 		}
 	}
 	if g.chance(0.25) {
