@@ -497,7 +497,14 @@ func aggregateExpr(n *mappings.Node) string {
 		}
 		order = " ORDER BY " + strings.Join(keys, ", ")
 	}
-	return fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
+	agg := fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
+	if c := n.Columns[0]; !nativeTypes[c.TypeName] {
+		// min/max of an enum, inet, time..., sum/avg of an interval or
+		// money: read as the type's text, as SelectExpr reads a column of
+		// it (Convert expects that)
+		agg = "(" + agg + ")::pg_catalog.text"
+	}
+	return agg
 }
 
 // inKeySet is the condition "the values refs (of SQL types types) are one

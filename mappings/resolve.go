@@ -927,7 +927,7 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 		r.add(rel.pos.at("fn"), "%s: %v", path, err)
 		return false
 	}
-	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N")
+	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N" && res.TypeName != "money")
 	n.Agg = agg
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
