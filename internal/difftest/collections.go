@@ -180,7 +180,7 @@ func (g *gen) bucket() *Node {
 	if !g.tieFree(t) {
 		return nil
 	}
-	if ob := g.orderBy(t, true); len(ob) > 0 && g.chance(0.8) && (g.open("arraykey") || keyTypes(t, ob)) {
+	if ob := g.orderBy(t, true); len(ob) > 0 && g.chance(0.8) && (g.open("arraykey") && g.open("infkey") || keyTypes(t, ob)) {
 		// a bucket's orderBy columns are keys of its pages' stream: jsonb
 		// and arrays there are class 14's (see Classes)
 		b.Set("orderBy", ob)
@@ -335,9 +335,13 @@ func (g *gen) arrayCheck(x ectx, name string, child *Table, fk *FK, rel *Node) {
 	if l := rel.Get("limit"); l != nil {
 		limit = l.Str()
 	}
+	what := "*"
+	if c := rel.Get("column"); c != nil {
+		what = "c." + ident(c.Str()) // an id array leaves NULLs out
+	}
 	g.c.Checks = append(g.c.Checks, Check{Collection: coll, Field: name, What: "array length", SQL: fmt.Sprintf(
-		"SELECT least((SELECT count(*) FROM (SELECT * FROM %s WHERE %s) c WHERE %s), %s) FROM (SELECT * FROM %s WHERE %s) r",
-		child.Qualified(), orTrue(rel.Get("filter").Str()), joinCond(fk), limit, x.t.Qualified(), orTrue(g.curFilter))})
+		"SELECT least((SELECT count(%s) FROM (SELECT * FROM %s WHERE %s) c WHERE %s), %s) FROM (SELECT * FROM %s WHERE %s) r",
+		what, child.Qualified(), orTrue(rel.Get("filter").Str()), joinCond(fk), limit, x.t.Qualified(), orTrue(g.curFilter))})
 }
 
 // countCheck: each root document's count aggregate.
@@ -364,12 +368,16 @@ func joinCond(fk *FK) string {
 }
 
 // keyTypes says whether every orderBy entry names a column of a type
-// denorm can use as a key (not jsonb, arrays, composites...).
+// denorm can use as a key (not jsonb, arrays, composites...: class 14),
+// and no date or timestamp (±infinity as a key: class 13).
 func keyTypes(t *Table, ob []string) bool {
 	for _, o := range ob {
 		c := t.col(strings.Fields(o)[0])
 		if c == nil || !(c.T.Key || c.T.Int > 0 || c.T.Bool || c.T.Text || strings.Contains(c.T.Fam, "double") || c.T.Fam == "real") {
 			return false
+		}
+		if strings.Contains(c.T.Fam, "date") || strings.Contains(c.T.Fam, "timestamp") {
+			return false // ±infinity values: class 13 (infkey)
 		}
 	}
 	return true

@@ -87,3 +87,40 @@ func TestShrink(t *testing.T) {
 		t.Errorf("shrunk to %d tables, %d rows, mapping:\n%s", len(small.Tables), rows, small.Mapping.YAML())
 	}
 }
+
+// TestLookupsDefined: every field reading lookup.column sits in an entity
+// that defines the lookup (a generator slip validate would refuse).
+func TestLookupsDefined(t *testing.T) {
+	var check func(seed uint64, n *Node)
+	check = func(seed uint64, n *Node) {
+		if n == nil {
+			return
+		}
+		if n.isMap() {
+			defined := map[string]bool{}
+			if lk := n.Get("lookups"); lk != nil {
+				for _, l := range lk.Items {
+					defined[l.Get("name").Str()] = true
+				}
+			}
+			if fs := n.Get("fields"); fs != nil {
+				for _, f := range fs.Items {
+					for _, k := range []string{"column", "key"} {
+						// "a.b" is a column name with a dot (read as a lookup's: loud)
+						if v := f.Get(k).Str(); strings.Contains(v, ".") && f.isMap() && !strings.HasPrefix(v, "a.b") {
+							if name, _, _ := strings.Cut(v, "."); !defined[name] {
+								t.Errorf("seed %d: field %s: %q reads lookup %q, not defined here", seed, k, v, name)
+							}
+						}
+					}
+				}
+			}
+		}
+		for _, it := range n.Items {
+			check(seed, it)
+		}
+	}
+	for seed := uint64(1); seed <= 500; seed++ {
+		check(seed, Generate(seed, Config{}).Mapping)
+	}
+}
