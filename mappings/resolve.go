@@ -172,12 +172,12 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			}
 			lf := &linkField{name: name, table: l.Table, rel: rel}
 			if len(o.cols) == 1 {
-				rel.Column, rel.OrderBy = o.cols[0], StringList{o.cols[0]}
+				rel.Column, rel.order = o.cols[0], []string{o.cols[0]}
 			} else if values, names, err := linkValueNames(o.c, o.cols, o.parents); err != nil {
 				r.add(s.s.pos.self, "links: %s: %v", l.Table, err)
 				continue
 			} else {
-				rel.OrderBy = StringList(slices.Clone(values))
+				rel.order = slices.Clone(values)
 				lf.values, lf.names = values, names
 			}
 			if o.c != nil {
@@ -771,8 +771,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			return nil
 		}
 	}
-	// Order: the declared order; an id array defaults to its values.
-	orderBy := rel.OrderBy
+	// Order: the declared order; an id array defaults to its values,
+	// named as they are (order).
+	orderBy, order := rel.OrderBy, rel.order
 	if kind == NodeIds && len(rel.values) > 0 {
 		for _, col := range rel.values {
 			n.Values = append(n.Values, r.need(n, col))
@@ -783,8 +784,8 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			return nil
 		}
 		n.Value = r.need(n, col)
-		if len(orderBy) == 0 {
-			orderBy = StringList{col}
+		if len(orderBy) == 0 && len(order) == 0 {
+			order = []string{col}
 		}
 	}
 	if kind != NodeAggregate {
@@ -799,6 +800,14 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				continue
 			}
 			n.Order = append(n.Order, OrderCol{Col: c, Desc: desc})
+		}
+		for _, col := range order {
+			c := r.need(n, col)
+			if c < 0 {
+				r.add(rel.pos.self, "%s: table %q has no column %q", path, t.Name, col)
+				continue
+			}
+			n.Order = append(n.Order, OrderCol{Col: c})
 		}
 	}
 	if n.Object {
