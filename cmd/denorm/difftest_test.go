@@ -177,17 +177,23 @@ END $$;`, role))
 var internalText = regexp.MustCompile(`panic|runtime error|goroutine \d|nil pointer|index out of range|interface ?\{\}|\bmap\[|\[\]byte|\[\]uint8|\[\]interface|\*?\b(pgtype|pgconn|pgx|bson|primitive|reflect|strconv|transform|mappings|extract|load|pipeline|big|json|yaml)\.[A-Z]\w*|%!|<nil>|\.go:\d+|unexpected type|unsupported type \w+\.|cannot unmarshal|Go type`)
 
 func checkWords(step, msg string) *dtFailure {
-	if m := internalText.FindString(msg); m != "" {
-		return &dtFailure{Kind: "internal message", Step: step, Detail: fmt.Sprintf("%q in: %s", m, abbrev(msg, 2000))}
+	if loc := internalText.FindStringIndex(msg); loc != nil {
+		// the line holding the words, then the output
+		start := strings.LastIndexByte(msg[:loc[0]], '\n') + 1
+		end := loc[1] + strings.IndexByte(msg[loc[1]:]+"\n", '\n')
+		return &dtFailure{Kind: "internal message", Step: step, Detail: fmt.Sprintf("%q in: %s\n--- output:\n%s", msg[loc[0]:loc[1]], abbrev(msg[start:end], 1500), abbrev(msg, 2000))}
 	}
 	return nil
 }
 
+// abbrev keeps the first n bytes of s and its end (where a command's
+// final error is).
 func abbrev(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
+	head, tail := n*2/5, n*3/5
+	return s[:head] + fmt.Sprintf("\n... (%d bytes) ...\n", len(s)-head-tail) + s[len(s)-tail:]
 }
 
 // cli runs one command line in-process; a panic on the calling
@@ -922,9 +928,9 @@ func abbrevList(s []string) string {
 	return fmt.Sprint(s)
 }
 
-// moveRows rewrites every row of every table in place (a no-op update),
-// which moves each to another place in the table: a result that depended
-// on physical order changes.
+// moveRows rewrites rows of every table (a no-op update), which moves
+// them to the table's end: a result that depended on physical order
+// changes.
 func (e *dtEnv) moveRows(f *difftest.Files) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -949,14 +955,17 @@ WHERE c.relkind IN ('r') AND n.nspname IN ('public', 's1', 'Other Schema', 'Ã¼nÃ
 			return err
 		}
 		if col != nil {
-			stmts = append(stmts, fmt.Sprintf("UPDATE ONLY %s SET %s = %s", tbl, *col, *col))
+			// two passes, each moving the rows of half the hashes of
+			// their place to the table's end: the order changes
+			for _, bit := range []int{1, 2} {
+				stmts = append(stmts, fmt.Sprintf("UPDATE ONLY %s SET %s = %s WHERE (hashtext(ctid::text) & %d) = 0", tbl, *col, *col, bit))
+			}
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	// rows visited in reverse physical order, twice: the order flips
 	sort.Strings(stmts)
 	for _, s := range stmts {
 		if _, err := conn.Exec(ctx, s); err != nil {
@@ -1121,7 +1130,7 @@ func TestDifftest(t *testing.T) {
 var dtFerretBugs = []struct{ what, re string }{
 	// a control character in a field name is stored, then fails every
 	// read of the collection (sjson.Unmarshal: invalid character '\x01')
-	{"control character in a field name", `invalid character '\\x[0-9a-f]{2}' in string literal`},
+	{"control character in a field name", `invalid character '\\(x[0-9a-f]{2}|[tnrfbv])' in string literal`},
 	// a top-level field name holding '"' made by the data (a root-level
 	// pivot): the whole insert fails (open: denorm could reject the row)
 	{"double quote in a top-level name from data", `malformed JSON`},
@@ -1190,6 +1199,7 @@ type dtStats struct {
 	outcomes map[string]int
 	notes    map[string]int
 	refusals map[string]int
+	examples map[string]uint64 // a seed per refusal
 	steps    map[string]int
 	times    map[string]time.Duration
 	setup    []string
@@ -1215,11 +1225,16 @@ func (s *dtStats) add(r dtResult, seed uint64) {
 	}
 	switch r.Outcome {
 	case "refused":
+		if s.examples == nil {
+			s.examples = map[string]uint64{}
+		}
 		for _, m := range refusalLine.FindAllStringSubmatch(r.Message, -1) {
 			s.refusals[shape(m[1])]++
+			s.examples[shape(m[1])] = seed
 		}
 		if !refusalLine.MatchString(r.Message) {
 			s.refusals[shape(firstLine(r.Message))]++
+			s.examples[shape(firstLine(r.Message))] = seed
 		}
 	case "setup":
 		if len(s.setup) < 10 {
@@ -1261,7 +1276,7 @@ func (s *dtStats) log(t *testing.T, master uint64) {
 		if i == 25 {
 			break
 		}
-		fmt.Fprintf(&b, "  refused %4d  %s\n", r.n, r.k)
+		fmt.Fprintf(&b, "  refused %4d  %s (seed %d)\n", r.n, r.k, s.examples[r.k])
 	}
 	for _, s := range s.setup {
 		fmt.Fprintf(&b, "  setup failed: %s\n", s)

@@ -58,7 +58,6 @@ var Classes = map[string]string{
 	"inherit":        "1: inheritance parents as roots (keys not unique across children)",
 	"rls":            "2: row-level security hiding rows from the connected role",
 	"exproverflow":   "3: integer overflow in expr: fields",
-	"sharedir":       "5: shared collections written to a directory by separate runs",
 	"dottedtable":    "6: table names with dots, and schemas sharing a table name with public under a search_path",
 	"submillis":      "7: sub-millisecond timestamps (BSON dates hold milliseconds)",
 	"underflow":      "8: numeric: double underflow of tiny non-zero numerics",
@@ -528,6 +527,7 @@ func (g *gen) data() {
 			row := make([]string, len(cols))
 			// one parent per foreign key and row
 			parent := map[*FK]int{}
+			skip := false
 			for _, fk := range t.FKs {
 				np := len(fk.Ref.Rows)
 				switch {
@@ -558,9 +558,23 @@ func (g *gen) data() {
 						fk.Enforced = false // an orphan: no constraint
 					}
 				}
+				if parent[fk] == -2 && (fk.Unique || fk.Ref.fewKeys()) {
+					// an orphan of an enum key would repeat a label
+					switch {
+					case np > 0 && !fk.Unique:
+						parent[fk] = fk.Ref.keyOrd[g.n(np)]
+					case !fk.Cols2NotNull(t):
+						parent[fk] = -1
+					default:
+						skip = true
+					}
+				}
 				if parent[fk] == -2 {
 					parent[fk] = len(fk.Ref.keyOrd) + 20 + r // an ordinal no parent row has
 				}
+			}
+			if skip {
+				continue
 			}
 			for i, c := range cols {
 				if fk := fkOf[c.Name]; fk != nil {
@@ -604,6 +618,17 @@ func (g *gen) data() {
 	}
 	// an inheritor's rows are also its parent's: keep the parent's key
 	// ordinals covering both so children of the parent may point to them
+}
+
+// fewKeys says whether t's key has few distinct values (an enum's
+// labels), so that ordinals past them wrap.
+func (t *Table) fewKeys() bool {
+	for _, c := range t.IDCols() {
+		if col := t.col(c); col != nil && col.T.maxKeys > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Cols2NotNull says whether any of fk's columns is NOT NULL in t.

@@ -230,7 +230,8 @@ func textType(g *gen) *colType {
 		t.SQL, t.Fam = "citext", "citext"
 		t.value = func(g *gen) string { return lit(g.text()) }
 		t.key = func(g *gen, i int) string {
-			s := keyText(i)
+			// distinct when case is folded; spelled in either case
+			s := strings.ToLower(keyText(i + 26*(i/26)))
 			if g.chance(0.5) {
 				s = strings.ToUpper(s)
 			}
