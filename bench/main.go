@@ -197,7 +197,7 @@ type Report struct {
 }
 
 // order is the order series are printed in.
-var order = []string{"A", "B", "floor", "C", "V", "P", "D", "E", "F1", "F4",
+var order = []string{"A", "B", "floor", "C", "V", "O", "P", "D", "E", "F1", "F4",
 	"blogA", "blogB", "blogFloor", "blogQ", "wideA", "wideB", "wideFloor", "wideQ", "Kint", "Kuuid", "Kpair", "KintFloor", "KuuidFloor", "KpairFloor"}
 
 func run(ctx context.Context, c config) (*Report, error) {
@@ -347,10 +347,11 @@ func personSet(ctx context.Context, c config, tmp string, series func(name, what
 	fl := series("floor", floorWhat)
 	cc := series("C", fmt.Sprintf("naive loader: one query per person for its children, %d persons", c.naive))
 	v := series("V", "denorm verify of A's directory (rebuilds every document and compares)")
+	o := series("O", "denorm verify --oracle sql of A's directory (PostgreSQL builds every document from SQL compiled from the mapping)")
 	p := series("P", "denorm plan of the same data (builds every document, writes a report)")
 	var bPick string
 	for i := 0; i < c.reps; i++ {
-		log.Printf("round %d/%d: A, B, floor, C, V, P", i+1, c.reps)
+		log.Printf("round %d/%d: A, B, floor, C, V, O, P", i+1, c.reps)
 		out := filepath.Join(tmp, "a")
 		r, err := denormDir(c.bin, personMapping, people, out, "people.jsonl")
 		if err != nil {
@@ -383,6 +384,11 @@ func personSet(ctx context.Context, c config, tmp string, series func(name, what
 			return fmt.Errorf("V: %w", err)
 		}
 		v.Runs = append(v.Runs, r)
+		r, err = denormOracle(c.bin, personMapping, people, out, docs)
+		if err != nil {
+			return fmt.Errorf("O: %w", err)
+		}
+		o.Runs = append(o.Runs, r)
 		r, err = denormPlan(c.bin, personMapping, people, filepath.Join(tmp, "plan.json"), docs)
 		if err != nil {
 			return fmt.Errorf("P: %w", err)
@@ -605,6 +611,10 @@ func checks(rep *Report) {
 	if v, ok := s["V"]; ok {
 		x := rate("V/A", v, s["A"])
 		check("15.4", "verify docs/s / migrate docs/s", x, ">= 0.5", x >= 0.5)
+	}
+	if o, ok := s["O"]; ok {
+		x := rate("O/A", o, s["A"])
+		check("25.1", "verify --oracle sql docs/s / migrate docs/s", x, ">= 0.25", x >= 0.25)
 	}
 	if p, ok := s["P"]; ok {
 		x := rate("P/A", p, s["A"])

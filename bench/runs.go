@@ -197,6 +197,19 @@ func denormVerify(bin, mapping, db, dir string, docs int64) (Result, error) {
 	return m.result(docs, 0), nil
 }
 
+// denormOracle is an O run: verify the same directory with the
+// independent oracle.
+func denormOracle(bin, mapping, db, dir string, docs int64) (Result, error) {
+	m, err := timeCmd(bin, "verify", "--oracle", "sql", "--mapping", mapping, "--source", db, "--target", dir)
+	if err != nil {
+		return Result{}, err
+	}
+	if !strings.Contains(m.out, "result: identical") {
+		return Result{}, fmt.Errorf("verify --oracle sql does not find the target identical:\n%s", m.out)
+	}
+	return m.result(docs, 0), nil
+}
+
 // denormPlan is a P run: plan the mapping (docs documents), the JSON
 // report into file.
 func denormPlan(bin, mapping, db, file string, docs int64) (Result, error) {

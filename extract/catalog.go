@@ -20,7 +20,6 @@ package extract
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,18 +35,28 @@ type Querier interface {
 // tables (see mappings.Table.Kind).
 var relKinds = map[string]string{"v": mappings.KindView, "m": mappings.KindMaterializedView, "f": mappings.KindForeignTable}
 
-// ReadCatalog describes the named tables ("schema.table"). Tables that do
-// not exist are absent from the result; Resolve reports them.
+// ReadCatalog describes the tables a mapping names, each name as the
+// mapping writes it (SQL's syntax: mappings.ParseTableName), resolved as
+// PostgreSQL resolves it for the connected role: an unqualified name
+// through the role's search_path. Catalog.Names says what each name
+// resolved to, or why it did not (Resolve reports those); Tables holds
+// the tables found, by qualified name.
 func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Catalog, error) {
-	cat := &mappings.Catalog{Tables: map[string]*mappings.Table{}}
+	cat := &mappings.Catalog{Tables: map[string]*mappings.Table{}, Names: map[string]mappings.Resolved{}}
 	if len(tables) == 0 {
 		return cat, nil
 	}
-	schemas := make([]string, len(tables))
-	names := make([]string, len(tables))
-	for i, t := range tables {
-		s, n, _ := strings.Cut(mappings.QualifiedName(t), ".")
-		schemas[i], names[i] = s, n
+	found, err := resolveNames(ctx, q, cat, tables)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return cat, nil
+	}
+	schemas := make([]string, len(found))
+	names := make([]string, len(found))
+	for i, t := range found {
+		schemas[i], names[i] = t.Schema, t.Name
 	}
 	// A domain column reads as its base type (PostgreSQL sends values of a
 	// domain as its base type), an array of a domain as the array of the
@@ -105,10 +114,10 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 			rows.Close()
 			return nil, fmt.Errorf("read catalog: %w", err)
 		}
-		key := schema + "." + name
+		key := mappings.QualifiedTableName(schema, name)
 		t := cat.Tables[key]
 		if t == nil {
-			t = &mappings.Table{Schema: schema, Name: name, Kind: relKinds[kind], Estimate: tuples}
+			t = &mappings.Table{Schema: schema, Name: name, Kind: relKinds[kind], Estimate: tuples, Partitioned: kind == "p"}
 			cat.Tables[key] = t
 			oids[oid] = t
 		}
@@ -118,8 +127,20 @@ ORDER BY n.nspname, c.relname, a.attnum`, schemas, names)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
+	if err := readInheritance(ctx, q, oids); err != nil {
+		return nil, err
+	}
+	if err := readRowSecurity(ctx, q, oids); err != nil {
+		return nil, err
+	}
 	for _, t := range oids {
 		if t.Estimate != -2 {
+			continue
+		}
+		if t.RowSecurity != nil {
+			// Counting would fail (row_security is off) or count only
+			// what the policies show.
+			t.Estimate = -1
 			continue
 		}
 		// Under 10 MiB and never analyzed: an exact count is cheap, and
@@ -175,7 +196,7 @@ ORDER BY i.indrelid, NOT i.indisprimary, i.indexrelid`, ids)
 	}
 	rows.Close()
 	rows, err = q.Query(ctx, `
-SELECT c.conrelid::int8, rn.nspname || '.' || rc.relname,
+SELECT c.conrelid::int8, rn.nspname::text, rc.relname::text,
        array_agg(a.attname ORDER BY k.ord), array_agg(ra.attname ORDER BY k.ord)
 FROM pg_constraint c
 JOIN pg_class rc ON rc.oid = c.confrelid
@@ -192,12 +213,14 @@ ORDER BY c.conrelid, c.conname`, ids)
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			oid int64
-			fk  mappings.ForeignKey
+			oid                 int64
+			refSchema, refTable string
+			fk                  mappings.ForeignKey
 		)
-		if err := rows.Scan(&oid, &fk.RefTable, &fk.Columns, &fk.RefColumns); err != nil {
+		if err := rows.Scan(&oid, &refSchema, &refTable, &fk.Columns, &fk.RefColumns); err != nil {
 			return nil, fmt.Errorf("read catalog foreign keys: %w", err)
 		}
+		fk.RefTable = mappings.QualifiedTableName(refSchema, refTable)
 		oids[oid].ForeignKeys = append(oids[oid].ForeignKeys, fk)
 	}
 	if err := rows.Err(); err != nil {

@@ -42,7 +42,29 @@ func checkArrayDims(col *mappings.Column, src []byte) error {
 	if n := int32(binary.BigEndian.Uint32(src)); n > 1 {
 		return fmt.Errorf("column %s holds a %d-dimensional array; only one-dimensional arrays are supported: select a slice, filter the rows or cast the column (a field with sql: can)", pgx.Identifier{col.Name}.Sanitize(), n)
 	}
+	if lb, ok := arrayLowerBound(src); ok && lb != 1 {
+		name := sqlName(col.Name)
+		return fmt.Errorf("array subscripts %s do not start at 1: a document's array has no lower bound (%d); renumber it from 1 with a field computed by PostgreSQL, sql: '%s[:]' (read the bound with sql: 'array_lower(%s, 1)' if it matters)", arrayBoundsText(src), lb, name, name)
+	}
 	return nil
+}
+
+// arrayLowerBound is the lower bound of a one-dimensional array in the
+// binary format (ndim, has-null flag, element type, then the dimension's
+// length and lower bound); ok is false for other values.
+func arrayLowerBound(src []byte) (lb int32, ok bool) {
+	if len(src) < 20 || int32(binary.BigEndian.Uint32(src)) != 1 {
+		return 0, false
+	}
+	return int32(binary.BigEndian.Uint32(src[16:])), true
+}
+
+// arrayBoundsText is a one-dimensional array's bounds as PostgreSQL
+// writes them: [5:7].
+func arrayBoundsText(src []byte) string {
+	n := int64(int32(binary.BigEndian.Uint32(src[12:])))
+	lb := int64(int32(binary.BigEndian.Uint32(src[16:])))
+	return fmt.Sprintf("[%d:%d]", lb, lb+n-1)
 }
 
 // invalidValue is the stand-in of a value of col that could not be read:
@@ -108,4 +130,18 @@ func checkSQLFunctions(ctx context.Context, s *Snapshot, plan *mappings.Plan) ma
 		})
 	}
 	return ps
+}
+
+// sqlName is a column name as a user writes it in SQL: bare when it is a
+// lower-case identifier, else quoted.
+func sqlName(name string) string {
+	for i, r := range name {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return pgx.Identifier{name}.Sanitize()
+		}
+	}
+	if name == "" {
+		return `""`
+	}
+	return name
 }

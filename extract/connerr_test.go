@@ -2,6 +2,11 @@ package extract
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 )
 
@@ -31,5 +36,28 @@ func TestTidyConnectError(t *testing.T) {
 				t.Error("the tidied error does not unwrap to the original")
 			}
 		})
+	}
+}
+
+// TestDisconnectedNotFileErrors: a system error from writing a file (a
+// full disk on a directory target) is not a lost source connection, though
+// syscall.Errno has the methods of net.Error; the same errno from a
+// network operation is.
+func TestDisconnectedNotFileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"full disk", &os.PathError{Op: "write", Path: "out/people.jsonl", Err: syscall.ENOSPC}, false},
+		{"full disk, wrapped", fmt.Errorf("write people.jsonl: %w", &os.PathError{Op: "write", Path: "out/people.jsonl", Err: syscall.ENOSPC}), false},
+		{"file too large", fmt.Errorf("sync: %w", syscall.EFBIG), false},
+		{"bare errno", syscall.EIO, false},
+		{"connection reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
+		{"unexpected EOF", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+	} {
+		if got := Disconnected(tc.err); got != tc.want {
+			t.Errorf("%s: Disconnected(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }

@@ -26,10 +26,14 @@ package extract
 //	  of other element types       ::text[]             Array of strings (json[]/jsonb[] elements parsed)
 //	NULL                                                nil
 //
-// Arrays with more than one dimension (which pgx would silently flatten)
+// Arrays with more than one dimension (which pgx would silently flatten),
+// and arrays whose subscripts do not start at 1 (whose bound pgx drops),
 // are refused value by value (checkArrayDims): the row is read, and a
 // document that would hold the value is rejected (transform.Invalid).
-// Array lower bounds are ignored.
+// NUMERIC in numeric mode double, and JSON numbers written as doubles,
+// convert by transform.DecimalToDouble (refusing values without a
+// double). Timestamps stay times here; transform writes them as dates or
+// as text (timestamp: string).
 
 import (
 	"bytes"
@@ -234,12 +238,9 @@ func numericValue(col *mappings.Column, s string, mode mappings.NumericMode) (an
 	case mappings.NumericString:
 		return s, nil
 	case mappings.NumericDouble:
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := transform.DecimalToDouble(s)
 		if err != nil {
-			if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
-				return nil, fmt.Errorf("%s value %s is out of range for a double; use numeric mode decimal or string", typeDesc(col), abbrev(s))
-			}
-			return nil, fmt.Errorf("%s value %s: %w", typeDesc(col), abbrev(s), err)
+			return nil, fmt.Errorf("%s value %s is %w; use numeric mode decimal or string", typeDesc(col), abbrev(s), err)
 		}
 		return f, nil
 	}
@@ -505,9 +506,9 @@ func jsonNumber(s string, mode mappings.NumericMode) (any, error) {
 	case mappings.NumericString:
 		return s, nil
 	case mappings.NumericDouble:
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := transform.DecimalToDouble(s)
 		if err != nil {
-			return nil, fmt.Errorf("number %s is out of range for a double; use numeric mode decimal or string", abbrev(s))
+			return nil, fmt.Errorf("number %s is %w; use numeric mode decimal or string", abbrev(s), err)
 		}
 		return f, nil
 	}

@@ -111,8 +111,8 @@ func selectConverted(ctx context.Context, conn *pgx.Conn, qt string, col mapping
 			derr = iv.Err
 		}
 	}
-	if derr != nil && err == nil && strings.Contains(derr.Error(), "-dimensional array") {
-		return nil, derr // only the decoder sees the dimensions pgx flattens
+	if derr != nil && err == nil && (strings.Contains(derr.Error(), "-dimensional array") || strings.Contains(derr.Error(), "array subscripts ")) {
+		return nil, derr // only the decoder sees the dimensions and bounds pgx drops
 	}
 	if (err == nil) != (derr == nil) {
 		return nil, fmt.Errorf("rowDecoder error %v, Convert error %v", derr, err)
@@ -165,6 +165,11 @@ func TestConvert(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE DOMAIN "+domain+" AS integer CHECK (VALUE > 0)"); err != nil {
 		t.Fatal(err)
 	}
+	arrDomain := pgx.Identifier{schema, "ints"}.Sanitize()
+	if _, err := conn.Exec(ctx, "CREATE DOMAIN "+arrDomain+" AS integer[]"); err != nil {
+		t.Fatal(err)
+	}
+	const bounds = "array subscripts "
 	nan, inf := math.NaN(), math.Inf(1)
 	const (
 		dec = mappings.NumericDecimal
@@ -200,6 +205,10 @@ func TestConvert(t *testing.T) {
 		{name: "numeric_double_infinity", literal: "'Infinity'::numeric", mode: dbl, want: inf},
 		{name: "numeric_double_negative_infinity", literal: "'-Infinity'::numeric", mode: dbl, want: -inf},
 		{name: "numeric_double_out_of_range", literal: "'1e400'::numeric", mode: dbl, wantErr: "out of range for a double"},
+		{name: "numeric_double_underflow", literal: "'1e-991'::numeric", mode: dbl, wantErr: "numeric value 0.00000000000000000000000000...0000000000000000000000000001 (993 characters) is too small for a double (its nearest double is 0); use numeric mode decimal or string"},
+		{name: "numeric_double_negative_underflow", literal: "('-0.' || repeat('0', 400) || '1')::numeric", mode: dbl, wantErr: "too small for a double"},
+		{name: "numeric_double_subnormal", literal: "'4e-324'::numeric", mode: dbl, want: 5e-324},
+		{name: "numeric_double_zero_scale", literal: "'0.000'::numeric", mode: dbl, want: 0.0},
 		{name: "numeric_string", literal: "'12.50'::numeric(12,2)", mode: str, want: "12.50"},
 		{name: "numeric_string_large_precision", literal: "'12345678901234567890.123456789'::numeric", mode: str, want: "12345678901234567890.123456789"},
 		{name: "numeric_string_nan", literal: "'NaN'::numeric", mode: str, want: "NaN"},
@@ -248,7 +257,7 @@ func TestConvert(t *testing.T) {
 		}},
 		{name: "int_array_with_null", literal: "ARRAY[1, NULL, 3]::int[]", want: transform.Array{int32(1), nil, int32(3)}},
 		{name: "int_array_empty", literal: "'{}'::int[]", want: transform.Array{}},
-		{name: "int_array_lower_bound_ignored", literal: "'[0:1]={7,8}'::int[]", want: transform.Array{int32(7), int32(8)}},
+		{name: "int_array_lower_bound_zero", literal: "'[0:1]={7,8}'::int[]", wantErr: "array subscripts [0:1] do not start at 1"},
 		{name: "int_array_two_dimensional", literal: "'{{1,2},{3,4}}'::int[]", wantErr: "2-dimensional array"},
 		{name: "text_array", literal: "ARRAY['a', NULL, 'c']::text[]", want: transform.Array{"a", nil, "c"}},
 		{name: "char_array", literal: "ARRAY['ab']::char(3)[]", want: transform.Array{"ab"}},
@@ -271,6 +280,20 @@ func TestConvert(t *testing.T) {
 		{name: "int4range_as_text", literal: "int4range(1, 5)", want: "[1,5)"},
 		{name: "xml_as_text", literal: "'<a>x</a>'::xml", want: "<a>x</a>"},
 		{name: "time_as_text", literal: "'12:34:56'::time", want: "12:34:56"},
+		// Arrays whose subscripts do not start at 1 reject the row, for
+		// every element type and path.
+		{name: "array_lower_bound_int", literal: "'[5:7]={1,2,3}'::int[]", wantErr: `column "My \"Col\"": array subscripts [5:7] do not start at 1: a document's array has no lower bound (5); renumber it from 1 with a field computed by PostgreSQL, sql: '"My ""Col"""[:]' (read the bound with sql: 'array_lower("My ""Col""", 1)' if it matters)`},
+		{name: "array_lower_bound_zero_text", literal: "'[0:1]={a,b}'::text[]", wantErr: bounds + "[0:1] do not start at 1"},
+		{name: "array_lower_bound_negative_numeric", literal: "'[-2:-1]={1.5,2}'::numeric[]", wantErr: bounds + "[-2:-1] do not start at 1"},
+		{name: "array_lower_bound_timestamptz", literal: "'[2:2]={2024-01-01 00:00+00}'::timestamptz[]", wantErr: bounds + "[2:2] do not start at 1"},
+		{name: "array_lower_bound_uuid", literal: "'[3:3]={a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'::uuid[]", wantErr: bounds + "[3:3] do not start at 1"},
+		{name: "array_lower_bound_interval_as_text", literal: "'[2:3]={1 day,2 days}'::interval[]", wantErr: bounds + "[2:3] do not start at 1"},
+		{name: "array_lower_bound_jsonb_as_text", literal: `'[0:0]={"{\"a\": 1}"}'::jsonb[]`, wantErr: bounds + "[0:0] do not start at 1"},
+		{name: "array_lower_bound_enum", literal: "'[9:9]={ok}'::" + enum + "[]", wantErr: bounds + "[9:9] do not start at 1"},
+		{name: "array_lower_bound_domain_elements", literal: "'[4:5]={5,6}'::" + domain + "[]", wantErr: bounds + "[4:5] do not start at 1"},
+		{name: "array_lower_bound_domain_over_array", literal: "'[4:5]={5,6}'::" + arrDomain, wantErr: bounds + "[4:5] do not start at 1"},
+		{name: "array_slice_renumbered", literal: "('[5:7]={1,2,3}'::int[])[:]", want: transform.Array{int32(1), int32(2), int32(3)}},
+		{name: "array_domain_over_array", literal: "'{5,6}'::" + arrDomain, want: transform.Array{int32(5), int32(6)}},
 		{name: "null", literal: "NULL::integer", want: nil},
 		{name: "null_jsonb", literal: "NULL::jsonb", want: nil},
 		{name: "null_numeric", literal: "NULL::numeric", mode: dbl, want: nil},
@@ -612,6 +635,13 @@ func TestConvertJSONNumbersExact(t *testing.T) {
 	}
 	if _, err := Convert(col, `{"a": 1e400}`, mappings.NumericDouble); err == nil || !strings.Contains(err.Error(), "out of range for a double") {
 		t.Errorf("1e400 as a double: %v", err)
+	}
+	// And so is a non-zero number whose double would be 0.
+	if _, err := Convert(col, `{"a": -1e-991}`, mappings.NumericDouble); err == nil || !strings.Contains(err.Error(), "number -1e-991 is too small for a double") {
+		t.Errorf("-1e-991 as a double: %v", err)
+	}
+	if got, err := Convert(col, `[0e-991, 4e-324]`, mappings.NumericDouble); err != nil || !cmp.Equal(got, transform.Array{0.0, 5e-324}) {
+		t.Errorf("zero and a subnormal as doubles: %#v, %v", got, err)
 	}
 }
 

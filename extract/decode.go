@@ -401,6 +401,9 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if n < 0 || int(n) > (len(src)-20)/4 {
 			return nil, false
 		}
+		if int32(binary.BigEndian.Uint32(src[16:])) != 1 {
+			return nil, false // another lower bound: checkArrayDims refuses it
+		}
 		out := make(transform.Array, n)
 		rest := src[20:]
 		for i := range out {
@@ -512,5 +515,11 @@ func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
 	if err != nil {
 		return v, err
 	}
-	return Convert(c.col, v, c.mode)
+	out, err := Convert(c.col, v, c.mode)
+	if err != nil {
+		// What the driver decoded tells invalidValue the value's text
+		// (a ±infinity key is still a stream position).
+		return v, err
+	}
+	return out, nil
 }

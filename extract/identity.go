@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/denorm/denorm/mappings"
 )
 
 // ReplicaIdentity tells which old values a table's updates and deletes
@@ -31,8 +33,10 @@ type ReplicaIdentity struct {
 	// NotFull lists the tables holding the rows whose identity is not FULL,
 	// quoted for SQL.
 	NotFull []string
-	// quoted is Table quoted for SQL.
-	quoted string
+	// quoted is Table quoted for SQL; published is how a publication
+	// names it: ONLY a plain table, whose inheritance children denorm
+	// does not read, a partitioned table with its partitions.
+	quoted, published string
 }
 
 // Usable tells whether PostgreSQL can publish the table's updates and
@@ -70,7 +74,8 @@ func (r ReplicaIdentity) FullStatements() []string {
 var identityModes = map[string]string{"d": "default", "i": "index", "f": "full", "n": "nothing"}
 
 // ReadReplicaIdentity reports the replica identity of each of tables
-// ("schema.table"; "t" means "public.t"), in the order given. A table that
+// (qualified names, mappings.QualifiedTableName; "t" means "public.t"),
+// in the order given. A table that
 // does not exist, or is a view, materialized view or foreign table (whose
 // changes cannot be captured), is an error naming it.
 func ReadReplicaIdentity(ctx context.Context, q Querier, tables []string) ([]ReplicaIdentity, error) {
@@ -79,8 +84,9 @@ func ReadReplicaIdentity(ctx context.Context, q Querier, tables []string) ([]Rep
 	for i, t := range tables {
 		schemas[i], names[i] = qualify(t)
 	}
-	// One row per table asked for (depth 0) and per table below it in the
-	// partition or inheritance tree.
+	// One row per table asked for (depth 0) and per partition below it
+	// (inheritance children hold rows denorm does not read: see
+	// mappings.Table.OwnRowsOnly).
 	rows, err := q.Query(ctx, `
 WITH RECURSIVE tree(ord, relid, depth) AS (
   SELECT w.ord, c.oid, 0
@@ -89,7 +95,7 @@ WITH RECURSIVE tree(ord, relid, depth) AS (
   JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = w.rel
   UNION ALL
   SELECT t.ord, i.inhrelid, t.depth + 1
-  FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
+  FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid JOIN pg_class pc ON pc.oid = t.relid AND pc.relkind = 'p'
 )
 SELECT t.ord::int, t.depth, n.nspname, c.relname, c.relkind::text, c.relreplident::text,
        ARRAY(SELECT a.attname::text FROM pg_attribute a
@@ -130,7 +136,10 @@ ORDER BY t.ord, t.depth, n.nspname, c.relname`, schemas, names)
 		quoted := pgx.Identifier{schema, name}.Sanitize()
 		if depth == 0 {
 			found[i] = true
-			out[i] = ReplicaIdentity{Table: schema + "." + name, quoted: quoted, Columns: columns}
+			out[i] = ReplicaIdentity{Table: mappings.QualifiedTableName(schema, name), quoted: quoted, published: quoted, Columns: columns}
+			if kind == "r" {
+				out[i].published = "ONLY " + quoted
+			}
 			if kind != "r" && kind != "p" {
 				problems = append(problems, fmt.Sprintf("%s is not a table (relkind %s): its changes cannot be captured (use --method diff)", out[i].Table, kind))
 			}
@@ -151,7 +160,7 @@ ORDER BY t.ord, t.depth, n.nspname, c.relname`, schemas, names)
 	}
 	for i, ok := range found {
 		if !ok {
-			problems = append(problems, fmt.Sprintf("table %s.%s does not exist", schemas[i], names[i]))
+			problems = append(problems, fmt.Sprintf("table %s does not exist", mappings.QualifiedTableName(schemas[i], names[i])))
 		}
 	}
 	if len(problems) > 0 {

@@ -276,7 +276,7 @@ func (l *Logical) ensurePublication(ctx context.Context, conn *pgx.Conn, ids []R
 			continue
 		}
 		want = append(want, id.Table)
-		quoted = append(quoted, id.quoted)
+		quoted = append(quoted, id.published)
 	}
 	slices.Sort(want)
 	var (
@@ -285,12 +285,20 @@ func (l *Logical) ensurePublication(ctx context.Context, conn *pgx.Conn, ids []R
 	)
 	err := conn.QueryRow(ctx, `
 SELECT p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate AND p.pubviaroot,
-       coalesce((SELECT array_agg(n.nspname || '.' || c.relname ORDER BY n.nspname || '.' || c.relname)
+       coalesce((SELECT array_agg(quote_ident(n.nspname) || '.' || quote_ident(c.relname))
                  FROM pg_publication_rel r
                  JOIN pg_class c ON c.oid = r.prrelid
                  JOIN pg_namespace n ON n.oid = c.relnamespace
                  WHERE r.prpubid = p.oid), '{}')
 FROM pg_publication p WHERE p.pubname = $1`, l.Name).Scan(&options, &have)
+	// quote_ident also quotes keywords, which QualifiedTableName leaves
+	// bare: compare the names as both spell them.
+	for i, h := range have {
+		if schema, name, err := mappings.SplitQualifiedName(h); err == nil {
+			have[i] = mappings.QualifiedTableName(schema, name)
+		}
+	}
+	slices.Sort(have)
 	name := pgx.Identifier{l.Name}.Sanitize()
 	list := strings.Join(quoted, ", ")
 	switch {
@@ -555,8 +563,13 @@ func (l *Logical) ReplicaIdentity(ctx context.Context, tables []string) ([]Repli
 	return ReadReplicaIdentity(ctx, conn, tables)
 }
 
-// qualify splits "schema.table" ("t" means "public.t").
+// qualify splits a qualified name (mappings.QualifiedTableName; "t"
+// means "public.t"). A name it cannot read is taken as a table of that
+// name in public, which no catalog query finds.
 func qualify(table string) (schema, name string) {
-	schema, name, _ = strings.Cut(mappings.QualifiedName(table), ".")
+	schema, name, err := mappings.SplitQualifiedName(table)
+	if err != nil {
+		return "public", table
+	}
 	return schema, name
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/mappings"
 )
 
 var logicalSeq atomic.Int64
@@ -842,7 +843,7 @@ CREATE TABLE part_2 PARTITION OF part FOR VALUES IN (2);
 ALTER TABLE part_2 REPLICA IDENTITY FULL;
 CREATE VIEW v AS SELECT * FROM pk;`)
 	ctx := context.Background()
-	s := func(t string) string { return "Sales Dept." + t }
+	s := func(t string) string { return mappings.QualifiedTableName("Sales Dept", t) }
 	ids, err := ReadReplicaIdentity(ctx, conn, []string{s("pk"), s("Order"), s("idx"), s("nokey"), s("nothing"), s("part")})
 	if err != nil {
 		t.Fatal(err)
@@ -859,12 +860,12 @@ CREATE VIEW v AS SELECT * FROM pk;`)
 	}
 	alter := func(t string) []string { return []string{`ALTER TABLE "Sales Dept".` + t + ` REPLICA IDENTITY FULL`} }
 	want := []row{
-		{"Sales Dept.pk", "default", []string{"id"}, true, alter(`"pk"`)},
-		{"Sales Dept.Order", "full", []string{"id", "a"}, true, []string{}},
-		{"Sales Dept.idx", "index", []string{"code"}, true, alter(`"idx"`)},
-		{"Sales Dept.nokey", "default", nil, false, alter(`"nokey"`)},
-		{"Sales Dept.nothing", "nothing", nil, false, alter(`"nothing"`)},
-		{"Sales Dept.part", "default", []string{"id", "k"}, true, alter(`"part_1"`)},
+		{s("pk"), "default", []string{"id"}, true, alter(`"pk"`)},
+		{s("Order"), "full", []string{"id", "a"}, true, []string{}},
+		{s("idx"), "index", []string{"code"}, true, alter(`"idx"`)},
+		{s("nokey"), "default", nil, false, alter(`"nokey"`)},
+		{s("nothing"), "nothing", nil, false, alter(`"nothing"`)},
+		{s("part"), "default", []string{"id", "k"}, true, alter(`"part_1"`)},
 	}
 	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })); d != "" {
 		t.Fatalf("replica identities (-want +got):\n%s", d)
@@ -873,13 +874,13 @@ CREATE VIEW v AS SELECT * FROM pk;`)
 		t.Error("Covers disagrees with Columns")
 	}
 	if _, err := ReadReplicaIdentity(ctx, conn, []string{s("v"), s("gone")}); err == nil ||
-		!strings.Contains(err.Error(), "Sales Dept.v is not a table") || !strings.Contains(err.Error(), "table Sales Dept.gone does not exist") {
+		!strings.Contains(err.Error(), `"Sales Dept".v is not a table`) || !strings.Contains(err.Error(), `table "Sales Dept".gone does not exist`) {
 		t.Fatalf("a view and a missing table: %v", err)
 	}
 
 	var rie *ReplicaIdentityError
 	_, err = l.Setup(ctx, []string{s("pk"), s("nokey")})
-	if !errors.As(err, &rie) || len(rie.Tables) != 1 || rie.Tables[0].Table != "Sales Dept.nokey" ||
+	if !errors.As(err, &rie) || len(rie.Tables) != 1 || rie.Tables[0].Table != s("nokey") ||
 		!strings.Contains(err.Error(), `ALTER TABLE "Sales Dept"."nokey" REPLICA IDENTITY FULL;`) {
 		t.Fatalf("setup with a table without replica identity: %v", err)
 	}

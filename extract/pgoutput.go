@@ -126,8 +126,8 @@ type Relation struct {
 	Columns  []Column
 }
 
-// Table returns "schema.name".
-func (r *Relation) Table() string { return r.Schema + "." + r.Name }
+// Table returns the qualified name (mappings.QualifiedTableName).
+func (r *Relation) Table() string { return mappings.QualifiedTableName(r.Schema, r.Name) }
 
 // Index returns the position of column name in Columns (and in a Change's
 // New and Old), or -1.

@@ -118,6 +118,13 @@ func CheckQueries(ctx context.Context, s *Snapshot, plan *mappings.Plan) mapping
 			if err == nil {
 				return true
 			}
+			if table, ok := RowSecurityBlocked(err); ok {
+				// A table the query reads besides the mapped ones (a view's,
+				// a filter's subquery) is filtered for the role.
+				ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: n.Pos,
+					Msg: fmt.Sprintf("%s: row-level security would hide rows of table %q, which the query for table %q reads, from the source role: connect as a role that reads every row, or pass --row-security to read only what its policies show", n.Path, table, n.Table.Name)})
+				return false
+			}
 			pos, what := n.Pos, "the query for table "+strconvQuote(n.Table.Name)
 			if n.Filter != "" {
 				// Blame the filter when the query passes without it.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,8 +55,33 @@ func ParseSource(url string) (*Source, error) {
 		return nil, err
 	}
 	cfg.RuntimeParams["application_name"] = "denorm"
+	// Row-level security makes PostgreSQL raise an error rather than
+	// silently hide rows (as pg_dump does): see KeepRowSecurity.
+	cfg.RuntimeParams["row_security"] = "off"
 	cfg.BuildFrontend = bufferedFrontend
 	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
+}
+
+// KeepRowSecurity makes the source's sessions keep row_security on: a
+// table whose row-level security policies apply to the role then shows
+// it only the rows they allow, where by default (row_security = off) a
+// query on it fails (see RowSecurityBlocked). Call it before connecting.
+func (s *Source) KeepRowSecurity() { s.cfg.RuntimeParams["row_security"] = "on" }
+
+// RowSecurityBlocked reports whether err is PostgreSQL refusing a query
+// that row-level security would filter while row_security is off, and
+// names the table it gives.
+func RowSecurityBlocked(err error) (table string, ok bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42501" {
+		return "", false
+	}
+	const prefix = "query would be affected by row-level security policy for table "
+	rest, found := strings.CutPrefix(pe.Message, prefix)
+	if !found {
+		return "", false
+	}
+	return strings.Trim(rest, `"`), true
 }
 
 // readBuffer is how much one read from a source connection may take.
@@ -148,7 +174,20 @@ func Disconnected(err error) bool {
 		// connection exception class.
 		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
 	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+	return netError(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, errStreamEnded) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
+}
+
+// netError reports whether err is a network error. A bare system error
+// (syscall.Errno) has the methods of net.Error too, so a full disk
+// (ENOSPC from writing a file) would pass for one: only a system error a
+// network operation returned (wrapped in *net.OpError, which is itself a
+// net.Error) counts.
+func netError(err error) bool {
+	var ne net.Error
+	if !errors.As(err, &ne) {
+		return false
+	}
+	_, bare := ne.(syscall.Errno)
+	return !bare
 }

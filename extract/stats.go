@@ -16,13 +16,13 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// ReadActivity returns the activity of the named tables ("schema.table"),
-// keyed by qualified name. Tables without statistics are absent.
+// ReadActivity returns the activity of the named tables (qualified names,
+// mappings.QualifiedTableName), keyed by qualified name. Tables without statistics are absent.
 func ReadActivity(ctx context.Context, q Querier, tables []string) (map[string]mappings.TableActivity, error) {
 	schemas := make([]string, len(tables))
 	names := make([]string, len(tables))
 	for i, t := range tables {
-		schemas[i], names[i], _ = strings.Cut(mappings.QualifiedName(t), ".")
+		schemas[i], names[i] = qualify(t)
 	}
 	rows, err := q.Query(ctx, `
 SELECT n.nspname, c.relname,
@@ -43,7 +43,7 @@ LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid`, schemas, names)
 		if err := rows.Scan(&s, &n, &a.Rows, &a.Inserts, &a.Updates, &a.Deletes); err != nil {
 			return nil, fmt.Errorf("read table statistics: %w", err)
 		}
-		out[s+"."+n] = a
+		out[mappings.QualifiedTableName(s, n)] = a
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read table statistics: %w", err)
@@ -117,7 +117,7 @@ func SampleFilter(columns []string, percent float64) string {
 // out partitions), as qualified names in name order.
 func ListTables(ctx context.Context, q Querier, schema string) ([]string, error) {
 	rows, err := q.Query(ctx, `
-SELECT n.nspname || '.' || c.relname
+SELECT n.nspname::text, c.relname::text
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 ORDER BY c.relname`, schema)
@@ -127,11 +127,11 @@ ORDER BY c.relname`, schema)
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var s, n string
+		if err := rows.Scan(&s, &n); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, mappings.QualifiedTableName(s, n))
 	}
 	return out, rows.Err()
 }

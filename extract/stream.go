@@ -256,9 +256,21 @@ func rowName(n *mappings.Node, raw []any) string {
 	return fmt.Sprintf("row %s (%s)=(%s)", n.Table.Name, strings.Join(cols, ", "), strings.Join(vals, ", "))
 }
 
+// tableRef names table t in a query's FROM: ONLY t for a plain or
+// foreign table, so that the rows of tables inheriting from it are not
+// read as its own (their keys may repeat its keys: see
+// mappings.Table.OwnRowsOnly); a partitioned table, or a view, as it is.
 func tableRef(t *mappings.Table) string {
-	return pgx.Identifier{t.Schema, t.Name}.Sanitize()
+	ref := relName(t)
+	if t.OwnRowsOnly() {
+		return "ONLY " + ref
+	}
+	return ref
 }
+
+// relName is t's quoted name, for what is not a read of its rows
+// (a regclass, a count of all its rows, children included).
+func relName(t *mappings.Table) string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }
 
 func qualRef(q, c string) string { return q + "." + pgx.Identifier{c}.Sanitize() }
 
@@ -420,14 +432,35 @@ func keysetPredicate(n *mappings.Node, key []mappings.OrderCol, after Key, argBa
 	return "(" + strings.Join(ors, " OR ") + ")", args
 }
 
-// orderList is a relation's order, made total by the table's primary key.
+// orderList is a relation's order, made total (tieBreak).
 func orderList(n *mappings.Node) []string {
 	var out []string
 	for _, o := range n.Order {
 		out = append(out, orderExpr(colRef(n.Columns[o.Col].Name), o.Desc))
 	}
-	for _, k := range n.Table.PrimaryKey {
-		out = append(out, colRef(k))
+	return append(out, tieBreak(n.Table, "t")...)
+}
+
+// tieBreak orders the rows of table t (alias q) that the mapping's order
+// leaves tied, so that which rows a limit, an object embed or a lookup
+// picks, and the order of an array, never depend on where rows sit in
+// the table: by the primary key; for a table without one (and views,
+// materialized views, foreign tables), by every column of the table in
+// column order, each compared by its text form in the "C" collation
+// (values PostgreSQL's ordering calls equal but that print differently,
+// numeric 1.0 and 1.00, citext 'A' and 'a', are ordered too). Rows tied
+// then are equal in every column, so which comes first cannot show.
+// README.md states the rule ("Order of rows").
+func tieBreak(t *mappings.Table, q string) []string {
+	var out []string
+	for _, k := range t.PrimaryKey {
+		out = append(out, qualRef(q, k))
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, c := range t.Columns {
+		out = append(out, qualRef(q, c.Name)+`::pg_catalog.text COLLATE "C"`)
 	}
 	return out
 }
@@ -482,20 +515,17 @@ func groupOrder(n *mappings.Node) []string {
 
 // aggregateExpr is the aggregate call of aggregate node n. A sum or an
 // average of floating point values depends on the order the values are
-// added in: they are added in the table's primary key order, so the
-// result is the same whatever plan PostgreSQL picks.
+// added in: they are added in the tie-break order of the table (its
+// primary key, or every column: tieBreak), so the result is the same
+// whatever plan PostgreSQL picks and wherever the rows sit.
 func aggregateExpr(n *mappings.Node) string {
 	arg := "*"
 	if n.Agg.Column != "" {
 		arg = colRef(n.Agg.Column)
 	}
 	order := ""
-	if t := n.Columns[0].TypeName; (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8") && len(n.Table.PrimaryKey) > 0 {
-		keys := make([]string, len(n.Table.PrimaryKey))
-		for i, k := range n.Table.PrimaryKey {
-			keys[i] = colRef(k)
-		}
-		order = " ORDER BY " + strings.Join(keys, ", ")
+	if t := n.Columns[0].TypeName; (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8") {
+		order = " ORDER BY " + strings.Join(tieBreak(n.Table, "t"), ", ")
 	}
 	agg := fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
 	if c := n.Columns[0]; !nativeTypes[c.TypeName] {

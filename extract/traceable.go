@@ -128,7 +128,7 @@ func explainFilter(ctx context.Context, s *Snapshot, n *mappings.Node) (string, 
 	var walk func(p *planNode)
 	walk = func(p *planNode) {
 		if p.Relation != "" {
-			scans[p.Schema+"."+p.Relation]++
+			scans[mappings.QualifiedTableName(p.Schema, p.Relation)]++
 		}
 		if p.Parent == "SubPlan" || p.Parent == "InitPlan" || p.Subplan != "" || p.Function != "" || p.CTE != "" {
 			sub = true

@@ -4,7 +4,9 @@ package load
 //
 //	nil                BSON null
 //	int32, int64       int32, int64
-//	float64            double (NaN, ±Inf kept)
+//	float64            double (±Inf kept; every NaN written as the quiet NaN
+//	                   0x7ff8000000000000, PostgreSQL's, so that equal documents
+//	                   are equal bytes whatever NaN a conversion made)
 //	string             string
 //	bool               boolean
 //	time.Time          UTC datetime, milliseconds since the epoch (sub-millisecond
@@ -23,6 +25,7 @@ package load
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +35,11 @@ import (
 
 	"github.com/denorm/denorm/transform"
 )
+
+// QuietNaN is the one NaN denorm writes (bits 0x7ff8000000000000): a real
+// NaN widened to a double, a NaN an expression computed and PostgreSQL's
+// float8 NaN all become it.
+var QuietNaN = math.Float64frombits(0x7ff8000000000000)
 
 // AppendDocument appends the BSON encoding of d to dst.
 func AppendDocument(dst []byte, d transform.Doc) ([]byte, error) {
@@ -118,6 +126,9 @@ func appendValue(dst []byte, key string, v any) ([]byte, error) {
 	case int64:
 		return bsoncore.AppendInt64Element(dst, key, x), nil
 	case float64:
+		if x != x {
+			x = QuietNaN
+		}
 		return bsoncore.AppendDoubleElement(dst, key, x), nil
 	case bool:
 		return bsoncore.AppendBooleanElement(dst, key, x), nil

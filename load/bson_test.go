@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/denorm/denorm/transform"
 )
@@ -338,4 +339,31 @@ func bsonString(s string) []byte {
 	n := len(s) + 1
 	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
 	return append(append(b, s...), 0)
+}
+
+// TestNaNOneEncoding: every NaN is written as the quiet NaN, so that plain
+// verify on a directory target (whose Extended JSON reads "NaN" back as
+// that NaN) does not report a real NaN (widened from float32, with other
+// payload bits) as different from itself.
+func TestNaNOneEncoding(t *testing.T) {
+	widened := float64(float32(math.NaN()))
+	negative := math.Copysign(math.NaN(), -1)
+	for _, f := range []float64{math.NaN(), widened, negative, QuietNaN} {
+		b, err := AppendDocument(nil, transform.Doc{{Key: "f", Value: f}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := math.Float64bits(bsoncore.Document(b).Lookup("f").Double())
+		if got != 0x7ff8000000000000 {
+			t.Errorf("NaN %#x written as %#x", math.Float64bits(f), got)
+		}
+	}
+	js := []byte(`{"f":{"$numberDouble":"NaN"}}`)
+	b, err := UnmarshalExtJSON(nil, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := math.Float64bits(bsoncore.Document(b).Lookup("f").Double()); got != 0x7ff8000000000000 {
+		t.Errorf("Extended JSON NaN read as %#x", got)
+	}
 }

@@ -25,9 +25,12 @@ const CheckpointCollection = "_denorm"
 // CheckpointFormat is the version of the checkpoint record layout.
 const CheckpointFormat = 1
 
-// Phases of a job.
+// Phases of a job: loading documents, then building the mapping's
+// indexes (migrate --indexes after or before), then done. A job is done
+// only once its indexes are built.
 const (
 	PhaseRunning = "running"
+	PhaseIndexes = "indexes"
 	PhaseDone    = "done"
 )
 
@@ -46,7 +49,8 @@ type Checkpoint struct {
 	MappingHash string `json:"mappingHash"`
 	Mapping     string `json:"mapping"`
 	Version     string `json:"version"`
-	// Phase is running or done; Collection the collection entry in progress.
+	// Phase is running (loading), indexes or done; Collection the
+	// collection entry in progress while loading.
 	Phase      string    `json:"phase"`
 	Collection string    `json:"collection,omitempty"`
 	Snapshot   string    `json:"snapshot,omitempty"`
@@ -63,6 +67,10 @@ type Checkpoint struct {
 	// Files are, for directory targets, the acknowledged length in bytes of
 	// each collection's file.
 	Files map[string]int64 `json:"files,omitempty"`
+	// Indexes are the indexes the job builds once loading is done (phase
+	// indexes), in plan order, each with whether the target holds it as
+	// declared; empty for a job that builds none (--indexes none).
+	Indexes []IndexState `json:"indexes,omitempty"`
 	// Sync is set for a job that sync continues (denorm sync, migrate
 	// --sync logical): how it follows the source's changes. Phase and
 	// Streams then describe its initial copy.
@@ -107,6 +115,26 @@ type SyncState struct {
 	Deleted   int64 `json:"deleted"`
 	Unchanged int64 `json:"unchanged"`
 	Rebuilds  int64 `json:"rebuilds"`
+}
+
+// IndexState is one index of a job's index phase.
+type IndexState struct {
+	Collection string `json:"collection"`
+	Name       string `json:"name"`
+	// Built: the target held the index as declared when the job last
+	// checked (after creating it).
+	Built bool `json:"built"`
+}
+
+// IndexesBuilt counts the job's indexes the target holds as declared,
+// and all of them.
+func (c *Checkpoint) IndexesBuilt() (built, total int) {
+	for _, ix := range c.Indexes {
+		if ix.Built {
+			built++
+		}
+	}
+	return built, len(c.Indexes)
 }
 
 // StreamState is one stream's position: entry Entry of the plan
@@ -159,7 +187,7 @@ func (c *Checkpoint) Validate() error {
 		return errors.New("no job name")
 	case c.MappingHash == "":
 		return errors.New("no mapping hash")
-	case c.Phase != PhaseRunning && c.Phase != PhaseDone:
+	case c.Phase != PhaseRunning && c.Phase != PhaseIndexes && c.Phase != PhaseDone:
 		return fmt.Errorf("unknown phase %q", c.Phase)
 	case c.Workers < 1:
 		return fmt.Errorf("workers %d", c.Workers)
@@ -317,7 +345,7 @@ func (s *serverCheckpoints) List(ctx context.Context) ([]*Checkpoint, []error, e
 	var bad []error
 	for cur.Next(ctx) {
 		id, _ := cur.Current.Lookup("_id").StringValueOK()
-		if isLeaseDoc(id) {
+		if isLeaseDoc(id) || isOwnerDoc(id) {
 			continue
 		}
 		c, err := decodeCheckpointDoc(id, s.Where(), cur.Current)
@@ -363,32 +391,17 @@ func (s *dirCheckpoints) Save(_ context.Context, c *Checkpoint) error {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(s.path(c.ID)), 0o755); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+		return fmt.Errorf("save checkpoint %q: %w", c.ID, newFileError(s.dir, "create", filepath.Dir(s.path(c.ID)), err))
 	}
-	tmp := s.path(c.ID) + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path(c.ID))
-	}
-	if err != nil {
-		return fmt.Errorf("save checkpoint %s: %w", s.path(c.ID), err)
+	if err := writeFileAtomic(s.dir, s.path(c.ID), append(b, '\n')); err != nil {
+		return fmt.Errorf("save checkpoint %q: %w", c.ID, err)
 	}
 	return nil
 }
 
 func (s *dirCheckpoints) Delete(_ context.Context, id string) error {
 	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("delete checkpoint: %w", err)
+		return fmt.Errorf("delete checkpoint %q: %w", id, newFileError(s.dir, "remove", s.path(id), err))
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func BenchmarkCheckpointSaveDir(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close(ctx)
-	if err := s.Prepare(ctx, []string{"people"}, nil); err != nil {
+	if err := s.Prepare(ctx, Collections("people"), nil); err != nil {
 		b.Fatal(err)
 	}
 	docs := make([]transform.Document, 1000)

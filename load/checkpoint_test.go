@@ -32,7 +32,7 @@ func TestDirTargetResumeTruncates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Prepare(ctx, []string{"a", "b"}, nil); err != nil {
+	if err := s.Prepare(ctx, Collections("a", "b"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Write(ctx, "a", []transform.Document{doc(1), doc(2)}); err != nil {
@@ -56,7 +56,7 @@ func TestDirTargetResumeTruncates(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := Open(ctx, dir, Options{})
-	if err := r.Prepare(ctx, []string{"a", "b"}, offsets); err != nil {
+	if err := r.Prepare(ctx, Collections("a", "b"), offsets); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Write(ctx, "a", []transform.Document{doc(3)}); err != nil {
@@ -72,7 +72,7 @@ func TestDirTargetResumeTruncates(t *testing.T) {
 	}
 	// A file shorter than its checkpoint was changed by someone else.
 	r2, _ := Open(ctx, dir, Options{})
-	if err := r2.Prepare(ctx, []string{"b"}, map[string]int64{"b.jsonl": 100}); err == nil || !strings.Contains(err.Error(), "--restart") {
+	if err := r2.Prepare(ctx, Collections("b"), map[string]int64{"b.jsonl": 100}); err == nil || !strings.Contains(err.Error(), "--restart") {
 		t.Fatalf("short file: err = %v", err)
 	}
 }

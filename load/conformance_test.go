@@ -97,11 +97,13 @@ func TestTargetConformance(t *testing.T) {
 		{"documents over the size limit are rejected", testRejectTooLarge},
 		{"delete by id", testDeleteIDs},
 		{"delete by id of one document type", testDeleteType},
+		{"runs of one shared collection replace only their types", testSharedTypes},
 		{"delete a bucket parent's pages from page n", testDeletePages},
 		{"empty collections for a restart", testEmpty},
 		{"checkpoint store", testCheckpoints},
 		{"scan gives what normalize predicts", testScanNormalize},
 		{"indexes are created and listed back", testIndexes},
+		{"indexes of other runs stay; other options are refused", testIndexesMerge},
 		{"drop removes a collection and its indexes", testDrop},
 		{"shard key", testShard},
 		{"one lease holder per job", testLeases},
@@ -131,7 +133,7 @@ func openTarget(t *testing.T, uri string, opt Options) Target {
 
 func prepare(t *testing.T, tg Target, acked map[string]int64, collections ...string) {
 	t.Helper()
-	if err := tg.Prepare(context.Background(), collections, acked); err != nil {
+	if err := tg.Prepare(context.Background(), Collections(collections...), acked); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 }
@@ -333,6 +335,65 @@ func testDeleteType(t *testing.T, k conformTarget) {
 		t.Fatalf("Delete = %d, %v; want 1 (_id 2 is a review)", n, err)
 	}
 	wantContents(t, tg, "c", `{"_id":2,"type":"review","name":"R"}`, `{"_id":3,"type":"book","name":"B"}`)
+}
+
+// testSharedTypes: two runs write the two document types of one
+// collection (two mappings, or two runs with --collections), each
+// Prepared with its own type: each fresh run replaces only documents of
+// its type, whatever the order, so the collection holds both; a document
+// without the discriminator stays too. (A document of its type that a
+// run does not write again goes on a directory, whose fresh run rewrites
+// its type's lines, and stays on a server, which replaces by _id.) A resume truncates back to the
+// checkpoint without touching the other type; deleting one type (a
+// --restart or --drop of that mapping) leaves the other.
+func testSharedTypes(t *testing.T, k conformTarget) {
+	uri, _ := k.fresh(t)
+	ctx := context.Background()
+	book := []Collection{{Name: "c", Types: []transform.Field{{Key: "type", Value: "book"}}}}
+	review := []Collection{{Name: "c", Types: []transform.Field{{Key: "type", Value: "review"}}}}
+	run := func(colls []Collection, acked map[string]int64, docs ...transform.Document) map[string]int64 {
+		t.Helper()
+		tg := openTarget(t, uri, Options{})
+		defer closeTarget(t, tg)
+		if err := tg.Prepare(ctx, colls, acked); err != nil {
+			t.Fatalf("Prepare: %v", err)
+		}
+		write(t, tg, "c", docs...)
+		got, err := tg.Sync(ctx)
+		if err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		return got
+	}
+	// A document no mapping wrote, without the discriminator.
+	run(Collections("c"), nil, doc(9, transform.Field{Key: "name", Value: "foreign"}))
+	run(book, nil, typed(1, "book", "A"), typed(2, "book", "B"))
+	run(review, nil, typed(11, "review", "R1"))
+	run(book, nil, typed(1, "book", "A2"), typed(2, "book", "B2"), typed(3, "book", "C"))
+	wantContents(t, openTarget(t, uri, Options{}), "c", `{"_id":9,"name":"foreign"}`,
+		`{"_id":1,"type":"book","name":"A2"}`, `{"_id":2,"type":"book","name":"B2"}`, `{"_id":3,"type":"book","name":"C"}`,
+		`{"_id":11,"type":"review","name":"R1"}`)
+
+	// A review run checkpointed after one document, then resumed: the
+	// replay writes the second once; books stay.
+	acked := run(review, nil, typed(11, "review", "R1b"))
+	tg := openTarget(t, uri, Options{})
+	if err := tg.Prepare(ctx, review, acked); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	write(t, tg, "c", typed(12, "review", "R2"))
+	closeTarget(t, tg) // "crash" after the write, before a checkpoint
+	run(review, acked, typed(12, "review", "R2"))
+	wantContents(t, openTarget(t, uri, Options{}), "c", `{"_id":9,"name":"foreign"}`,
+		`{"_id":1,"type":"book","name":"A2"}`, `{"_id":2,"type":"book","name":"B2"}`, `{"_id":3,"type":"book","name":"C"}`,
+		`{"_id":11,"type":"review","name":"R1b"}`, `{"_id":12,"type":"review","name":"R2"}`)
+
+	tg = openTarget(t, uri, Options{})
+	n, err := tg.Delete(ctx, "c", Selection{Match: []transform.Field{{Key: "type", Value: "book"}}})
+	if err != nil || n != 3 {
+		t.Fatalf("Delete of the books = %d, %v; want 3", n, err)
+	}
+	wantContents(t, tg, "c", `{"_id":9,"name":"foreign"}`, `{"_id":11,"type":"review","name":"R1b"}`, `{"_id":12,"type":"review","name":"R2"}`)
 }
 
 func page(parent int32, n int32) transform.Document {
@@ -586,6 +647,55 @@ func testIndexes(t *testing.T, k conformTarget) {
 	slices.SortFunc(got, byName)
 	if len(got) != 3 || !SamePartial(got[1].Partial, partial.Partial) || got[1].Keys[0].Order != "hashed" {
 		t.Errorf("partial index read back as %+v, want %+v", got, partial)
+	}
+}
+
+// testIndexesMerge: indexes created for one collection by two runs (the
+// two document types of a shared collection, each its mapping's) are
+// all held; one declared again with the same name but other options, or
+// with the keys of another under another name, is refused as a conflict
+// naming it, and what was held stays.
+func testIndexesMerge(t *testing.T, k conformTarget) {
+	uri, _ := k.fresh(t)
+	ctx := context.Background()
+	tg := openTarget(t, uri, Options{})
+	prepare(t, tg, nil, "c")
+	write(t, tg, "c", docs(1, 3, "x")...)
+	a := mappings.Index{Name: "v_1", Keys: []mappings.IndexKey{{Field: "v", Order: "asc"}}}
+	b := mappings.Index{Name: "w_1", Keys: []mappings.IndexKey{{Field: "w", Order: "asc"}}}
+	if err := tg.CreateIndexes(ctx, "c", []mappings.Index{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.CreateIndexes(ctx, "c", []mappings.Index{b}); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		got, _, err := tg.Indexes(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ix := range got {
+			out = append(out, ix.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"v_1", "w_1"}) {
+		t.Fatalf("indexes after two runs = %v, want both", got)
+	}
+	for _, bad := range []mappings.Index{
+		{Name: "v_1", Keys: a.Keys, Unique: true},
+		{Name: "other", Keys: b.Keys},
+	} {
+		err := tg.CreateIndexes(ctx, "c", []mappings.Index{bad})
+		var ie *IndexError
+		if !errors.As(err, &ie) || !ie.Conflict || ie.Index.Name != bad.Name {
+			t.Errorf("CreateIndexes(%+v) = %v, want a conflict *IndexError naming it", bad, err)
+		}
+	}
+	if got := names(); !slices.Equal(got, []string{"v_1", "w_1"}) {
+		t.Errorf("indexes after the refusals = %v, want both unchanged", got)
 	}
 }
 

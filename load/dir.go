@@ -24,6 +24,9 @@ type dirTarget struct {
 	keys  keyTexts
 	// acked is Prepare's: the file lengths to resume from (nil: fresh).
 	acked map[string]int64
+	// types are Prepare's: the document types the run writes into each
+	// shared collection (dir_shared.go).
+	types map[string][]transform.Field
 }
 
 type dirFile struct {
@@ -51,13 +54,17 @@ func (s *dirTarget) path(collection string) (string, error) {
 
 // Prepare opens the file of every collection, truncated to its acked
 // length (see dir_resume.go).
-func (s *dirTarget) Prepare(_ context.Context, collections []string, acked map[string]int64) error {
+func (s *dirTarget) Prepare(_ context.Context, collections []Collection, acked map[string]int64) error {
 	s.acked = acked
+	s.types = map[string][]transform.Field{}
+	for _, c := range collections {
+		s.types[c.Name] = c.Types
+	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return s.fileErr("create", s.dir, err)
 	}
 	for _, c := range collections {
-		if err := s.openFile(c); err != nil {
+		if err := s.openFile(c.Name); err != nil {
 			return err
 		}
 	}
@@ -70,7 +77,7 @@ func (s *dirTarget) openFile(collection string) error {
 	}
 	f, err := s.open(collection)
 	if err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return err
 	}
 	s.files[collection] = &dirFile{f: f, w: newBGWriter(f, 256<<10)}
 	return nil
@@ -81,7 +88,7 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 	df := s.files[collection]
 	if df == nil {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
-			return nil, fmt.Errorf("target directory: %w", err)
+			return nil, s.fileErr("create", s.dir, err)
 		}
 		if err := s.openFile(collection); err != nil {
 			return nil, err
@@ -97,25 +104,30 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 			continue
 		}
 		if _, err := df.w.Write(s.buf); err != nil {
-			return rejects, fmt.Errorf("write %s: %w", df.f.Name(), err)
+			return rejects, s.fileErr("write", df.f.Name(), err)
 		}
 	}
 	return rejects, nil
 }
 
 // Delete empties the collection's file (the zero Selection), without
-// counting its lines (-1); a file cannot drop chosen documents in place.
+// counting its lines (-1), or removes the lines of one document type (a
+// Selection of one Match field: dir_shared.go) and counts them; it cannot
+// drop other chosen documents.
 func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) (int64, error) {
+	if sel.IDs == nil && sel.Min == nil && len(sel.Any) == 0 && len(sel.Match) == 1 {
+		return s.deleteType(collection, sel.Match[0])
+	}
 	if !sel.all() {
 		return 0, &UnsupportedError{Target: "directory", Op: fmt.Sprintf("delete chosen documents (collection %q)", collection)}
 	}
 	if df := s.files[collection]; df != nil {
 		df.w.Discard()
 		if err := df.f.Truncate(0); err != nil {
-			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+			return 0, s.fileErr("empty", df.f.Name(), err)
 		}
 		if _, err := df.f.Seek(0, io.SeekStart); err != nil {
-			return 0, fmt.Errorf("empty %s: %w", df.f.Name(), err)
+			return 0, s.fileErr("empty", df.f.Name(), err)
 		}
 		return -1, nil
 	}
@@ -125,7 +137,7 @@ func (s *dirTarget) Delete(_ context.Context, collection string, sel Selection) 
 	}
 	err = os.Truncate(path, 0)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("empty %s: %w", path, err)
+		return 0, s.fileErr("empty", path, err)
 	}
 	return -1, nil
 }
@@ -140,10 +152,10 @@ func (s *dirTarget) Close(context.Context) error {
 	var first error
 	for _, df := range s.files {
 		if err := df.w.Close(); err != nil && first == nil {
-			first = fmt.Errorf("write %s: %w", df.f.Name(), err)
+			first = s.fileErr("write", df.f.Name(), err)
 		}
 		if err := df.f.Close(); err != nil && first == nil {
-			first = fmt.Errorf("close %s: %w", df.f.Name(), err)
+			first = s.fileErr("close", df.f.Name(), err)
 		}
 	}
 	s.files = map[string]*dirFile{}

@@ -366,7 +366,7 @@ func (p *jsonParser) wrapper(dst []byte) (bson.Type, []byte, bool) {
 		var f float64
 		switch s {
 		case "NaN":
-			f = math.NaN()
+			f = QuietNaN
 		case "Infinity":
 			f = math.Inf(1)
 		case "-Infinity":

@@ -207,10 +207,24 @@ func SamePartial(a, b mappings.Partial) bool {
 
 // CreateIndexes creates the indexes, one createIndexes command each; an
 // index that already exists as declared is left alone. It returns every
-// index it could not create, as *IndexError, joined.
+// index it could not create, as *IndexError, joined. An index the
+// collection holds with the same name or keys but other options is
+// refused (Conflict) before any command: MongoDB would refuse it too,
+// but FerretDB 1.24 answers ok and keeps the old one.
 func (s *serverTarget) CreateIndexes(ctx context.Context, collection string, idx []mappings.Index) error {
+	have, _, err := s.Indexes(ctx, collection)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, ix := range idx {
+		if h, ok := heldIndex(have, ix); ok {
+			if !sameIndex(h, ix) {
+				errs = append(errs, &IndexError{Collection: collection, Index: ix, Conflict: true,
+					Err: fmt.Errorf("the collection has index %s (%s)%s", h.Name, h.KeyText(), uniqueText(h.Unique))})
+			}
+			continue
+		}
 		cmd := bson.D{{Key: "createIndexes", Value: collection}, {Key: "indexes", Value: bson.A{indexDoc(ix)}}}
 		err := s.db.RunCommand(ctx, cmd).Err()
 		if err == nil {
@@ -374,13 +388,32 @@ func (s *dirTarget) indexesPath(collection string) string {
 }
 
 // CreateIndexes writes <collection>.indexes.json: the createIndexes
-// command for all of idx, as relaxed Extended JSON.
+// command for the indexes the file holds already and those of idx, as
+// relaxed Extended JSON. As on a server, an index the file holds as
+// declared stays, one it holds with the same name or keys but other
+// options is refused (an *IndexError, Conflict), and the indexes of other
+// mappings (the other document types of a shared collection) stay.
 func (s *dirTarget) CreateIndexes(_ context.Context, collection string, idx []mappings.Index) error {
 	if _, err := s.path(collection); err != nil {
 		return err
 	}
-	list := bson.A{}
+	have, err := s.indexFile(collection)
+	if err != nil {
+		return err
+	}
+	var errs []error
 	for _, ix := range idx {
+		h, ok := heldIndex(have, ix)
+		switch {
+		case !ok:
+			have = append(have, ix)
+		case !sameIndex(h, ix):
+			errs = append(errs, &IndexError{Collection: collection, Index: ix, Conflict: true,
+				Err: fmt.Errorf("%s holds index %s (%s)%s", filepath.Base(s.indexesPath(collection)), h.Name, h.KeyText(), uniqueText(h.Unique))})
+		}
+	}
+	list := bson.A{}
+	for _, ix := range have {
 		list = append(list, indexDoc(ix))
 	}
 	b, err := bson.MarshalExtJSONIndent(bson.D{{Key: "createIndexes", Value: collection}, {Key: "indexes", Value: list}}, false, false, "", "  ")
@@ -388,12 +421,36 @@ func (s *dirTarget) CreateIndexes(_ context.Context, collection string, idx []ma
 		return fmt.Errorf("indexes of %q: %w", collection, err)
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("target directory: %w", err)
+		return s.fileErr("create", s.dir, err)
 	}
-	if err := os.WriteFile(s.indexesPath(collection), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("indexes of %q: %w", collection, err)
+	if err := writeFileAtomic(s.dir, s.indexesPath(collection), append(b, '\n')); err != nil {
+		return err
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// heldIndex is the index of have with ix's name or keys, if any: the one
+// creating ix would meet.
+func heldIndex(have []mappings.Index, ix mappings.Index) (mappings.Index, bool) {
+	for _, h := range have {
+		if h.Name == ix.Name || mappings.SameKeys(h.Keys, ix.Keys) {
+			return h, true
+		}
+	}
+	return mappings.Index{}, false
+}
+
+// sameIndex: a and b are one index as a server compares them (name, keys
+// in order, unique, partial filter).
+func sameIndex(a, b mappings.Index) bool {
+	return a.Name == b.Name && mappings.SameKeys(a.Keys, b.Keys) && a.Unique == b.Unique && SamePartial(a.Partial, b.Partial)
+}
+
+func uniqueText(u bool) string {
+	if u {
+		return ", unique"
+	}
+	return ""
 }
 
 // Indexes reads <collection>.indexes.json back; exists is false when the
@@ -409,28 +466,35 @@ func (s *dirTarget) Indexes(_ context.Context, collection string) ([]mappings.In
 		}
 		return nil, false, fmt.Errorf("target directory: %w", err)
 	}
+	out, err := s.indexFile(collection)
+	return out, true, err
+}
+
+// indexFile reads the indexes in <collection>.indexes.json (none when
+// there is no such file).
+func (s *dirTarget) indexFile(collection string) ([]mappings.Index, error) {
 	b, err := os.ReadFile(s.indexesPath(collection))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, true, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("indexes of %q: %w", collection, err)
+		return nil, fmt.Errorf("indexes of %q: %w", collection, err)
 	}
 	var cmd struct {
 		Indexes []json.RawMessage `json:"indexes"`
 	}
 	if err := json.Unmarshal(b, &cmd); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", s.indexesPath(collection), err)
+		return nil, fmt.Errorf("%s: %w; it is not the createIndexes command denorm writes: move it away, or migrate with --drop", s.indexesPath(collection), err)
 	}
 	var out []mappings.Index
 	for _, raw := range cmd.Indexes {
 		var d bson.D
 		if err := bson.UnmarshalExtJSON(raw, false, &d); err != nil {
-			return nil, true, fmt.Errorf("%s: %w", s.indexesPath(collection), err)
+			return nil, fmt.Errorf("%s: %w; it is not the createIndexes command denorm writes: move it away, or migrate with --drop", s.indexesPath(collection), err)
 		}
 		out = append(out, indexFromDoc(d))
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // Shard does nothing: a file has no shard key.
@@ -452,12 +516,12 @@ func (s *dirTarget) Drop(_ context.Context, collection string) (bool, error) {
 	existed := true
 	if err := os.Remove(data); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			return false, fmt.Errorf("drop %s: %w", data, err)
+			return false, s.fileErr("remove", data, err)
 		}
 		existed = false
 	}
 	if err := os.Remove(s.indexesPath(collection)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return existed, fmt.Errorf("drop %s: %w", s.indexesPath(collection), err)
+		return existed, s.fileErr("remove", s.indexesPath(collection), err)
 	}
 	return existed, nil
 }

@@ -34,11 +34,11 @@ func (s *dirCheckpoints) lockPath(id string) string {
 func (s *dirCheckpoints) AcquireLease(ctx context.Context, id string, h LeaseHolder, _ time.Duration) (Lease, error) {
 	path := s.lockPath(id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("take the lease of job %q: %w", id, err)
+		return nil, fmt.Errorf("take the lease of job %q: %w", id, newFileError(s.dir, "create", filepath.Dir(path), err))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("take the lease of job %q: %w", id, err)
+		return nil, fmt.Errorf("take the lease of job %q: %w", id, newFileError(s.dir, "open", path, err))
 	}
 	if err := lockFile(ctx, f, syscall.LOCK_EX); err != nil {
 		f.Close()
@@ -50,7 +50,7 @@ func (s *dirCheckpoints) AcquireLease(ctx context.Context, id string, h LeaseHol
 	}
 	now := time.Now().UTC()
 	h.Started, h.Heartbeat, h.Expires = now, now, time.Time{}
-	l := &dirLease{f: f, path: path, id: id, holder: h}
+	l := &dirLease{f: f, dir: s.dir, path: path, id: id, holder: h}
 	if err := l.write(); err != nil {
 		l.close()
 		return nil, err
@@ -122,6 +122,7 @@ func (s *dirCheckpoints) Leases(ctx context.Context) ([]LeaseState, error) {
 // dirLease is a held lock.
 type dirLease struct {
 	f      *os.File
+	dir    string // the target directory
 	path   string
 	id     string
 	holder LeaseHolder
@@ -137,10 +138,10 @@ func (l *dirLease) write() error {
 		return err
 	}
 	if err := l.f.Truncate(0); err != nil {
-		return fmt.Errorf("write lease %s: %w", l.path, err)
+		return fmt.Errorf("write the lease of job %q: %w", l.id, newFileError(l.dir, "truncate", l.path, err))
 	}
 	if _, err := l.f.WriteAt(append(b, '\n'), 0); err != nil {
-		return fmt.Errorf("write lease %s: %w", l.path, err)
+		return fmt.Errorf("write the lease of job %q: %w", l.id, newFileError(l.dir, "write", l.path, err))
 	}
 	return nil
 }

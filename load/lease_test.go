@@ -215,7 +215,7 @@ func TestDirWriterLock(t *testing.T) {
 	a := openTarget(t, dir, Options{})
 	b := openTarget(t, dir, Options{})
 	prepare(t, a, nil, "people")
-	err := b.Prepare(context.Background(), []string{"people"}, nil)
+	err := b.Prepare(context.Background(), Collections("people"), nil)
 	if err == nil || !strings.Contains(err.Error(), "people.jsonl is being written by another process") {
 		t.Fatalf("second writer: %v", err)
 	}

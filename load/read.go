@@ -97,10 +97,10 @@ func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte)
 }
 
 // Normalize gives what a relaxed Extended JSON round trip gives: the
-// values it changes are an int64 that fits an int32 (written as a plain
-// number, read back as int32) and a NaN double with another bit pattern
-// than the reader's NaN (PostgreSQL's NaN has its sign bit set; the text
-// "NaN" keeps no bits); every other value round-trips exactly.
+// only values it changes are an int64 that fits an int32 (written as a
+// plain number, read back as int32) and a NaN of other bits than QuietNaN
+// (written "NaN", read back as QuietNaN); every other value round-trips
+// exactly.
 // Rewriting the BSON directly is twice as fast as the round trip, which
 // TestNormalizeIsJSONRoundTrip checks it against.
 func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
@@ -116,17 +116,8 @@ func (s *dirTarget) Normalize(doc []byte) ([]byte, error) {
 
 func fitsInt32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 
-// readNaN is the NaN the Extended JSON reader gives for "NaN".
-var readNaN = math.Float64bits(math.NaN())
-
-// otherNaN reports whether the double's bits are a NaN other than readNaN.
-func otherNaN(v bsoncore.Value) bool {
-	f, ok := v.DoubleOK()
-	return ok && math.IsNaN(f) && math.Float64bits(f) != readNaN
-}
-
 // hasSmallInt64 reports whether doc (or any nested document or array)
-// holds an int64 that fits an int32, or a NaN otherNaN rewrites. It walks the elements in place
+// holds an int64 that fits an int32. It walks the elements in place
 // (Document.Elements allocates a slice per document, which cost verify a
 // sixth of its time).
 func hasSmallInt64(doc bsoncore.Document) bool {
@@ -147,7 +138,7 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 				return true
 			}
 		case bsoncore.TypeDouble:
-			if otherNaN(v) {
+			if f, ok := v.DoubleOK(); !ok || otherNaN(f) {
 				return true
 			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
@@ -159,8 +150,13 @@ func hasSmallInt64(doc bsoncore.Document) bool {
 	return false
 }
 
-// narrowInt64 appends doc to dst with small int64 values as int32 and
-// every NaN as the reader's.
+// otherNaN reports whether f is a NaN of other bits than QuietNaN.
+func otherNaN(f float64) bool {
+	return f != f && math.Float64bits(f) != math.Float64bits(QuietNaN)
+}
+
+// narrowInt64 appends doc to dst with small int64 values as int32, and
+// every NaN as QuietNaN.
 func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) {
 	elems, err := doc.Elements()
 	if err != nil {
@@ -181,8 +177,8 @@ func narrowInt64(dst []byte, doc bsoncore.Document, array bool) ([]byte, error) 
 				continue
 			}
 		case bsoncore.TypeDouble:
-			if otherNaN(v) {
-				dst = bsoncore.AppendDoubleElement(dst, key, math.Float64frombits(readNaN))
+			if otherNaN(v.Double()) {
+				dst = bsoncore.AppendDoubleElement(dst, key, QuietNaN)
 				continue
 			}
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:

@@ -45,6 +45,7 @@ func TestNormalizeIsJSONRoundTrip(t *testing.T) {
 		if err := unmarshalExtJSON(js, &want); err != nil {
 			t.Fatalf("%s: %v", js, err)
 		}
+		want = quietNaNs(t, want) // as Scan's parser reads "NaN"
 		got, err := r.Normalize(raw)
 		if err != nil {
 			t.Fatal(err)

@@ -122,7 +122,7 @@ func (s *serverTarget) Caps() Caps {
 
 // Prepare does nothing: collections are created by their first write, and
 // documents written after a checkpoint are replaced when written again.
-func (s *serverTarget) Prepare(context.Context, []string, map[string]int64) error { return nil }
+func (s *serverTarget) Prepare(context.Context, []Collection, map[string]int64) error { return nil }
 
 // Sync has nothing to do: a write is durable when acknowledged.
 func (s *serverTarget) Sync(context.Context) (map[string]int64, error) { return nil, nil }
@@ -293,12 +293,16 @@ func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, doc
 		if f, ok := match[key]; ok {
 			sel.Match = []transform.Field{f}
 		}
-		filter, err := deleteFilter(sel, sel.IDs, nil)
-		if err != nil {
-			return fmt.Errorf("write again %d documents to %q: %w", len(docs), coll.Name(), err)
-		}
-		if _, err := coll.DeleteMany(ctx, filter); err != nil {
-			return fmt.Errorf("write again %d documents to %q: delete: %w", len(docs), coll.Name(), err)
+		// In chunks: a batch of small documents can hold more than
+		// FerretDB deletes in one command (delete.go).
+		for ids := range slices.Chunk(sel.IDs, deleteChunk) {
+			filter, err := deleteFilter(sel, ids, nil)
+			if err != nil {
+				return fmt.Errorf("write again %d documents to %q: %w", len(docs), coll.Name(), err)
+			}
+			if _, err := coll.DeleteMany(ctx, filter); err != nil {
+				return fmt.Errorf("write again %d documents to %q: delete: %w", len(docs), coll.Name(), err)
+			}
 		}
 	}
 	ins := make([]any, len(raws))
@@ -317,86 +321,6 @@ func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, doc
 		return fmt.Errorf("write again %d documents to %q: insert: %w", len(docs), coll.Name(), err)
 	}
 	return nil
-}
-
-// deleteChunk caps the _ids of one deleteMany: the command stays small,
-// and servers that scan the collection for each command (FerretDB on
-// SQLite) scan it once per chunk, not once per document.
-const deleteChunk = 1000
-
-// Delete removes the documents sel picks with deleteMany, in chunks of
-// deleteChunk _ids (and of deleteChunk alternatives of Any).
-func (s *serverTarget) Delete(ctx context.Context, collection string, sel Selection) (int64, error) {
-	coll := s.db.Collection(collection)
-	what := fmt.Sprintf("delete from %q", collection)
-	if sel.all() {
-		what = fmt.Sprintf("empty collection %q", collection)
-		if s.server.ferretDB() {
-			n, dropped, err := s.dropPlain(ctx, coll)
-			if err != nil {
-				return n, fmt.Errorf("%s: %w", what, err)
-			}
-			if dropped {
-				return n, nil
-			}
-		}
-	}
-	if sel.IDs != nil && len(sel.IDs) == 0 {
-		return 0, nil
-	}
-	chunks := [][]any{nil}
-	if sel.IDs != nil {
-		chunks = slices.Collect(slices.Chunk(sel.IDs, deleteChunk))
-	}
-	anys := [][]Selection{nil}
-	if len(sel.Any) > 0 {
-		anys = slices.Collect(slices.Chunk(sel.Any, deleteChunk))
-	}
-	var n int64
-	for _, ids := range chunks {
-		for _, alt := range anys {
-			filter, err := deleteFilter(sel, ids, alt)
-			if err != nil {
-				return n, fmt.Errorf("%s: %w", what, err)
-			}
-			dctx, cancel := bound(ctx, s.op)
-			res, err := coll.DeleteMany(dctx, filter)
-			cancel()
-			if err != nil {
-				return n, fmt.Errorf("%s: %w", what, err)
-			}
-			n += res.DeletedCount
-		}
-	}
-	return n, nil
-}
-
-// deleteFilter is the filter of sel with ids for its _ids and any for its
-// alternatives, encoded like the documents themselves so that values match
-// the stored ones exactly.
-func deleteFilter(sel Selection, ids []any, any []Selection) (bson.Raw, error) {
-	f := selectionFilter(sel, ids)
-	if len(any) > 0 {
-		or := make(transform.Array, len(any))
-		for i, a := range any {
-			or[i] = selectionFilter(a, nil)
-		}
-		f = append(f, transform.Field{Key: "$or", Value: or})
-	}
-	return EncodeDocument(f)
-}
-
-// selectionFilter is the filter of sel's IDs (given as ids), Match and Min.
-func selectionFilter(sel Selection, ids []any) transform.Doc {
-	var f transform.Doc
-	if ids != nil {
-		f = append(f, transform.Field{Key: "_id", Value: transform.Doc{{Key: "$in", Value: transform.Array(ids)}}})
-	}
-	f = append(f, sel.Match...)
-	if sel.Min != nil {
-		f = append(f, transform.Field{Key: sel.Min.Key, Value: transform.Doc{{Key: "$gte", Value: sel.Min.Value}}})
-	}
-	return f
 }
 
 // replaceError explains why replacing d failed.

@@ -43,44 +43,6 @@ func (i serverInfo) String() string {
 	return "MongoDB"
 }
 
-// dropPlain empties coll on FerretDB by dropping it when dropping loses
-// nothing: no index but _id's, no options (capped, validator). FerretDB
-// 1.24 deletes with a filter, the empty one included, by reading and
-// decoding every document of the collection (about 1,000-5,000 a second
-// here); a drop costs nothing. It returns -1 (not counted: counting scans
-// too) when it dropped the collection, 0 when there was none, and false
-// when the collection has more to it (then the caller deletes its
-// documents).
-func (s *serverTarget) dropPlain(ctx context.Context, coll *mongo.Collection) (int64, bool, error) {
-	ctx, cancel := bound(ctx, s.op)
-	defer cancel()
-	specs, err := s.db.ListCollectionSpecifications(ctx, bson.D{{Key: "name", Value: coll.Name()}})
-	if err != nil {
-		return 0, false, err
-	}
-	if len(specs) == 0 {
-		return 0, true, nil // nothing to empty
-	}
-	if opts := specs[0].Options; len(opts) > 0 {
-		if elems, err := opts.Elements(); err != nil || len(elems) > 0 {
-			return 0, false, nil
-		}
-	}
-	indexes, err := coll.Indexes().ListSpecifications(ctx)
-	if err != nil {
-		return 0, false, err
-	}
-	for _, ix := range indexes {
-		if ix.Name != "_id_" {
-			return 0, false, nil
-		}
-	}
-	if err := coll.Drop(ctx); err != nil {
-		return 0, false, err
-	}
-	return -1, true, nil
-}
-
 // noDecimal128 is why a document holding a Decimal128 is rejected before
 // it is sent to FerretDB, which would close the connection on it (and a
 // closed connection looks like an outage, retried for --retry-for).

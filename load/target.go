@@ -63,9 +63,11 @@ type Target interface {
 	// Prepare readies collections for Writes. acked is what Sync returned
 	// at the checkpoint being resumed, nil for a fresh run: a directory
 	// target truncates each collection's file to its acknowledged length
-	// (empties it on a fresh run) and fails, pointing to --restart, when a
-	// file is shorter than that; a server keeps what it holds.
-	Prepare(ctx context.Context, collections []string, acked map[string]int64) error
+	// and fails, pointing to --restart, when a file is shorter than that;
+	// a file it has no length for starts afresh: emptied, or for a
+	// collection with Types, rid of the lines of those types only
+	// (dir_shared.go). A server keeps what it holds.
+	Prepare(ctx context.Context, collections []Collection, acked map[string]int64) error
 
 	// Write stores one batch of one collection and returns only after the
 	// target acknowledged it. A server replaces a stored document with the
@@ -86,14 +88,19 @@ type Target interface {
 
 	// Delete removes the documents of collection that sel picks and
 	// returns how many it removed (-1: not counted, a directory emptying
-	// a file). Every target takes the zero Selection
-	// (every document of the collection: --restart); other selections need
-	// Caps.Delete, else an *UnsupportedError.
+	// a file). Every target takes the zero Selection (every document of
+	// the collection) and a Selection of one Match field (the documents
+	// of one type: --restart, --drop of a shared collection); other
+	// selections need Caps.Delete, else an *UnsupportedError.
 	Delete(ctx context.Context, collection string, sel Selection) (int64, error)
 
 	// Checkpoints is the target's checkpoint store: the _denorm collection
 	// of a server database, <dir>/_denorm/<id>.json of a directory.
 	Checkpoints() Checkpoints
+
+	// Owners is a server's records of the collections denorm wrote
+	// (owner.go); nil for a directory.
+	Owners() Owners
 
 	// Scan calls fn with every document of collection (BSON), in the
 	// target's own order (not _id order), one at a time. A collection that
@@ -140,7 +147,8 @@ type Caps struct {
 	// A directory's files are written in order by one writer.
 	Parallel bool
 	// Delete: Delete takes any Selection (sync). Without it, only the
-	// zero Selection: a whole collection.
+	// zero Selection (a whole collection) and one Match field (a
+	// document type).
 	Delete bool
 	// NoDecimal128: the server cannot store BSON Decimal128 values
 	// (NUMERIC in the default numeric mode): FerretDB 1.24 closes the
@@ -220,6 +228,10 @@ type Options struct {
 	// failing: a batch written again in halves after the server closed
 	// its connection (isolate.go).
 	Notice func(msg string)
+	// DeleteChunk is the most documents one delete command removes on
+	// servers that fail bigger ones (FerretDB; delete.go). Default and
+	// most: DefaultDeleteChunk.
+	DeleteChunk int
 }
 
 func (o Options) withDefaults() Options {
@@ -228,6 +240,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = 8 << 20
+	}
+	switch {
+	case o.DeleteChunk <= 0:
+		o.DeleteChunk = DefaultDeleteChunk
+	case o.DeleteChunk > DefaultDeleteChunk:
+		o.DeleteChunk = DefaultDeleteChunk
 	}
 	return o
 }

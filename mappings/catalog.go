@@ -1,12 +1,33 @@
 package mappings
 
-import "strings"
-
 // Catalog is what the source database says about the tables a mapping uses.
 // extract fills it from pg_catalog; Resolve checks a mapping against it.
 type Catalog struct {
-	// Tables by qualified name "schema.table".
+	// Tables by qualified name (QualifiedTableName: "schema.table", each
+	// part quoted when it needs to be).
 	Tables map[string]*Table `json:"tables"`
+	// Names says, for each table name a mapping writes (as written), what
+	// it resolves to for the connected role (see tablename.go). A name
+	// absent from Names is read as written, "public" being the schema of
+	// an unqualified one (catalogs built by hand, in tests).
+	Names map[string]Resolved `json:"names,omitempty"`
+	// SearchPath lists the schemas an unqualified name was searched in,
+	// in order (the role's search_path as PostgreSQL applies it).
+	SearchPath []string `json:"searchPath,omitempty"`
+	// Role is the role the catalog was read as (current_user).
+	Role string `json:"-"`
+}
+
+// Resolved is what a table name of the mapping resolves to.
+type Resolved struct {
+	// Table is the key in Catalog.Tables; empty when the name does not
+	// resolve to a table denorm can read.
+	Table string `json:"table,omitempty"`
+	// Problem says why it does not, in words for the user.
+	Problem string `json:"problem,omitempty"`
+	// Shadowed lists the tables of the same name in schemas later on the
+	// search_path, which an unqualified name does not reach.
+	Shadowed []string `json:"shadowed,omitempty"`
 }
 
 // Table describes one source table.
@@ -28,6 +49,43 @@ type Table struct {
 	// KindMaterializedView or KindForeignTable: relations that have no
 	// primary key, whose id columns the mapping names.
 	Kind string `json:"kind,omitempty"`
+	// Partitioned: a partitioned table, read whole (the rows of all its
+	// partitions).
+	Partitioned bool `json:"partitioned,omitempty"`
+	// Children are the tables that inherit from this one (INHERITS, not
+	// partitions), at any depth. denorm reads only the table's own rows
+	// (SELECT ... FROM ONLY), never theirs: see OwnRowsOnly.
+	Children []ChildTable `json:"children,omitempty"`
+	// RowSecurity is set when row-level security applies to the connected
+	// role on this table: PostgreSQL would show it only the rows its
+	// policies allow.
+	RowSecurity *RowSecurity `json:"rowSecurity,omitempty"`
+}
+
+// OwnRowsOnly reports whether the table is read as ONLY table: a plain
+// or foreign table, which inheritance children may extend with rows of
+// their own that denorm does not read (a partitioned table is read whole).
+func (t *Table) OwnRowsOnly() bool {
+	return (t.Kind == "" || t.Kind == KindForeignTable) && !t.Partitioned
+}
+
+// ChildTable is a table inheriting from another (Table.Children).
+type ChildTable struct {
+	// Name is the child's qualified name (QualifiedTableName).
+	Name string `json:"name"`
+	// Estimate is the planner's row estimate; -1 when unknown.
+	Estimate int64 `json:"estimate"`
+}
+
+// RowSecurity describes the row-level security that applies to the
+// connected role on a table: the table has it enabled, and the role is
+// neither a superuser, nor BYPASSRLS, nor the table's owner (unless the
+// table forces it on its owner too).
+type RowSecurity struct {
+	// Policies lists the policies that let the role read rows, each as
+	// "name (USING condition)"; empty when none does (the role then sees
+	// no row at all).
+	Policies []string `json:"policies,omitempty"`
 }
 
 // Relation kinds other than tables (Table.Kind).
@@ -48,7 +106,7 @@ type TableActivity struct {
 // ForeignKey is one foreign key constraint.
 type ForeignKey struct {
 	Columns []string `json:"columns"`
-	// RefTable is the referenced table's qualified name "schema.table".
+	// RefTable is the referenced table's qualified name (QualifiedTableName).
 	RefTable   string   `json:"refTable"`
 	RefColumns []string `json:"refColumns"`
 }
@@ -93,22 +151,30 @@ type Column struct {
 	// char: keep); by default it is trimmed. Resolve sets it on the
 	// columns of a plan's nodes.
 	KeepPadding bool `json:"keepPadding,omitempty"`
+	// TimestampText writes the column's timestamp and timestamptz values
+	// (and arrays of them) into documents as ISO 8601 text with
+	// microseconds (the mapping's timestamp: string) rather than as BSON
+	// dates, which hold milliseconds. Resolve sets it on the columns of a
+	// plan's nodes; rows keep the values as times (keys, positions and
+	// expressions see times), transform converts them as it writes them
+	// (transform.TimestampText).
+	TimestampText bool `json:"timestampText,omitempty"`
 }
 
-// Table returns the table named name ("t" means "public.t"), or nil.
+// Table returns the table a mapping's table name (as written) resolves
+// to, or nil.
 func (c *Catalog) Table(name string) *Table {
 	if c == nil {
 		return nil
 	}
-	return c.Tables[QualifiedName(name)]
-}
-
-// QualifiedName adds the default schema "public" to an unqualified name.
-func QualifiedName(name string) string {
-	if strings.Contains(name, ".") {
-		return name
+	if r, ok := c.Names[name]; ok {
+		return c.Tables[r.Table]
 	}
-	return "public." + name
+	n, err := ParseTableName(name)
+	if err != nil {
+		return nil
+	}
+	return c.Tables[n.Qualified("public")]
 }
 
 // Column returns the column named name, or nil.
@@ -131,6 +197,18 @@ const (
 	NumericDouble NumericMode = "double"
 	// NumericString writes the exact decimal text as a string.
 	NumericString NumericMode = "string"
+)
+
+// TimestampMode says how timestamp and timestamptz values are written.
+type TimestampMode string
+
+const (
+	// TimestampDate writes BSON dates: milliseconds, the digits below
+	// dropped toward the past (the default).
+	TimestampDate TimestampMode = "date"
+	// TimestampString writes ISO 8601 text in UTC with six fractional
+	// digits: 2024-01-01T10:00:00.123456Z.
+	TimestampString TimestampMode = "string"
 )
 
 // CharMode says what happens to the blank padding of char(n) values.

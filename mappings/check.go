@@ -82,8 +82,20 @@ func (c *checker) collection(col *Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator %q names no field; add {name: %s, value: ...} to fields", col.Name, col.Discriminator, col.Discriminator)
 		}
 	}
+	c.tableName(col.pos.at("table"), col.Name, col.Table)
 	c.entity(&col.Entity, col.pos, col.Name, col.Bucket == nil)
 	c.checkIndexes(col)
+}
+
+// tableName reports a table name SQL could not read (tablename.go); an
+// empty one is the JSON Schema's to report.
+func (c *checker) tableName(p Pos, where, name string) {
+	if name == "" {
+		return
+	}
+	if _, err := ParseTableName(name); err != nil {
+		c.add(p, "%s: table %s: %v", where, quoteWritten(name), err)
+	}
 }
 
 // shared checks the entries that write to one collection: several
@@ -111,10 +123,13 @@ func (c *checker) shared(cols []*Collection) {
 		if v == nil {
 			continue
 		}
-		if line, dup := values[v]; dup {
-			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d", col.Name, v, line)
+		// Numbers are one value for MongoDB whatever their type: 1 and
+		// 1.0 would select each other's documents.
+		k := numberKey(v)
+		if line, dup := values[k]; dup {
+			c.add(col.pos.at("discriminator"), "%s: discriminator value %v is already used by the document type at line %d (MongoDB compares numbers by value)", col.Name, v, line)
 		}
-		values[v] = col.pos.at("name").Line
+		values[k] = col.pos.at("name").Line
 	}
 }
 
@@ -158,6 +173,7 @@ func (col *Collection) discriminatorValue() any {
 }
 
 func (c *checker) link(l *Link, byName map[string][]*Collection) {
+	c.tableName(l.pos.at("table"), "links", l.Table)
 	fields := map[string]bool{}
 	for _, s := range l.Sides {
 		cols := byName[s.Collection]
@@ -279,6 +295,12 @@ func (c *checker) entity(e *Entity, pos positions, where string, document bool) 
 		if fd.Char != "" && kind != "column" {
 			c.add(fd.pos.at("char"), "%s: char applies to a column, not to %s", where, kind)
 		}
+		if fd.Timestamp != "" && kind != "column" && kind != "aggregate" {
+			c.add(fd.pos.at("timestamp"), "%s: timestamp applies to a column or an aggregate, not to %s", where, kind)
+		}
+		if kind == "link" {
+			c.tableName(fd.pos.at("link"), where, fd.Link)
+		}
 		if fd.Ref != "" && kind != "column" && kind != "ids" {
 			c.add(fd.pos.at("ref"), "%s: ref applies to a column or an id array, not to %s", where, kind)
 		}
@@ -307,6 +329,10 @@ func (c *checker) orderBy(list StringList, p Pos, where string) {
 }
 
 func (c *checker) relation(r *Relation, where, kind string) {
+	c.tableName(r.pos.at("table"), where, r.Table)
+	if r.Through != nil {
+		c.tableName(r.Through.pos.at("table"), where+": through", r.Through.Table)
+	}
 	if r.Limit > 0 && len(r.OrderBy) == 0 && kind == "embed" {
 		c.add(r.pos.at("limit"), "%s: limit needs orderBy, or the subset would be arbitrary", where)
 	}

@@ -1,13 +1,11 @@
 package mappings
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
 	"time"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
@@ -32,9 +30,9 @@ func compileExpr(src string, n *Node, lookups map[string]*Node, r *resolver) (*v
 		}
 		env[name] = cols
 	}
-	prog, err := expr.Compile(src, expr.Env(env))
+	prog, err := compileChecked(src, env)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s", firstLine(err.Error()))
+		return nil, nil, err
 	}
 	tree, err := parser.Parse(src)
 	if err != nil {

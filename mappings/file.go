@@ -62,7 +62,11 @@ type File struct {
 	Numeric NumericMode `yaml:"numeric"`
 	// Char says whether char(n) values keep their blank padding: trim
 	// (the default) or keep.
-	Char        CharMode      `yaml:"char"`
+	Char CharMode `yaml:"char"`
+	// Timestamp says how timestamp and timestamptz values are written:
+	// date (BSON dates, milliseconds; the default) or string (ISO 8601
+	// text with microseconds).
+	Timestamp   TimestampMode `yaml:"timestamp"`
 	Collections []*Collection `yaml:"collections"`
 	// Links replace join tables by id arrays on one or both sides.
 	Links []*Link `yaml:"links"`
@@ -82,7 +86,8 @@ func (f *File) UnmarshalYAML(n *yaml.Node) error {
 // Entity is what collections and relations share: rows of one table turned
 // into (sub)documents.
 type Entity struct {
-	// Table is "table" or "schema.table".
+	// Table is "table" or "schema.table", written as SQL writes a table
+	// name (tablename.go).
 	Table string `yaml:"table"`
 	// Filter is an SQL boolean expression over the table's columns that rows
 	// must satisfy.
@@ -297,6 +302,9 @@ type Field struct {
 	Numeric NumericMode `yaml:"numeric"`
 	// Char overrides the file's char mode for this column.
 	Char CharMode `yaml:"char"`
+	// Timestamp overrides the file's timestamp mode for this column (or
+	// aggregate).
+	Timestamp TimestampMode `yaml:"timestamp"`
 	// All is set for the "*" entry.
 	All bool `yaml:"-"`
 	pos positions
@@ -406,14 +414,13 @@ func (f *File) CollectionNames() []string {
 	return names
 }
 
-// Tables lists the qualified names of every table the file mentions, for
-// catalog introspection.
+// Tables lists every table name the file writes (as written, each once),
+// for catalog introspection, which resolves them (see Catalog.Names).
 func (f *File) Tables() []string {
 	var out []string
 	add := func(t string) {
-		q := QualifiedName(t)
-		if !slices.Contains(out, q) {
-			out = append(out, q)
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	var entity func(e *Entity)

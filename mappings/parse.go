@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -257,7 +258,8 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 		return Problems{{File: path, Msg: "internal: mapping schema: " + err.Error()}}
 	}
 	nodes := map[string]*yaml.Node{}
-	inst, err := instanceOf(doc, "", nodes)
+	w := walker{nodes: nodes, open: map[*yaml.Node]bool{}}
+	inst, err := w.value(doc, "")
 	if err != nil {
 		pos := Pos{doc.Line, doc.Column}
 		var pe posError
@@ -265,6 +267,13 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 			pos = pe.pos
 		}
 		return Problems{{File: path, Pos: pos, Msg: err.Error()}}
+	}
+	if len(w.bad) > 0 {
+		ps := make(Problems, len(w.bad))
+		for i, e := range w.bad {
+			ps[i] = Problem{File: path, Pos: e.pos, Msg: e.msg}
+		}
+		return ps.sorted()
 	}
 	verr := sch.Validate(inst)
 	if verr == nil {
@@ -316,6 +325,8 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 			return
 		case *kind.Required:
 			msg = fmt.Sprintf("%s is missing %s", where, quoteList(k.Missing))
+		case *kind.Maximum:
+			msg = fmt.Sprintf("%s: %s is over the maximum of %s%s", where, k.Got.RatString(), k.Want.RatString(), boundReason(e.InstanceLocation))
 		default:
 			msg = fmt.Sprintf("%s: %s", where, e.ErrorKind.LocalizedString(printer))
 		}
@@ -346,7 +357,7 @@ func keysAt(loc []string) string {
 	}
 	switch {
 	case len(loc) == 0:
-		return "version, numeric, collections, links"
+		return "version, numeric, char, timestamp, collections, links"
 	case len(loc) == 2 && loc[0] == "collections":
 		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude, indexes, shardKey"
 	case len(loc) == 2 && loc[0] == "links":
@@ -368,7 +379,7 @@ func keysAt(loc []string) string {
 	case last(2) == "lookups":
 		return "name, table, join, through, orderBy, filter"
 	case last(2) == "fields":
-		return "name, column, key, embed, ids, aggregate, expr, value, link, ref, numeric"
+		return "name, column, key, embed, ids, aggregate, expr, sql, value, link, ref, numeric, char, timestamp"
 	}
 	return ""
 }
@@ -426,7 +437,11 @@ const maxNodes = 1 << 20
 // validator takes, recording the node behind every JSON pointer.
 func instanceOf(n *yaml.Node, ptr string, nodes map[string]*yaml.Node) (any, error) {
 	w := walker{nodes: nodes, open: map[*yaml.Node]bool{}}
-	return w.value(n, ptr)
+	v, err := w.value(n, ptr)
+	if err == nil && len(w.bad) > 0 {
+		err = w.bad[0]
+	}
+	return v, err
 }
 
 type walker struct {
@@ -434,6 +449,9 @@ type walker struct {
 	// open are the alias targets being expanded: one met again is a cycle.
 	open  map[*yaml.Node]bool
 	count int
+	// bad are the scalars that are no value (numbers out of range...),
+	// each reported once; the walk goes on, taking their text.
+	bad []posError
 }
 
 func (w *walker) value(n *yaml.Node, ptr string) (any, error) {
@@ -479,30 +497,16 @@ func (w *walker) value(n *yaml.Node, ptr string) (any, error) {
 		}
 		return l, nil
 	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return nil, nil
-		case "!!bool":
-			var b bool
-			if err := n.Decode(&b); err != nil {
-				return nil, err
+		v, err := scalarValue(n)
+		if err != nil {
+			e := posError{Pos{n.Line, n.Column}, describePointer(ptr) + ": " + err.Error()}
+			// An alias repeats its target: one problem per scalar.
+			if !slices.ContainsFunc(w.bad, func(b posError) bool { return b.pos == e.pos }) {
+				w.bad = append(w.bad, e)
 			}
-			return b, nil
-		case "!!int":
-			var i int64
-			if err := n.Decode(&i); err != nil {
-				return nil, err
-			}
-			return i, nil
-		case "!!float":
-			var f float64
-			if err := n.Decode(&f); err != nil {
-				return nil, err
-			}
-			return f, nil
-		default:
 			return n.Value, nil
 		}
+		return v, nil
 	}
 	return nil, fmt.Errorf("unsupported YAML node")
 }

@@ -50,6 +50,31 @@ type Plan struct {
 	// Indexes holds the indexes and shard key of each target collection,
 	// in CollectionNames order: declared and default ones (index.go).
 	Indexes []IndexSet
+	// Notices are what Resolve found about the source that the user
+	// should know though the mapping is valid (validate and plan show
+	// them as warnings), in file order.
+	Notices []Notice
+}
+
+// Notice is something true of the source that changes what a valid
+// mapping reads: a table whose inheritance children are not read, an
+// unqualified name that other schemas of the search_path also hold.
+type Notice struct {
+	File string
+	// Pos is where the table is named; Collection the entry naming it.
+	Pos        Pos
+	Collection string
+	// Rule names the kind of notice: "inheritance" or "search-path".
+	Rule string
+	// Table is the table concerned (Table.QualifiedName).
+	Table      string
+	Msg        string
+	Suggestion string
+}
+
+// String is the notice as validate prints it: file:line:col: warning: ...
+func (n Notice) String() string {
+	return Problem{File: n.File, Pos: n.Pos, Msg: "warning: " + n.Msg + "; " + n.Suggestion}.String()
 }
 
 // CollectionPlan builds the documents of one collection entry. Several
@@ -168,6 +193,12 @@ type Node struct {
 	FilterPos Pos
 	// Through is the join table the rows are reached through, if any.
 	Through *ThroughPlan
+	// On is the join to the parent as the mapping declares it, by column
+	// names: Column of Table (of Through's table when there is one),
+	// Parent of the parent's table, compared by PostgreSQL's own =. The
+	// builder matches by JoinCols and ParentCols instead; On is for
+	// readers that let PostgreSQL join (verify's oracle, coverage).
+	On []JoinPair
 	// JoinKeyCols are the join key columns selected after Columns, when
 	// the join key is not among Columns: the join table's columns
 	// (Through) or an aggregate's group columns. Rows hold
@@ -293,6 +324,9 @@ type FieldPlan struct {
 	// A Program is safe for concurrent runs (each with its own env).
 	Program *vm.Program
 	Source  string
+	// Reads names the columns and lookups this expression reads (the
+	// node's ExprEnv holds those of all its expressions), in name order.
+	Reads []string
 	// Const is the constant (FieldConst).
 	Const any
 	// RefCollection names the collection the values reference, if declared.

@@ -21,12 +21,13 @@ func Resolve(f *File, cat *Catalog) (*Plan, error) {
 // the collection entries that resolved without any, so that callers can
 // go on checking those (validate has PostgreSQL check their queries).
 func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
-	r := resolver{checker: checker{file: f.Path}, file: f, cat: cat, roots: map[string]*Collection{}}
+	r := resolver{checker: checker{file: f.Path}, file: f, cat: cat, roots: map[string]*Collection{}, noticed: map[string]bool{}}
 	for _, c := range f.Collections {
 		if _, ok := r.roots[c.Name]; !ok && c.Bucket == nil {
 			r.roots[c.Name] = c
 		}
 	}
+	r.where = "links"
 	r.links = r.resolveLinks()
 	plan := &Plan{File: f}
 	shared := map[string]int{}
@@ -36,6 +37,7 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 	linkProblems := len(r.ps)
 	for _, c := range f.Collections {
 		before := len(r.ps)
+		r.where = c.Name
 		cp := r.collection(c)
 		if cp == nil || len(r.ps) > before {
 			continue
@@ -50,6 +52,13 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		plan.Collections = nil
 	}
 	r.resolveIndexes(plan)
+	plan.Notices = r.notices
+	slices.SortStableFunc(plan.Notices, func(a, b Notice) int {
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line - b.Pos.Line
+		}
+		return a.Pos.Col - b.Pos.Col
+	})
 	return plan, r.ps.sorted()
 }
 
@@ -70,6 +79,11 @@ type resolver struct {
 	file  *File
 	cat   *Catalog
 	roots map[string]*Collection
+	// where names the collection entry being resolved, for notices;
+	// notices are those found, noticed the tables and names told of.
+	where   string
+	notices []Notice
+	noticed map[string]bool
 	// links maps a collection name to the id arrays links add to it.
 	links map[string][]*linkField
 }
@@ -88,12 +102,78 @@ type linkField struct {
 	placed        bool
 }
 
+// table is the table a name of the mapping resolves to, or nil after
+// reporting why there is none.
 func (r *resolver) table(name string, p Pos) *Table {
 	t := r.cat.Table(name)
-	if t == nil {
-		r.add(p, "table %q does not exist in the source database", name)
+	if t != nil {
+		r.notice(name, t, p)
+		return t
 	}
-	return t
+	if res, ok := r.cat.Names[name]; ok && res.Problem != "" {
+		r.add(p, "table %s: %s", quoteWritten(name), res.Problem)
+		return nil
+	}
+	if _, err := ParseTableName(name); err != nil {
+		r.add(p, "table %s: %v", quoteWritten(name), err)
+		return nil
+	}
+	r.add(p, "table %s does not exist in the source database", quoteWritten(name))
+	return nil
+}
+
+// notice records what the user should know of table t, named name at p:
+// once per name, that other schemas of the search_path hold a table of
+// that name too; once per table, that its inheritance children are not
+// read.
+func (r *resolver) notice(name string, t *Table, p Pos) {
+	q := t.QualifiedName()
+	if res := r.cat.Names[name]; len(res.Shadowed) > 0 && !r.noticed["name "+name] {
+		r.noticed["name "+name] = true
+		r.notices = append(r.notices, Notice{File: r.file.Path, Pos: p, Collection: r.where, Rule: "search-path", Table: q,
+			Msg: fmt.Sprintf("table %s resolves to %s, the first on the role's search_path (%s); %s %s too", quoteWritten(name), q,
+				strings.Join(quoteIdents(r.cat.SearchPath), ", "), strings.Join(res.Shadowed, " and "), plural(len(res.Shadowed), "exists", "exist")),
+			Suggestion: "qualify the name (schema.table) to say which one is meant whatever the search_path"})
+	}
+	if t.RowSecurity != nil && !r.noticed["rls "+q] {
+		r.noticed["rls "+q] = true
+		policies := "no policy lets it read any row"
+		if len(t.RowSecurity.Policies) > 0 {
+			policies = plural(len(t.RowSecurity.Policies), "policy ", "policies ") + strings.Join(t.RowSecurity.Policies, ", ")
+		}
+		r.notices = append(r.notices, Notice{File: r.file.Path, Pos: p, Collection: r.where, Rule: "row-security", Table: q,
+			Msg:        fmt.Sprintf("row-level security shows the source role only some rows of %s (%s): what is read holds only those", q, policies),
+			Suggestion: "connect as a role that reads every row (the table's owner, or a role with BYPASSRLS) to migrate them all"})
+	}
+	if len(t.Children) > 0 && t.OwnRowsOnly() && !r.noticed["table "+q] {
+		r.noticed["table "+q] = true
+		children := make([]string, len(t.Children))
+		for i, c := range t.Children {
+			children[i] = c.Name
+			if c.Estimate >= 0 {
+				children[i] += fmt.Sprintf(" (~%d rows)", c.Estimate)
+			}
+		}
+		r.notices = append(r.notices, Notice{File: r.file.Path, Pos: p, Collection: r.where, Rule: "inheritance", Table: q,
+			Msg: fmt.Sprintf("reads only %s's own rows; its inheritance %s %s %s not read", q, plural(len(children), "child", "children"),
+				strings.Join(children, ", "), plural(len(children), "is", "are")),
+			Suggestion: "map a child as its own collection, or a view that unions them"})
+	}
+}
+
+func quoteIdents(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = QuoteIdent(s)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // resolveLinks turns every link side into an id-array relation of its
@@ -229,7 +309,7 @@ func linkValueNames(other *Collection, cols, parents []string) ([]string, []stri
 // ones, or the columns of the one foreign key of the join table to root.
 // It returns them and the root columns they reference.
 func linkColumns(jt, root *Table, given []string) ([]string, []string, error) {
-	rootName := root.Schema + "." + root.Name
+	rootName := root.QualifiedName()
 	if len(given) > 0 {
 		for _, col := range given {
 			if jt.Column(col) == nil {
@@ -254,11 +334,11 @@ func linkColumns(jt, root *Table, given []string) ([]string, []string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, nil, fmt.Errorf("no foreign key of %q references %q; give column: the join table's column(s) that do", jt.Name, root.Name)
+		return nil, nil, fmt.Errorf("no foreign key of %s references %s; give column: the join table's column(s) that do", jt.QualifiedName(), root.QualifiedName())
 	case 1:
 		return slices.Clone(found[0].Columns), slices.Clone(found[0].RefColumns), nil
 	}
-	return nil, nil, fmt.Errorf("several foreign keys of %q reference %q; give column: to say which one", jt.Name, root.Name)
+	return nil, nil, fmt.Errorf("several foreign keys of %s reference %s; give column: to say which one", jt.QualifiedName(), root.QualifiedName())
 }
 
 func (r *resolver) collection(c *Collection) *CollectionPlan {
@@ -301,6 +381,20 @@ func (r *resolver) collection(c *Collection) *CollectionPlan {
 			// (A view's uniqueness cannot be checked: see the README.)
 			r.add(c.pos.at("id"), "%s: id columns (%s) are not a primary key or a unique key of NOT NULL columns of %q, so _id would not be unique", c.Name, strings.Join(idCols, ", "), c.Table)
 		}
+	}
+	ok := true
+	for _, col := range idCols {
+		if what, why := keyTypeProblem(*t.Column(col)); what != "" {
+			p := c.pos.at("id")
+			if len(c.ID) == 0 {
+				p = c.pos.at("table")
+			}
+			r.add(p, "collection %s: _id column %s is %s: %s; name other id columns with id:, or map a view whose columns make a usable key", c.Name, col, what, why)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
 	}
 	for _, col := range idCols {
 		i := r.need(n, col)
@@ -374,6 +468,22 @@ func (r *resolver) bucket(cp *CollectionPlan, c *Collection) bool {
 	for _, col := range unique {
 		bp.StreamOrder = append(bp.StreamOrder, OrderCol{Col: r.need(n, col)})
 	}
+	for i, k := range bp.StreamOrder {
+		col := n.Columns[k.Col]
+		what, why := keyTypeProblem(col)
+		if what == "" {
+			continue
+		}
+		ok = false
+		switch {
+		case i < len(bp.By):
+			r.add(b.pos.at("by"), "%s.bucket: by: column %s is %s: it makes the _id of the pages, and %s; group by other columns, or map a view whose columns make a usable key", c.Name, col.Name, what, why)
+		case i < len(bp.By)+len(n.Order):
+			r.add(b.pos.at("orderBy"), "%s.bucket: orderBy: column %s is %s: the pages are read in this order, and %s; order by other columns", c.Name, col.Name, what, why)
+		default:
+			r.add(c.pos.at("table"), "%s.bucket: key column %s of %q is %s: it orders the pages' rows, and %s; map a view whose columns make a usable key", c.Name, col.Name, t.Name, what, why)
+		}
+	}
 	for _, k := range bp.StreamOrder {
 		cp.IDCols = append(cp.IDCols, k.Col)
 	}
@@ -394,6 +504,7 @@ func (r *resolver) need(n *Node, col string) int {
 	}
 	n.Columns = append(n.Columns, *c)
 	n.Columns[len(n.Columns)-1].KeepPadding = r.file.Char == CharKeep
+	n.Columns[len(n.Columns)-1].TimestampText = r.file.Timestamp == TimestampString
 	n.Numeric = append(n.Numeric, r.file.Numeric)
 	return len(n.Columns) - 1
 }
@@ -540,6 +651,12 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				if fd.Numeric != "" {
 					en.Numeric[0] = fd.Numeric
 				}
+				if fd.Timestamp != "" {
+					if !r.timestampColumn(en.Columns[0], fd.pos.at("timestamp"), where+"."+fd.Name) {
+						continue
+					}
+					en.Columns[0].TimestampText = fd.Timestamp == TimestampString
+				}
 				fp := FieldPlan{Kind: FieldAggregate, Name: fd.Name, Embed: en, Pos: p}
 				if fd.Key != "" {
 					k, ok := ref(fd.Key, fd.pos.at("key"))
@@ -558,6 +675,9 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			}
 			n.ExprEnv = mergeVars(n.ExprEnv, vars)
 			fp := FieldPlan{Kind: FieldExpr, Name: fd.Name, Program: prog, Source: fd.Expr, Pos: p}
+			for _, v := range vars {
+				fp.Reads = append(fp.Reads, v.Name)
+			}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
 				if !ok {
@@ -581,7 +701,7 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 		case fd.Link != "":
 			placed := false
 			for _, lf := range links {
-				if lf.table == fd.Link || QualifiedName(lf.table) == QualifiedName(fd.Link) {
+				if lf.table == fd.Link || r.cat.Table(lf.table) != nil && r.cat.Table(lf.table) == r.cat.Table(fd.Link) {
 					if fd.Name != "" && fd.Name != lf.name {
 						continue
 					}
@@ -612,6 +732,16 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				}
 				owner.Columns[v.Col].KeepPadding = fd.Char == CharKeep
 			}
+			if fd.Timestamp != "" {
+				owner := n
+				if v.Lookup != nil {
+					owner = v.Lookup
+				}
+				if !r.timestampColumn(owner.Columns[v.Col], fd.pos.at("timestamp"), where) {
+					continue
+				}
+				owner.Columns[v.Col].TimestampText = fd.Timestamp == TimestampString
+			}
 			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
 			if fd.Key != "" {
 				k, ok := ref(fd.Key, fd.pos.at("key"))
@@ -629,6 +759,28 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			addField(fp)
 		}
 	}
+}
+
+// timestampColumn reports whether c (a field's column or aggregate)
+// holds timestamps, which a field's timestamp: applies to; else it
+// reports the problem at p.
+func (r *resolver) timestampColumn(c Column, p Pos, where string) bool {
+	if IsTimestamp(c) {
+		return true
+	}
+	r.add(p, "%s: timestamp applies to timestamp and timestamptz columns (and arrays of them); %s is %s", where, c.Name, typeText(c))
+	return false
+}
+
+// IsTimestamp reports whether c holds timestamp or timestamptz values,
+// or arrays of them (a domain over them included: c describes the base
+// type).
+func IsTimestamp(c Column) bool {
+	t := c.TypeName
+	if c.Category == "A" {
+		t = c.ElemTypeName
+	}
+	return t == "timestamp" || t == "timestamptz"
 }
 
 func nameSuffix(name string) string {
@@ -722,7 +874,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 	if !ok {
 		return nil
 	}
+	n.On = slices.Clone(rel.Join)
 	if rel.Through != nil {
+		n.On = slices.Clone(rel.Through.Join)
 		for _, j := range rel.Join {
 			n.Through.On = append(n.Through.On, [2]string{j.Column, j.Parent})
 		}
@@ -854,6 +1008,7 @@ func (r *resolver) joinPair(n, parent *Node, a, b Column, rule keyRule, extra bo
 		return
 	}
 	a.KeepPadding = r.file.Char == CharKeep
+	a.TimestampText = r.file.Timestamp == TimestampString
 	n.JoinKeyCols = append(n.JoinKeyCols, a)
 	n.JoinCols = append(n.JoinCols, -1) // set by finishJoinKeys
 	n.keyExtra = append(n.keyExtra, len(n.JoinKeyCols)-1)
@@ -938,6 +1093,7 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 	}
 	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N" && res.TypeName != "money")
 	n.Agg = agg
+	res.TimestampText = r.file.Timestamp == TimestampString
 	n.Columns = []Column{res}
 	n.Numeric = []NumericMode{r.file.Numeric}
 	n.JoinCols = n.JoinCols[:0]

@@ -109,8 +109,9 @@ func (cp *CollectionPlan) Tables() []*Table {
 	return out
 }
 
-// QualifiedName is the table's name with its schema: "public.person".
-func (t *Table) QualifiedName() string { return t.Schema + "." + t.Name }
+// QualifiedName is the table's name with its schema: "public.person",
+// each part quoted when it needs to be (QualifiedTableName).
+func (t *Table) QualifiedName() string { return QualifiedTableName(t.Schema, t.Name) }
 
 // Dependent is one place where a collection entry reads a table: when
 // rows of the table change, the documents (or bucket pages) of Collection
@@ -127,12 +128,15 @@ type Dependent struct {
 	Through bool
 }
 
-// Dependents lists every place the plan reads table ("schema.table", or
-// "table" for public.table), in entry order and then walk order. A node
+// Dependents lists every place the plan reads table (a qualified name as
+// Table.QualifiedName gives it, or "table" for public.table), in entry order and then walk order. A node
 // reading the table both as its table and as its join table is listed
 // twice, once with Through.
 func (p *Plan) Dependents(table string) []Dependent {
-	q := QualifiedName(table)
+	q := table
+	if schema, name, err := SplitQualifiedName(table); err == nil {
+		q = QualifiedTableName(schema, name)
+	}
 	var out []Dependent
 	for e, cp := range p.Collections {
 		Walk(cp.Root, func(n *Node) bool {

@@ -353,7 +353,9 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 			case cp.Bucket != nil && r.ParentKey != "":
 				match := slices.Clone(disc)
 				for i, name := range cp.Bucket.ByNames {
-					match = append(match, transform.Field{Key: name, Value: r.Values[i]})
+					// As the pages hold it (timestamp: string).
+					v := transform.DocValue(&cp.Root.Columns[cp.Bucket.By[i]], r.Values[i])
+					match = append(match, transform.Field{Key: name, Value: v})
 				}
 				pages = append(pages, load.Selection{Match: match, Min: &transform.Field{Key: cp.Bucket.Page, Value: int32(r.Pages)}})
 			}

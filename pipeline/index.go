@@ -69,7 +69,11 @@ func ShardCollections(ctx context.Context, t load.Target, plan *mappings.Plan, r
 type IndexesCreated struct {
 	Collection string
 	Indexes    []string
-	Elapsed    time.Duration
+	// Missing are those of Indexes the target does not hold as declared
+	// after creating them (the index phase of Run checks; CreateIndexes
+	// leaves it empty and returns the refusals).
+	Missing []string
+	Elapsed time.Duration
 }
 
 // CreateIndexes creates every index of plan's collections on t (each
@@ -134,41 +138,53 @@ func CheckIndexes(ctx context.Context, t load.Target, plan *mappings.Plan) ([]In
 		if len(set.Indexes) == 0 {
 			continue
 		}
-		have, _, err := t.Indexes(ctx, set.Collection)
+		checks, err := checkIndexSet(ctx, t, set)
 		if err != nil {
 			return out, err
 		}
-		for _, want := range set.Indexes {
-			c := IndexCheck{Collection: set.Collection, Index: want.Name, Keys: want.KeyText(), State: IndexMissing}
-			for _, h := range have {
-				sameKeys := mappings.SameKeys(h.Keys, want.Keys)
-				if !sameKeys && h.Name != want.Name {
-					continue
-				}
-				c.State = IndexDifferent
-				var d []string
-				if !sameKeys {
-					d = append(d, fmt.Sprintf("keys (%s), found (%s)", want.KeyText(), h.KeyText()))
-				}
-				if h.Name != want.Name {
-					d = append(d, fmt.Sprintf("name %s, found %s", want.Name, h.Name))
-				}
-				if h.Unique != want.Unique {
-					d = append(d, fmt.Sprintf("unique %v, found %v", want.Unique, h.Unique))
-				}
-				if !load.SamePartial(h.Partial, want.Partial) {
-					d = append(d, fmt.Sprintf("partial filter %s, found %s", partialText(want.Partial), partialText(h.Partial)))
-				}
-				if len(d) == 0 {
-					c.State = IndexOK
-				}
-				c.Detail = strings.Join(d, "; ")
-				if sameKeys {
-					break
-				}
+		out = append(out, checks...)
+	}
+	return out, nil
+}
+
+// checkIndexSet compares one collection's indexes with the target's (see
+// CheckIndexes).
+func checkIndexSet(ctx context.Context, t load.Target, set mappings.IndexSet) ([]IndexCheck, error) {
+	var out []IndexCheck
+	have, _, err := t.Indexes(ctx, set.Collection)
+	if err != nil {
+		return nil, err
+	}
+	for _, want := range set.Indexes {
+		c := IndexCheck{Collection: set.Collection, Index: want.Name, Keys: want.KeyText(), State: IndexMissing}
+		for _, h := range have {
+			sameKeys := mappings.SameKeys(h.Keys, want.Keys)
+			if !sameKeys && h.Name != want.Name {
+				continue
 			}
-			out = append(out, c)
+			c.State = IndexDifferent
+			var d []string
+			if !sameKeys {
+				d = append(d, fmt.Sprintf("keys (%s), found (%s)", want.KeyText(), h.KeyText()))
+			}
+			if h.Name != want.Name {
+				d = append(d, fmt.Sprintf("name %s, found %s", want.Name, h.Name))
+			}
+			if h.Unique != want.Unique {
+				d = append(d, fmt.Sprintf("unique %v, found %v", want.Unique, h.Unique))
+			}
+			if !load.SamePartial(h.Partial, want.Partial) {
+				d = append(d, fmt.Sprintf("partial filter %s, found %s", partialText(want.Partial), partialText(h.Partial)))
+			}
+			if len(d) == 0 {
+				c.State = IndexOK
+			}
+			c.Detail = strings.Join(d, "; ")
+			if sameKeys {
+				break
+			}
 		}
+		out = append(out, c)
 	}
 	return out, nil
 }

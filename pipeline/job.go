@@ -42,6 +42,11 @@ type JobSpec struct {
 	Version string
 	// Lease tunes the job's lease (one writer per job, see HoldLease).
 	Lease LeaseOptions
+	// Drop: the run drops the job's collections (migrate --drop) after
+	// PrepareJob, so a Restart leaves deleting their documents to it.
+	Drop bool
+	// Notice, when set, is told what a Restart deleted.
+	Notice func(msg string)
 }
 
 // Job is a prepared job: its lease, its checkpoint store and the
@@ -114,10 +119,22 @@ type JobUnfinishedError struct {
 	// last checkpoint.
 	Collection string
 	Updated    time.Time
+	// Indexes: loading is done, and IndexesBuilt of IndexesTotal indexes
+	// are built (phase indexes).
+	Indexes                    bool
+	IndexesBuilt, IndexesTotal int
+}
+
+// At says where the job stopped: at a collection, or building indexes.
+func (e *JobUnfinishedError) At() string {
+	if e.Indexes {
+		return fmt.Sprintf("loading done, %d of %d indexes built", e.IndexesBuilt, e.IndexesTotal)
+	}
+	return fmt.Sprintf("at collection %q", e.Collection)
 }
 
 func (e *JobUnfinishedError) Error() string {
-	return fmt.Sprintf("job %q in %s is unfinished (at collection %q, last checkpoint %s)", e.ID, e.Where, e.Collection, e.Updated.Format(time.RFC3339))
+	return fmt.Sprintf("job %q in %s is unfinished (%s, last checkpoint %s)", e.ID, e.Where, e.At(), e.Updated.Format(time.RFC3339))
 }
 
 // PrepareJob takes the job's lease (HoldLease: a job another process runs
@@ -162,17 +179,21 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		Started: time.Now().UTC()}
 	switch {
 	case spec.Restart:
-		if err := store.Delete(ctx, id); err != nil {
-			return nil, err
-		}
-		if spec.Partitions <= 1 {
+		forget := func() error { return store.Delete(ctx, id) }
+		if spec.Partitions > 1 || spec.Drop {
 			// Partitions share the collections: a partition restarting
-			// alone must not delete the others' documents, and a whole
-			// job restarting must not while any partition runs.
+			// alone must not delete the others' documents. --drop
+			// deletes them itself.
+			if err := forget(); err != nil {
+				return nil, err
+			}
+		} else {
+			// A whole job restarting must not delete documents while
+			// any partition runs.
 			if err := partitionsIdle(ctx, store, spec.Name); err != nil {
 				return nil, err
 			}
-			if err := clearForRestart(ctx, target, plan); err != nil {
+			if err := clearForRestart(ctx, target, plan, spec.Notice, forget); err != nil {
 				return nil, err
 			}
 		}
@@ -199,10 +220,33 @@ func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, sp
 		job.Checkpoint = old
 		return job, nil
 	case old != nil && old.Phase != load.PhaseDone:
-		return nil, &JobUnfinishedError{ID: id, Where: store.Where(), Collection: old.Collection, Updated: old.Updated}
+		built, total := old.IndexesBuilt()
+		return nil, &JobUnfinishedError{ID: id, Where: store.Where(), Collection: old.Collection, Updated: old.Updated,
+			Indexes: old.Phase == load.PhaseIndexes, IndexesBuilt: built, IndexesTotal: total}
 	}
 	job.Checkpoint = fresh
 	return job, nil
+}
+
+// TargetCollections are the collections plan writes, as Target.Prepare
+// takes them: a shared collection (its entries have a discriminator) with
+// the document types plan writes into it, which are all a run replaces
+// there; any other collection whole.
+func TargetCollections(plan *mappings.Plan) []load.Collection {
+	var out []load.Collection
+	at := map[string]int{}
+	for _, cp := range plan.Collections {
+		i, ok := at[cp.Name]
+		if !ok {
+			i = len(out)
+			at[cp.Name] = i
+			out = append(out, load.Collection{Name: cp.Name})
+		}
+		if cp.Discriminator != "" {
+			out[i].Types = append(out[i].Types, transform.Field{Key: cp.Discriminator, Value: cp.DiscriminatorValue})
+		}
+	}
+	return out
 }
 
 // mappingHash is the sha256 of the mapping file's contents, in hex.
@@ -215,15 +259,22 @@ func mappingHash(path string) (string, error) {
 	return hex.EncodeToString(h[:]), nil
 }
 
-// clearForRestart deletes what the job wrote before it starts over, so
-// that documents of rows deleted since do not linger: every document of
-// each of its collections, except in a collection shared by several
-// document types (discriminated), where only the job's own types go -
-// another job may write the others. A directory target cannot delete
-// chosen documents; the run's fresh start rewrites its files anyway.
-func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan) error {
-	_, err := clearDocuments(ctx, t, plan)
-	if err != nil {
+// clearForRestart forgets the job's checkpoint and deletes what the job
+// wrote before it starts over, so that documents of rows deleted since do
+// not linger: every document of each of its collections, except in a
+// collection shared by several document types (discriminated), where only
+// the job's own types go - another job may write the others. On a server
+// target only documents known to be the job's are deleted (own.go): a
+// collection holding others refuses the restart, deleting nothing and
+// keeping the checkpoint (*ForeignDocumentsError).
+func clearForRestart(ctx context.Context, t load.Target, plan *mappings.Plan, notice func(string), forget func() error) error {
+	if t.Owners() != nil {
+		return clearOwned(ctx, t, plan, notice, forget)
+	}
+	if err := forget(); err != nil {
+		return err
+	}
+	if _, err := clearDocuments(ctx, t, plan); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
 	return nil
@@ -239,8 +290,6 @@ func clearDocuments(ctx context.Context, t load.Target, plan *mappings.Plan) (in
 	for _, cp := range plan.Collections {
 		var sel load.Selection
 		switch {
-		case cp.Discriminator != "" && !t.Caps().Delete:
-			continue
 		case cp.Discriminator != "":
 			sel.Match = []transform.Field{{Key: cp.Discriminator, Value: cp.DiscriminatorValue}}
 		case cleared[cp.Name]:

@@ -185,7 +185,7 @@ func TestPrepareJobRestartClears(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := target.Prepare(ctx, []string{"people"}, nil); err != nil {
+		if err := target.Prepare(ctx, load.Collections("people"), nil); err != nil {
 			t.Fatal(err)
 		}
 		doc := transform.Document{Collection: "people", ID: int32(1), Body: transform.Doc{{Key: "_id", Value: int32(1)}}}

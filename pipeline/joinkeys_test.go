@@ -103,16 +103,16 @@ func setupJoinCases(t *testing.T, charMode string) (db, file string) {
 	return db, file
 }
 
-// oracle is what PostgreSQL's own join gives for a case: per parent id
+// joinTruth is what PostgreSQL's own join gives for a case: per parent id
 // the ids of its children, per child id its parent's id (0: none).
-type oracle struct {
+type joinTruth struct {
 	children map[int32][]int32
 	parent   map[int32]int32
 }
 
-func joinOracle(t *testing.T, ctx context.Context, conn *pgx.Conn, name string) oracle {
+func joinOracle(t *testing.T, ctx context.Context, conn *pgx.Conn, name string) joinTruth {
 	t.Helper()
-	o := oracle{children: map[int32][]int32{}, parent: map[int32]int32{}}
+	o := joinTruth{children: map[int32][]int32{}, parent: map[int32]int32{}}
 	rows, err := conn.Query(ctx, fmt.Sprintf(`SELECT p.id, coalesce(array_agg(c.cid ORDER BY c.cid) FILTER (WHERE c.cid IS NOT NULL), '{}')
 		FROM p_%[1]s p LEFT JOIN c_%[1]s c ON c.k = p.k GROUP BY p.id`, name))
 	if err != nil {
@@ -209,7 +209,7 @@ func produceDocs(t *testing.T, ctx context.Context, snap *extract.Snapshot, cp *
 	return docs
 }
 
-func checkJoinDocs(t *testing.T, c joinCase, cp *mappings.CollectionPlan, docs []transform.Document, want oracle, charMode string) {
+func checkJoinDocs(t *testing.T, c joinCase, cp *mappings.CollectionPlan, docs []transform.Document, want joinTruth, charMode string) {
 	t.Helper()
 	if strings.HasPrefix(cp.Name, "c_") {
 		if len(docs) != len(want.parent) {

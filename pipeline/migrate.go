@@ -114,6 +114,10 @@ type JobOptions struct {
 	// written only after Lease.Check, so a run that lost its job stops
 	// before its next write. Run the job under Lease.Context().
 	Lease *HeldLease
+	// Indexes, when set, makes building the plan's indexes the job's
+	// last phase, after loading (indexes.go): the job is done only once
+	// the target holds them as declared.
+	Indexes *IndexPhase
 }
 
 // InterruptedError is a run stopped by its context (a signal) after the
@@ -138,6 +142,28 @@ func (e *InterruptedError) Error() string {
 type sinkError struct{ error }
 
 func (e sinkError) Unwrap() error { return e.error }
+
+// TargetError is a run stopped by its target: a write, a flush to disk or
+// a checkpoint the target refused or did not acknowledge within the
+// retries. Checkpoint is the job's; the last one saved (at
+// Checkpoint.Updated, when a store was given) stands, and resuming
+// continues from it.
+type TargetError struct {
+	Err        error
+	Checkpoint *load.Checkpoint
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// targetError returns err as a *TargetError when the target caused it.
+func (r *runner) targetError(err error) error {
+	var se sinkError
+	if errors.As(err, &se) {
+		return &TargetError{Err: se.error, Checkpoint: r.cp}
+	}
+	return err
+}
 
 var errInterrupted = errors.New("interrupted")
 
@@ -166,20 +192,19 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if r.cp == nil {
 		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
 	}
-	if len(r.cp.Streams) == 0 && opt.Partitions == 1 && target.Caps().EmptyFirst {
-		// A fresh run (not a resume, not one partition of several) on a
-		// server that cannot replace documents in place cheaply: its
-		// documents are deleted first, so the run only inserts.
-		n, err := clearDocuments(ctx, target, plan)
-		if err != nil {
-			return nil, fmt.Errorf("empty the collections before a fresh run: %w", err)
-		}
-		if n != 0 && opt.Notice != nil {
-			what := "the documents"
-			if n > 0 {
-				what = fmt.Sprintf("the %d documents", n)
-			}
-			opt.Notice(fmt.Sprintf("%s: deleted %s an earlier run wrote before writing them again: on this server a fresh run empties the mapping's collections (its document types, in a shared one) first, as --restart does, because replacing documents in place is quadratic there (see README)", target.Caps().Server, what))
+	r.notice = opt.Notice
+	if r.notice == nil {
+		r.notice = func(string) {}
+	}
+	if len(r.cp.Streams) == 0 && opt.Partitions == 1 {
+		// A fresh run (not a resume, not one partition of several): on a
+		// server that cannot replace documents in place cheaply, the
+		// job's documents are deleted first, so the run only inserts;
+		// the records say what the run writes (own.go).
+		// Retried as every other target step is: a retry recounts, and
+		// deletes nothing the records no longer say is the job's.
+		if err := load.Retry(ctx, r.retryPolicy(), func() error { return r.claim(ctx) }); err != nil {
+			return nil, fmt.Errorf("before a fresh run: %w", err)
 		}
 	}
 	r.cp.Phase = load.PhaseRunning
@@ -189,14 +214,14 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	for _, s := range r.cp.Streams {
 		r.cp.RunRows += s.Rows
 	}
-	r.notice = opt.Notice
-	if r.notice == nil {
-		r.notice = func(string) {}
-	}
-	names := plan.CollectionNames()
+	names := TargetCollections(plan)
 	// A resumed run's checkpoint holds what Sync returned: a directory
 	// target truncates its files back to it.
 	if err := target.Prepare(ctx, names, r.cp.Files); err != nil {
+		var fe *load.FileError
+		if errors.As(err, &fe) {
+			err = r.targetError(sinkError{err})
+		}
 		return nil, err
 	}
 	targets := []load.Target{target}
@@ -242,14 +267,24 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 				r.mu.Unlock()
 				return all, &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx), SaveErr: serr}
 			}
+			return all, r.targetError(err)
+		}
+	}
+	if err := r.recordWritten(ctx); err != nil {
+		return all, r.targetError(sinkError{fmt.Errorf("record the documents written: %w", err)})
+	}
+	if opt.Indexes != nil {
+		if err := r.indexes(ctx); err != nil {
 			return all, err
 		}
+	} else {
+		r.cp.Indexes = nil // --indexes none: the job builds none
 	}
 	r.mu.Lock()
 	r.cp.Phase, r.cp.Collection = load.PhaseDone, ""
 	err := r.save(ctx, true)
 	r.mu.Unlock()
-	return all, err
+	return all, r.targetError(err)
 }
 
 type runner struct {
@@ -395,7 +430,7 @@ func (r *runner) save(ctx context.Context, force bool) error {
 	}
 	files, err := r.target.Sync(ctx)
 	if err != nil {
-		return err
+		return sinkError{err}
 	}
 	r.cp.Files = files
 	prev := r.cp.Updated

@@ -127,6 +127,9 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		return nil, err
 	}
 	rep.Warnings = report.Warnings(plan, rep.Collections, side.activity, opt.MaxDocSize)
+	for _, n := range plan.Notices {
+		rep.Warnings = append(rep.Warnings, report.Warning{Severity: "warning", Rule: n.Rule, Collection: n.Collection, Message: n.Msg, Suggestion: n.Suggestion})
+	}
 	for _, c := range side.collisions {
 		severity := "warning"
 		if c.Count > 0 {
@@ -134,7 +137,10 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 		}
 		rep.Warnings = append(rep.Warnings, report.Warning{Severity: severity, Rule: "id-collision", Collection: c.A.Name, Message: c.Message(), Suggestion: extract.IDCollisionSuggestion})
 	}
+	rep.Coverage = side.coverage
+	rep.Warnings = append(rep.Warnings, report.CoverageWarnings(side.coverage)...)
 	rep.Totals = report.TotalsOf(rep.Collections)
+	rep.Totals.Uncovered, _ = mappings.UncoveredRows(side.coverage)
 	rep.Indexes, rep.ShardKeys = report.Indexes(plan)
 	return rep, nil
 }
@@ -169,14 +175,15 @@ func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionP
 }
 
 // planSide is Plan's second connection, sharing snap's snapshot: it reads the
-// tables' activity and the _id collisions while the first streams, and
-// then serves the reference checks.
+// tables' activity, the _id collisions and the coverage while the first
+// streams, and then serves the reference checks.
 type planSide struct {
 	done       chan struct{}
 	snap       *extract.Snapshot
 	err        error
 	activity   map[string]mappings.TableActivity
 	collisions []extract.IDCollision
+	coverage   []mappings.TableCoverage
 }
 
 // startSide connects and runs the side's queries in the background.
@@ -196,7 +203,12 @@ func startSide(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan)
 			return
 		}
 		// Document types of one collection whose _ids meet, or may.
-		s.collisions, s.err = extract.CheckIDCollisions(ctx, s.snap, plan)
+		if s.collisions, s.err = extract.CheckIDCollisions(ctx, s.snap, plan); s.err != nil {
+			return
+		}
+		// The rows that reach no document, on every row (whatever the
+		// sample), in the same snapshot.
+		s.coverage, s.err = extract.Coverage(ctx, s.snap, plan)
 	}()
 	return s
 }

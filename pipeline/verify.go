@@ -57,6 +57,15 @@ type VerifyOptions struct {
 	Sample float64
 	// MaxFieldDiffs caps the field differences kept per document (0: 100).
 	MaxFieldDiffs int
+	// Oracle builds the expected side with the independent oracle (SQL
+	// compiled from the plan, PostgreSQL's JSON converted by a second
+	// implementation of the Types table) instead of Produce.
+	Oracle bool
+	// SampleRoots, with Oracle, compares only the documents of that many
+	// root rows of each collection entry chosen at random (a bucket
+	// collection: of that many parents): the oracle builds only those, and
+	// the target's other documents are read but not compared.
+	SampleRoots int
 	// Difference is called with every difference, in collection then _id
 	// order (missing, unexpected and differing documents interleaved),
 	// after all unbuildable rows; Dangling with every dangling reference.
@@ -152,6 +161,9 @@ type verifier struct {
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
+	// chosen holds the sort keys of the documents a SampleRoots oracle
+	// built: the only ones compared.
+	chosen map[string]bool
 }
 
 func (v *verifier) sampled(key []byte) bool {
@@ -207,6 +219,19 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
 	}
 
+	if opt.SampleRoots > 0 {
+		if !opt.Oracle {
+			return nil, errors.New("a sample of root rows needs the oracle")
+		}
+		// The oracle picks the documents; the target's are compared only
+		// when it built them, so it runs first.
+		v.chosen = map[string]bool{}
+		v.cmp.sampled = func(key []byte) bool { return v.chosen[string(key)] }
+		if err := v.oracleExpected(ctx, snap, plan); err != nil {
+			return nil, err
+		}
+	}
+
 	// The found side is read in the target's own order by a goroutine of
 	// its own while the expected side is built, so that both keep a core
 	// busy. It touches only its own side, the references and its own
@@ -222,7 +247,14 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		}
 		foundErr <- err
 	}()
-	expErr := v.expected(sctx, snap, plan)
+	var expErr error
+	switch {
+	case opt.SampleRoots > 0: // built above
+	case opt.Oracle:
+		expErr = v.oracleExpected(sctx, snap, plan)
+	default:
+		expErr = v.expected(sctx, snap, plan)
+	}
 	if expErr != nil {
 		cancel()
 	}

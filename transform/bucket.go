@@ -139,15 +139,16 @@ func (p *Pager) emit() Document {
 	id := PageID(p.parentKey, p.page)
 	body := make(Doc, 0, len(p.bp.By)+3)
 	body = append(body, Field{Key: "_id", Value: id})
-	for i := range p.bp.By {
-		body = append(body, Field{Key: p.bp.ByNames[i], Value: p.parent[i]})
+	for i, c := range p.bp.By {
+		body = append(body, Field{Key: p.bp.ByNames[i], Value: DocValue(&p.cp.Root.Columns[c], p.parent[i])})
 	}
-	body = append(body, Field{Key: p.bp.Page, Value: int32(p.page)}, Field{Key: p.bp.Items, Value: p.items})
+	body = append(body, Field{Key: p.bp.Page, Value: intValue(int64(p.page))}, Field{Key: p.bp.Items, Value: p.items})
 	d := Document{Collection: p.cp.Name, ID: id, Body: body, Source: p.source(),
 		Page: &PagerState{ParentKey: p.parentKey, Page: p.page}}
 	p.done, p.donePage = p.last, *d.Page
 	p.page++
-	p.items = make(Array, 0, p.bp.Size)
+	// Pages of most parents are short: grow to Size only when needed.
+	p.items = make(Array, 0, min(p.bp.Size, 1024))
 	return d
 }
 

@@ -79,11 +79,12 @@ func ID(cp *mappings.CollectionPlan, row []any) any {
 		return prefixedID(cp, row)
 	}
 	if len(cp.IDCols) == 1 {
-		return row[cp.IDCols[0]]
+		c := cp.IDCols[0]
+		return DocValue(&cp.Root.Columns[c], row[c])
 	}
 	d := make(Doc, len(cp.IDCols))
 	for i, c := range cp.IDCols {
-		d[i] = Field{Key: cp.IDNames[i], Value: row[c]}
+		d[i] = Field{Key: cp.IDNames[i], Value: DocValue(&cp.Root.Columns[c], row[c])}
 	}
 	return d
 }
@@ -162,6 +163,9 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 		switch f.Kind {
 		case mappings.FieldColumn:
 			v = refValue(f.Value, row, rel)
+			if c := refColumn(n, f.Value); c.TimestampText {
+				v = DocValue(c, v)
+			}
 		case mappings.FieldConst:
 			v = f.Const
 		case mappings.FieldExpr:
@@ -183,9 +187,10 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 				break
 			}
 			arr := s.array(len(rows))
+			vc := &c.Columns[c.Value]
 			for _, r := range rows {
 				if r[c.Value] != nil {
-					arr = append(arr, r[c.Value])
+					arr = append(arr, DocValue(vc, r[c.Value]))
 				}
 			}
 			v = s.boxArray(arr)
@@ -239,7 +244,7 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 func aggregateValue(n *mappings.Node, row []any, rel Related) any {
 	rows := rel.Related(n, row)
 	if len(rows) > 0 && rows[0][0] != nil {
-		return rows[0][0]
+		return DocValue(&n.Columns[0], rows[0][0])
 	}
 	if !n.Agg.Zero {
 		return nil
@@ -268,6 +273,14 @@ func refValue(r mappings.Ref, row []any, rel Related) any {
 		return nil
 	}
 	return rows[0][r.Col]
+}
+
+// refColumn is the column r refers to.
+func refColumn(n *mappings.Node, r mappings.Ref) *mappings.Column {
+	if r.Lookup == nil {
+		return &n.Columns[r.Col]
+	}
+	return &r.Lookup.Columns[r.Col]
 }
 
 func refName(n *mappings.Node, r mappings.Ref) string {

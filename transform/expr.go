@@ -2,12 +2,11 @@ package transform
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
-	"strconv"
 	"time"
-
-	"github.com/expr-lang/expr/vm"
 
 	"github.com/denorm/denorm/mappings"
 )
@@ -39,24 +38,36 @@ func exprEnv(n *mappings.Node, row []any, rel Related) map[string]any {
 }
 
 // exprColumn is the value of column c as expressions see it: NUMERIC is a
-// float64 whatever the numeric mode.
+// float64 whatever the numeric mode (DecimalToDouble: a value without a
+// double becomes an Invalid, and the expression is not run).
 func exprColumn(c mappings.Column, v any) any {
 	if s, ok := v.(string); ok && c.TypeName == "numeric" {
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f
-		}
+		return exprDouble(s)
 	}
 	return exprValue(v)
+}
+
+// exprDouble is the double an expression sees for the decimal text s.
+func exprDouble(s string) any {
+	f, err := DecimalToDouble(s)
+	if err != nil {
+		return Invalid{Err: fmt.Errorf("numeric value %s is %w: expressions see numbers as doubles; compute the field with sql: instead", abbrevText(s), err)}
+	}
+	return f
+}
+
+// abbrevText shortens a long value for messages.
+func abbrevText(s string) string {
+	if len(s) > 60 {
+		return s[:28] + "..." + s[len(s)-28:] + fmt.Sprintf(" (%d characters)", len(s))
+	}
+	return s
 }
 
 func exprValue(v any) any {
 	switch x := v.(type) {
 	case Decimal:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return string(x)
-		}
-		return f
+		return exprDouble(string(x))
 	case UUID:
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16])
 	case Binary:
@@ -80,20 +91,19 @@ func exprValue(v any) any {
 // evalExpr runs a field's expression and converts its result to a
 // document value.
 func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
-	for name, v := range env {
-		// An expression never sees a value that could not be read.
-		if m, ok := v.(map[string]any); ok {
-			for col, cv := range m {
-				if iv, ok := cv.(Invalid); ok {
-					return nil, fmt.Errorf("expr %q: %s.%s: %w", f.Source, name, col, iv.Err)
-				}
-			}
-		}
-		if iv, ok := v.(Invalid); ok {
-			return nil, fmt.Errorf("expr %q: %s: %w", f.Source, name, iv.Err)
+	// An expression never sees a value that could not be read (nor one
+	// without a double inside a JSON value): the first it reads, in name
+	// order.
+	reads := f.Reads
+	if reads == nil { // a plan not made by Resolve: every variable
+		reads = slices.Sorted(maps.Keys(env))
+	}
+	for _, name := range reads {
+		if path, err := invalidInExpr(env[name], name); err != nil {
+			return nil, fmt.Errorf("expr %q: %s: %w", f.Source, path, err)
 		}
 	}
-	out, err := vm.Run(f.Program, env)
+	out, err := mappings.RunExpr(f.Program, env)
 	if err != nil {
 		return nil, fmt.Errorf("expr %q: %w", f.Source, exprError(err))
 	}
@@ -102,6 +112,28 @@ func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
 		return nil, fmt.Errorf("expr %q: %w", f.Source, err)
 	}
 	return v, nil
+}
+
+// invalidInExpr finds an Invalid in an expression's value v (named
+// path), at any depth, and returns where and why.
+func invalidInExpr(v any, path string) (string, error) {
+	switch x := v.(type) {
+	case Invalid:
+		return path, x.Err
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if p, err := invalidInExpr(x[k], path+"."+k); err != nil {
+				return p, err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, err := invalidInExpr(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return p, err
+			}
+		}
+	}
+	return "", nil
 }
 
 // docValue converts an expression result to a document value: integers

@@ -19,7 +19,7 @@ rows:
 			if r[col] == nil {
 				continue rows
 			}
-			d[i] = Field{Key: c.ValueNames[i], Value: r[col]}
+			d[i] = Field{Key: c.ValueNames[i], Value: DocValue(&c.Columns[col], r[col])}
 		}
 		arr = append(arr, d)
 	}

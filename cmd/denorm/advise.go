@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +16,12 @@ import (
 )
 
 type adviseOptions struct {
-	source  string
-	schema  string
-	output  string
-	report  string
-	numeric string
+	rowSecurity bool
+	source      string
+	schema      string
+	output      string
+	report      string
+	numeric     string
 }
 
 // fanoutSampleAbove: children-per-parent figures of bigger tables come
@@ -68,6 +71,7 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
 	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")
 	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -80,7 +84,7 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	default:
 		return usageError{fmt.Errorf("--numeric must be decimal, double or string")}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -94,6 +98,9 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	}
 	cat, err := extract.ReadCatalog(ctx, snap, tables)
 	if err != nil {
+		return err
+	}
+	if _, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity); err != nil {
 		return err
 	}
 	act, err := extract.ReadActivity(ctx, snap, tables)
@@ -118,7 +125,7 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 			in.Fanout[advise.FanoutKey(t, fk)] = advise.Fanout{Parents: f.Parents, Avg: f.Avg, P99: f.P99, Max: f.Max}
 		}
 	}
-	text, choices, err := advise.Draft(in)
+	text, choices, err := draftCovered(ctx, snap, cat, in)
 	if err != nil {
 		return err
 	}
@@ -142,4 +149,46 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))
 	}
 	return nil
+}
+
+// draftCovered drafts the mapping, counts in snap the rows of every table
+// the draft reads that reach no document (extract.Coverage), and drafts
+// again: tables whose rows have no parent to be stored under become
+// collections of their own (advise.Promotions), until none does; then the
+// final draft says, at each table, how many rows still reach no document
+// and why. Each round costs one coverage statement.
+func draftCovered(ctx context.Context, snap *extract.Snapshot, cat *mappings.Catalog, in advise.Input) (string, []advise.Choice, error) {
+	in.Promote = map[string]string{}
+	for round := 0; ; round++ {
+		text, choices, err := advise.Draft(in)
+		if err != nil {
+			return "", nil, err
+		}
+		f, err := mappings.Parse("advised.yaml", []byte(text))
+		if err == nil {
+			var plan *mappings.Plan
+			if plan, err = mappings.Resolve(f, cat); err == nil {
+				var cov []mappings.TableCoverage
+				if cov, err = extract.Coverage(ctx, snap, plan); err != nil {
+					return "", nil, err
+				}
+				promote := advise.Promotions(in, cov)
+				if len(promote) > 0 && round < len(cat.Tables) {
+					for q, why := range promote {
+						in.Promote[q] = why
+					}
+					continue
+				}
+				in.Coverage = map[string]mappings.TableCoverage{}
+				for _, c := range cov {
+					in.Coverage[c.Table] = c
+				}
+				return advise.Draft(in)
+			}
+		}
+		// The draft is valid by construction (tests hold it to that):
+		// this is a bug, told rather than a draft whose coverage is
+		// unknown.
+		return text, choices, fmt.Errorf("the draft does not resolve against the schema, so its coverage cannot be counted (please report this): %w", err)
+	}
 }

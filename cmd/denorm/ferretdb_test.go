@@ -44,7 +44,7 @@ func TestRerunDefaultBatchFerretDB(t *testing.T) {
 		t.Fatalf("first run: %d people, want %d", len(before), persons+2)
 	}
 	testenv.Exec(t, src, `UPDATE person SET last_name = 'Rerun ' || id`)
-	rerun := timed("FerretDB: deleted the documents an earlier run wrote before writing them again")
+	rerun := timed("FerretDB: deleted the 5002 documents of collection people before writing them again (they are the job's: denorm's last run left 5002 there")
 	after := testenv.DumpCollection(t, db, "people")
 	if len(after) != persons+2 {
 		t.Fatalf("rerun: %d people, want %d", len(after), persons+2)
@@ -112,7 +112,9 @@ UPDATE acct SET doc = '{"big": 1234567890123456789012.5}' WHERE id = 7;`)
 	for _, mode := range []string{"string", "double"} {
 		m := mapping(mode+".yaml", "version: 1\nnumeric: "+mode+"\n"+body)
 		expectCLI(t, 0, []string{"valid against the source database"}, "validate", "--mapping", m, "--source", src, "--target", target)
-		expectCLI(t, 0, nil, "migrate", "-q", "--progress", "none", "--mapping", m, "--source", src, "--target", target, "--job", mode, "--restart")
+		// --drop: the other mode's documents are another mapping file's,
+		// which --restart would not delete.
+		expectCLI(t, 0, nil, "migrate", "-q", "--progress", "none", "--mapping", m, "--source", src, "--target", target, "--job", mode, "--drop")
 		docs := testenv.DumpCollection(t, db, "accounts")
 		wantBalance := `"balance":"3.75"`
 		if mode == "double" {
@@ -139,4 +141,174 @@ UPDATE acct SET doc = '{"big": 1234567890123456789012.5}' WHERE id = 7;`)
 	if docs := testenv.DumpCollection(t, db, "docs"); len(docs) != 49 {
 		t.Errorf("%d documents written, want the 49 without a Decimal128", len(docs))
 	}
+}
+
+// TestFreshRunKeepsForeignDocuments: a fresh run on FerretDB deletes the
+// job's documents before writing them again, and no others. A document
+// denorm did not write (in the collection before the first run, or added
+// after a run) is kept, and the run says so, with the count, the
+// collection, why, and --drop as the way to start afresh; the job's
+// documents are then replaced by _id, and the result is the source's plus
+// the foreign document. In a shared collection, a foreign document of the
+// job's own type is kept the same way, and other types are never
+// touched. --drop deletes them, and the next fresh run empties the
+// collection again, saying how many documents it deleted and why; a run
+// of another mapping file writing the collection does not take them for
+// its own.
+func TestFreshRunKeepsForeignDocuments(t *testing.T) {
+	src := seedDB(t)
+	target, db := testenv.MongoDB(t)
+	ctx := context.Background()
+	migrate := func(flags []string, want ...string) string {
+		t.Helper()
+		return expectCLI(t, 0, want, append([]string{"migrate", "-q", "--progress", "none", "--mapping", example(t, "person"), "--source", src, "--target", target}, flags...)...)
+	}
+	foreign := bson.D{{Key: "_id", Value: "mine"}, {Key: "note", Value: "written by another program"}}
+	if _, err := db.Collection("people").InsertOne(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	// Before the first run.
+	out := migrate(nil, "collection people holds 1 document, not all known to be the job's (denorm has no record of writing them", "none is deleted", "--drop")
+	if strings.Contains(out, "deleted the") {
+		t.Errorf("the first run says it deleted documents:\n%s", out)
+	}
+	people := testenv.DumpCollection(t, db, "people")
+	if len(people) != 3 || !slices.ContainsFunc(people, func(d string) bool { return strings.Contains(d, `"mine"`) }) {
+		t.Fatalf("after the first run: %v, want the 2 persons and the foreign document", people)
+	}
+	// A rerun: the collection is still not known to be the job's.
+	migrate(nil, "collection people holds 3 documents, not all known to be the job's")
+	if got := testenv.DumpCollection(t, db, "people"); !slices.Equal(got, people) {
+		t.Errorf("after a rerun: %v, want %v", got, people)
+	}
+	// --drop starts afresh; the next fresh run empties the collection.
+	migrate([]string{"--drop"}, "--drop: dropped collection people")
+	migrate(nil, "FerretDB: deleted the 2 documents of collection people before writing them again (they are the job's: denorm's last run left 2 there")
+	// Another mapping file writing the collection: the documents are not
+	// its job's.
+	other := filepath.Join(t.TempDir(), "person-copy.yaml")
+	if err := os.WriteFile(other, readFile(t, example(t, "person")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectCLI(t, 0, []string{"collection people holds 2 documents, not all known to be the job's (denorm's record in _denorm says another mapping file wrote them, " + example(t, "person")},
+		"migrate", "-q", "--progress", "none", "--mapping", other, "--source", src, "--target", target)
+	migrate([]string{"--drop"}, "--drop: dropped collection people")
+	// A foreign document added after a run: kept, and said.
+	if _, err := db.Collection("people").InsertOne(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	migrate(nil, "collection people holds 3 documents, not all known to be the job's (denorm's last run left 2 there, so documents were written or deleted there by something else since)")
+	if got := testenv.DumpCollection(t, db, "people"); !slices.Equal(got, people) {
+		t.Errorf("after a run with a foreign document added: %v, want %v", got, people)
+	}
+
+	// A shared collection: the catalog example (books and reviews), and
+	// a foreign book and a document of a third type.
+	catalog := func(want ...string) {
+		t.Helper()
+		expectCLI(t, 0, want, "migrate", "-q", "--progress", "none", "--mapping", example(t, "catalog"), "--source", src, "--target", target)
+	}
+	catalog()
+	if _, err := db.Collection("catalog").InsertMany(ctx, []any{
+		bson.D{{Key: "_id", Value: "fb"}, {Key: "type", Value: "book"}, {Key: "name", Value: "not from the source"}},
+		bson.D{{Key: "_id", Value: "o1"}, {Key: "type", Value: "other"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	catalog("collection catalog (documents of type type=book) holds 6 documents, not all known to be the job's",
+		"FerretDB: deleted the 2 documents of collection catalog (documents of type type=review) before writing them again")
+	got := testenv.DumpCollection(t, db, "catalog")
+	for _, id := range []string{`"fb"`, `"o1"`, `"b1"`, `"r1"`} {
+		if !slices.ContainsFunc(got, func(d string) bool { return strings.Contains(d, `"_id":`+id) }) {
+			t.Errorf("catalog lacks %s after the run: %v", id, got)
+		}
+	}
+	if len(got) != 9 {
+		t.Errorf("catalog holds %d documents, want 5 books, 2 reviews, the foreign book and the other type: %v", len(got), got)
+	}
+}
+
+// TestRerunBigFerretDB reruns, at the default settings, migrations into
+// FerretDB of more documents than one of its deletes can remove (32,766:
+// SQLite's limit of bound variables; the rerun of an indexed 300,000-
+// document collection failed with "too many SQL variables"): a
+// collection of 40,000 documents with an index, and 40,000 documents of
+// one type of a shared collection beside 100 of another and one document
+// of a third type (also with the chunk lowered to 7,000 by
+// DENORM_DEBUG_DELETE_CHUNK). Each rerun deletes the job's documents first
+// (the whole collection by dropping it and making its index again; the
+// types in chunks, the third type's document left), says how many, and
+// leaves exactly what the first run left. Times are logged.
+func TestRerunBigFerretDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := testenv.PostgresDB(t)
+	testenv.Exec(t, src, `CREATE TABLE thing (id int PRIMARY KEY, name text NOT NULL, grp int NOT NULL);
+INSERT INTO thing SELECT g, 'thing ' || g, g % 97 FROM generate_series(1, 40000) g;
+CREATE TABLE extra (id int PRIMARY KEY, kind text NOT NULL);
+INSERT INTO extra SELECT g, 'k' || g FROM generate_series(1, 100) g;
+ANALYZE;`)
+	target, db := testenv.MongoDB(t)
+	plain := writeMapping(t, `version: 1
+collections:
+  - name: things
+    table: thing
+    fields: [name, grp]
+    indexes:
+      - keys: [grp]
+`)
+	shared := filepath.Join(filepath.Dir(plain), "shared.yaml")
+	if err := os.WriteFile(shared, []byte(`version: 1
+collections:
+  - name: mixed
+    table: thing
+    idPrefix: "t-"
+    discriminator: type
+    fields: [name, {name: type, value: thing}]
+  - name: mixed
+    table: extra
+    idPrefix: "x-"
+    discriminator: type
+    fields: [kind, {name: type, value: extra}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mapping, coll string
+		chunk         string // DENORM_DEBUG_DELETE_CHUNK ("": the default)
+		want          []string
+	}{
+		{plain, "things", "", []string{"FerretDB: deleted the 40000 documents of collection things before writing them again (they are the job's: denorm's last run left 40000 there"}},
+		{shared, "mixed", "", []string{"FerretDB: deleted the 40000 documents of collection mixed (documents of type type=thing) before writing them again",
+			"FerretDB: deleted the 100 documents of collection mixed (documents of type type=extra) before writing them again"}},
+		// Runs of 7,000 _ids: six deletes for the 40,000 of one type.
+		{shared, "mixed", "7000", []string{"FerretDB: deleted the 40000 documents of collection mixed (documents of type type=thing)"}},
+	} {
+		if tc.chunk != "" {
+			t.Setenv(deleteChunkEnv, tc.chunk)
+		}
+		if tc.coll == "mixed" && tc.chunk == "" {
+			// A third type, another program's: the job's types are then
+			// deleted type by type, in chunks, not by emptying the
+			// collection.
+			if _, err := db.Collection("mixed").InsertOne(context.Background(), bson.D{{Key: "_id", Value: "o-1"}, {Key: "type", Value: "other"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args := []string{"migrate", "-q", "--progress", "none", "--mapping", tc.mapping, "--source", src, "--target", target}
+		start := time.Now()
+		expectCLI(t, 0, nil, args...)
+		first := time.Since(start)
+		before := testenv.DumpCollection(t, db, tc.coll)
+		start = time.Now()
+		expectCLI(t, 0, tc.want, args...)
+		rerun := time.Since(start)
+		after := testenv.DumpCollection(t, db, tc.coll)
+		if len(after) != len(before) || !slices.Equal(after, before) {
+			t.Errorf("%s: the rerun left %d documents, the first run %d (or other ones)", tc.coll, len(after), len(before))
+		}
+		t.Logf("%s, %d documents: first run %s, rerun %s", tc.coll, len(after), first.Round(time.Millisecond), rerun.Round(time.Millisecond))
+	}
+	wantIndexes(t, db, "things", "grp_1(grp)")
 }

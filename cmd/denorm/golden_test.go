@@ -68,6 +68,7 @@ func TestExamplesGolden(t *testing.T) {
 					coll := filepath.Base(w)
 					testenv.EqualDocs(t, coll, testenv.ReadLines(t, w), testenv.ReadLines(t, filepath.Join(dir, coll)))
 				}
+				oracleIdentical(t, mapping, src, dir)
 			})
 			t.Run("server", func(t *testing.T) {
 				uri, db := testenv.MongoDB(t)
@@ -81,7 +82,18 @@ func TestExamplesGolden(t *testing.T) {
 						testenv.EqualDocs(t, coll, testenv.ReadLines(t, w), testenv.DumpCollection(t, db, coll))
 					}
 				}
+				oracleIdentical(t, mapping, src, uri)
 			})
 		})
+	}
+}
+
+// oracleIdentical requires verify --oracle sql to find the target identical
+// to what the independent oracle builds from the source.
+func oracleIdentical(t *testing.T, mapping, src, target string) {
+	t.Helper()
+	code, out, errs := runCLI(t, "verify", "--oracle", "sql", "--mapping", mapping, "--source", src, "--target", target)
+	if code != 0 || !strings.Contains(out, "result: identical") {
+		t.Errorf("verify --oracle sql: exit %d\n%s%s", code, out, errs)
 	}
 }

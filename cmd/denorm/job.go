@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,9 +45,18 @@ commands to resume or restart it; --resume-or-start resumes a job that has
 a checkpoint and starts one that has none (a Kubernetes pod or a scheduler
 that cannot tell a first start from a restart). --restart deletes the job's checkpoint
 and starts over; on a server target without --partition it also deletes
-every document of the job's collections (so documents of rows deleted
-since do not linger), on a directory target the files are rewritten.
-'denorm status --target T' lists the jobs of a target.
+the job's documents (so documents of rows deleted since do not linger),
+and refuses, deleting nothing, where a collection holds documents not
+known to be the job's (see README, "Whose documents denorm deletes"):
+--restart --drop then drops them too. On a directory target the files
+are rewritten. 'denorm status --target T' lists the jobs of a target.
+
+A job is complete only once the mapping's indexes are built, its last
+phase: an interrupt or an index the target refuses leaves it there
+('status': "loading done, indexes 2/3 built"), and --resume builds what
+is missing (--resume --indexes none finishes it without them). A target
+that stops taking writes (a full disk) stops the run with its own error
+and the command that resumes.
 
 SIGINT and SIGTERM are acknowledged at once: the write in flight gets 5 s
 to be acknowledged (then it is cancelled), the checkpoint of what was
@@ -153,6 +163,9 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	if o.batchSize != 1000 {
 		args = append(args, "--batch-size", strconv.Itoa(o.batchSize))
 	}
+	if o.indexes != "" && o.indexes != pipeline.IndexesAfter && !slices.Contains(extra, "--indexes") {
+		args = append(args, "--indexes", o.indexes)
+	}
 	for _, a := range extra {
 		args = append(args, shellQuote(a))
 	}
@@ -173,7 +186,8 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 	j := &o.jobs
 	job, err = pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
 		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version,
-		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }}})
+		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }},
+		Drop:  o.drop, Notice: func(msg string) { g.log.Warn(msg) }})
 	var finished *pipeline.JobFinishedError
 	if errors.As(err, &finished) {
 		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
@@ -222,9 +236,11 @@ func jobError(err error, o *migrateOptions) error {
 			changed.ID, changed.Then, changed.Now, commandLine(o, "--restart"))
 	case errors.As(err, &workers):
 		return usageError{fmt.Errorf("job %q was started with --workers %d; resume it with the same number (positions are per worker)", workers.ID, workers.Then)}
+	case pipeline.IsForeignDocuments(err):
+		return usageError{err}
 	case errors.As(err, &unfinished):
-		return usageError{fmt.Errorf("job %q in %s is unfinished (at collection %q, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
-			unfinished.ID, unfinished.Where, unfinished.Collection, unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
+		return usageError{fmt.Errorf("job %q in %s is unfinished (%s, last checkpoint %s).\nTo continue it:\n  %s\nTo start it over:\n  %s",
+			unfinished.ID, unfinished.Where, unfinished.At(), unfinished.Updated.Format(time.RFC3339), commandLine(o, "--resume"), commandLine(o, "--restart"))}
 	}
 	return err
 }

@@ -85,10 +85,13 @@ func TestJobCommandLine(t *testing.T) {
 }
 
 // TestRestartEmptiesServerTarget: --restart on a server target first
-// empties the job's collections (a document no source row gives is gone
-// afterwards), and leaves the other collections of the database alone;
-// with --partition it empties nothing (other partitions' documents are
-// there), as README.md says.
+// empties the job's collections (the documents of a post deleted from
+// the source since, with its comments' page, are gone afterwards), and
+// leaves the other collections of the database alone; with --partition
+// it empties nothing (other partitions' documents are there), as
+// README.md says. A document the job did not write makes --restart
+// refuse (exit 2), deleting nothing and keeping the job's checkpoint;
+// --restart --drop then starts over.
 func TestRestartEmptiesServerTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
@@ -104,6 +107,23 @@ func TestRestartEmptiesServerTarget(t *testing.T) {
 			t.Fatalf("the job wrote no %s", c)
 		}
 	}
+	// A post (and its comment) the job wrote, deleted from the source
+	// since: their documents are the job's, and --restart deletes them.
+	testenv.Exec(t, src, `INSERT INTO post VALUES (9, 'Gone soon', NULL);
+INSERT INTO comment (id, post_id, author, comment, created_at) VALUES (900, 9, 'anon', 'bye', now());`)
+	expectCLI(t, 0, nil, append(base, "--restart")...)
+	testenv.Exec(t, src, `DELETE FROM comment WHERE post_id = 9; DELETE FROM post WHERE id = 9;`)
+	if _, err := db.Collection("unrelated").InsertOne(ctx, bson.D{{Key: "_id", Value: "other"}}); err != nil {
+		t.Fatal(err)
+	}
+	expectCLI(t, 0, []string{"--restart: deleted the 4 documents of collection posts (the job's: denorm's last run left 4 there"}, append(base, "--restart")...)
+	for c, docs := range want {
+		testenv.EqualDocs(t, "after --restart: "+c, docs, testenv.DumpCollection(t, db, c))
+	}
+	if n := len(testenv.DumpCollection(t, db, "unrelated")); n != 1 {
+		t.Errorf("--restart touched a collection not the job's: unrelated holds %d documents, want 1", n)
+	}
+
 	stray := func(colls ...string) {
 		t.Helper()
 		for _, c := range colls {
@@ -112,13 +132,17 @@ func TestRestartEmptiesServerTarget(t *testing.T) {
 			}
 		}
 	}
-	stray("posts", "comments", "unrelated")
-	expectCLI(t, 0, nil, append(base, "--restart")...)
-	for c, docs := range want {
-		testenv.EqualDocs(t, "after --restart: "+c, docs, testenv.DumpCollection(t, db, c))
+	// A document the job did not write: --restart refuses, and the job
+	// stays as it was (done: a plain rerun would do).
+	stray("posts")
+	expectCLI(t, 2, []string{"these are not all known to be the job's", "collection posts holds 4 documents (denorm's last run left 3 there", "nothing was deleted", "--restart --drop"}, append(base, "--restart")...)
+	if n := len(testenv.DumpCollection(t, db, "posts")); n != len(want["posts"])+1 {
+		t.Errorf("a refused --restart changed posts: %d documents, want %d", n, len(want["posts"])+1)
 	}
-	if n := len(testenv.DumpCollection(t, db, "unrelated")); n != 1 {
-		t.Errorf("--restart touched a collection not the job's: unrelated holds %d documents, want 1", n)
+	expectCLI(t, 0, []string{"job j: done"}, "status", "--target", uri, "--job", "j")
+	expectCLI(t, 0, []string{"--drop: dropped collection posts"}, append(base, "--restart", "--drop")...)
+	for c, docs := range want {
+		testenv.EqualDocs(t, "after --restart --drop: "+c, docs, testenv.DumpCollection(t, db, c))
 	}
 
 	// A partition's restart leaves what is in the collections.

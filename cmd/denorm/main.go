@@ -71,6 +71,7 @@ type globals struct {
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ignoreFileSizeSignal()
 	tuneGC()
 	stopProfile := startProfile()
 	stopMemStats := startMemStats()
@@ -102,6 +103,7 @@ func execute(ctx context.Context, g *globals, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	err = explainRowSecurity(err)
 	help := ""
 	var ue usageError
 	if errors.As(err, &ue) || isUnknownCommand(err) {

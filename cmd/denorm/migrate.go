@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/transform"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type migrateOptions struct {
@@ -31,7 +35,10 @@ type migrateOptions struct {
 	limit       int
 	indexes     string
 	summaryFile string
-	jobs        jobOptions
+	// failUncovered refuses to write while source rows reach no document.
+	failUncovered bool
+	jobs          jobOptions
+	rowSecurity   bool
 }
 
 const defaultTarget = "denorm-out"
@@ -71,11 +78,21 @@ before the first write (shardCollection; Cosmos DB: customAction
 CreateCollection); a server without sharding is told about, not refused.
 
 --drop drops the mapping's collections (with their indexes; a directory's
-files) before loading, and says what it drops. --collections a,b runs only
+files) before loading, and says what it drops; in a shared collection
+(several document types) it deletes only the mapping's types. A run
+replaces only documents of its own types, on a directory too. On FerretDB
+a fresh run deletes the job's documents first, and only those: it keeps
+documents not known to be the job's, and says so. --collections a,b runs only
 those collections of the mapping. --limit N writes only the first N
 documents of each collection (the pages of the first N parents of a bucket
 collection): a trial run into a scratch target. --summary-file FILE writes
 the end-of-run summary as JSON, also when the run fails.
+
+--fail-on-uncovered counts, before anything is written, the source rows of
+every table the mapping reads that would reach no document (a NULL or
+dangling join key, a parent that reaches no document, a filter, a limit, an
+inheritance child), and when there are any, writes nothing and exits 1
+with the counts per table and why ('denorm plan' lists them with keys).
 ` + jobHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -99,8 +116,10 @@ the end-of-run summary as JSON, also when the run fails.
 	f.IntVar(&o.limit, "limit", 0, "write only the first N documents of each collection (bucket collections: N parents), for a trial run")
 	f.StringVar(&o.indexes, "indexes", pipeline.IndexesAfter, "create the mapping's indexes after loading, before it, or none")
 	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
+	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "write nothing and exit 1 when source rows would reach no document (coverage)")
 	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
 	addJobFlags(cmd, &o.jobs)
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -163,11 +182,19 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
 	defer closeSnap()
+	if o.failUncovered {
+		// Before the target is opened: nothing is written when rows
+		// would be left out.
+		if err := requireCoverage(ctx, snap, full); err != nil {
+			return err
+		}
+	}
+	sum.RowSecurity = filteredTables(plan.Tables())
 	if o.limit > 0 {
 		plan = pipeline.Limit(plan, o.limit)
 	}
@@ -214,7 +241,9 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if sum.ShardKeys, err = pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
 		return err
 	}
-	if o.indexes == pipeline.IndexesBefore {
+	if o.indexes == pipeline.IndexesBefore && (cp == nil || cp.Phase != load.PhaseIndexes) {
+		// (A job resumed in its index phase has its documents: the
+		// phase builds the indexes, and words a refusal as its own.)
 		if sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
 			return err
 		}
@@ -248,16 +277,22 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	defer rejects.close()
 	prog := newProgress(g, o.progress)
 	start := time.Now()
-	stats, err := pipeline.Run(ctx, snap, plan, target, jobRunOptions(g, o, snap.Source(), pipeline.Options{
+	runOpt := jobRunOptions(g, o, snap.Source(), pipeline.Options{
 		BatchSize: o.batchSize,
 		Progress:  prog.update,
 		Waiting:   prog.waiting,
 		Reject:    rejects.add,
-	}, store, cp, lease))
-	prog.finish()
-	if err == nil && o.indexes == pipeline.IndexesAfter {
-		sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice)
+	}, store, cp, lease)
+	if o.indexes != pipeline.IndexesNone {
+		// The job's last phase: after loading, or, when they were made
+		// before it, to check that the target still holds them.
+		runOpt.Indexes = &pipeline.IndexPhase{Notice: notice}
+		if o.indexes == pipeline.IndexesAfter {
+			runOpt.Indexes.Created = func(ic pipeline.IndexesCreated) { sum.Indexes = append(sum.Indexes, ic) }
+		}
 	}
+	stats, err := pipeline.Run(ctx, snap, plan, target, runOpt)
+	prog.finish()
 	var leaseErr error
 	if lease != nil {
 		// Released before the target closes: a server lease is a
@@ -271,11 +306,12 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		err = cerr
 	}
 	sum.Stats, sum.Elapsed = stats, time.Since(start)
+	var ie *pipeline.InterruptedError
+	sum.Failed = err != nil && !errors.As(err, &ie)
 	printSummary(g, sum)
 	if leaseErr != nil {
 		return leaseLostError(leaseErr, o)
 	}
-	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
 		if store == nil {
 			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
@@ -284,12 +320,49 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 			return fmt.Errorf("interrupted: the checkpoint could not be saved (%v); the one saved before (%s) stands, and resuming continues from it:\n  %s",
 				ie.SaveErr, ie.Checkpoint.Updated.Format(time.RFC3339), commandLine(o, "--resume"))
 		}
+		if ie.Checkpoint.Phase == load.PhaseIndexes {
+			built, total := ie.Checkpoint.IndexesBuilt()
+			return fmt.Errorf("interrupted while building indexes (%d of %d built): the checkpoint is saved; the job is complete once its indexes are; continue with:\n  %s", built, total, commandLine(o, "--resume"))
+		}
 		return fmt.Errorf("interrupted: the checkpoint is saved (collection %q); continue with:\n  %s", ie.Checkpoint.Collection, commandLine(o, "--resume"))
 	}
+	var ipe *pipeline.IndexPhaseError
+	if errors.As(err, &ipe) {
+		if store == nil {
+			return fmt.Errorf("%w\nthe documents are written; fix what is named above and migrate again, or create the indexes by hand", err)
+		}
+		return fmt.Errorf("%w\nthe job is not complete until its indexes are built: fix what is named above (the documents that break a unique index, an index that exists with other options), then continue with:\n  %s\nor finish the job without them (create them by hand later):\n  %s",
+			err, commandLine(o, "--resume"), commandLine(o, "--resume", "--indexes", "none"))
+	}
 	if err != nil {
-		return err
+		return targetFailure(err, o, store != nil)
 	}
 	return rejects.result()
+}
+
+// targetFailure words a run the target stopped (a write, a flush to disk
+// or a checkpoint it refused, a file system that is full): the error is
+// the target's, and the command that continues the job once the target
+// takes writes again follows it. Other errors pass unchanged.
+func targetFailure(err error, o *migrateOptions, job bool) error {
+	var (
+		te *pipeline.TargetError
+		fe *load.FileError
+	)
+	if !errors.As(err, &te) && !errors.As(err, &fe) {
+		return err
+	}
+	if !job {
+		return fmt.Errorf("%w\nthe target stopped the run; once it takes writes again, run the migration again (with --job NAME a run can be resumed instead)", err)
+	}
+	if te != nil && te.Checkpoint != nil && te.Checkpoint.Updated.IsZero() {
+		return fmt.Errorf("%w\nthe target stopped the run before its first checkpoint was saved; once it takes writes again, start the job again with:\n  %s", err, commandLine(o))
+	}
+	saved := ""
+	if te != nil && te.Checkpoint != nil {
+		saved = fmt.Sprintf(" (%s)", te.Checkpoint.Updated.Format(time.RFC3339))
+	}
+	return fmt.Errorf("%w\nthe target stopped the run; the last checkpoint saved%s stands. Once the target takes writes again, continue with:\n  %s", err, saved, commandLine(o, "--resume"))
 }
 
 // sameEntries refuses to resume a job with other collections than it
@@ -304,10 +377,25 @@ func sameEntries(cp *load.Checkpoint, plan *mappings.Plan, o *migrateOptions) er
 	return nil
 }
 
-// dropCollections drops the plan's collections, saying what it drops.
+// dropCollections drops the plan's collections, saying what it drops. In
+// a shared collection it deletes only the documents of the plan's types:
+// the other types (another mapping's) and the collection's indexes stay.
 func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappings.Plan, uri string) ([]string, error) {
 	var dropped []string
-	for _, name := range plan.CollectionNames() {
+	for _, c := range pipeline.TargetCollections(plan) {
+		name := c.Name
+		if len(c.Types) > 0 {
+			for _, typ := range c.Types {
+				n, err := t.Delete(ctx, name, load.Selection{Match: []transform.Field{typ}})
+				if err != nil {
+					return dropped, err
+				}
+				g.logger().Warn(fmt.Sprintf("--drop: deleted %s of type %s=%v from shared collection %s in %s; documents of other types and the collection's indexes stay",
+					report.Plural(n, "document", "documents"), typ.Key, typ.Value, name, connstr.Parse(uri).Redacted()))
+			}
+			dropped = append(dropped, name)
+			continue
+		}
 		existed, err := t.Drop(ctx, name)
 		if err != nil {
 			return dropped, err
@@ -320,4 +408,35 @@ func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappi
 		}
 	}
 	return dropped, nil
+}
+
+// uncoveredError is migrate --fail-on-uncovered's refusal: source rows
+// would reach no document (exit 1, nothing written).
+type uncoveredError struct{ cov []mappings.TableCoverage }
+
+func (e uncoveredError) Error() string {
+	rows, tables := mappings.UncoveredRows(e.cov)
+	var left []mappings.TableCoverage
+	for _, c := range e.cov {
+		if c.Unreached > 0 {
+			left = append(left, c)
+		}
+	}
+	return fmt.Sprintf("--fail-on-uncovered: %s of %s would reach no document, so nothing was written ('denorm plan' lists them; change the mapping, or leave out the flag to migrate without them):\n%s",
+		report.Plural(rows, "source row", "source rows"), report.Plural(int64(tables), "table", "tables"), strings.TrimRight(report.CoverageText(left, "  "), "\n"))
+}
+
+func (uncoveredError) ExitCode() int { return exitRuntime }
+
+// requireCoverage counts, in snap, the rows of every table plan reads that
+// reach no document, and refuses (uncoveredError) when there are any.
+func requireCoverage(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
+	cov, err := extract.Coverage(ctx, snap, plan)
+	if err != nil {
+		return err
+	}
+	if rows, _ := mappings.UncoveredRows(cov); rows > 0 {
+		return uncoveredError{cov: cov}
+	}
+	return nil
 }

@@ -393,6 +393,11 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 		}
 	})
 
+	t.Run("oracle", func(t *testing.T) {
+		// The independent oracle builds the same documents.
+		oracleIdentical(t, mapping, db, dir)
+	})
+
 	t.Run("readme samples", func(t *testing.T) {
 		checkReadmeSamples(t, filepath.Join(root, "README.md"), dir)
 	})
@@ -417,6 +422,7 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 			}
 			testenv.EqualDocs(t, c, want, got)
 		}
+		oracleIdentical(t, mapping, db, uri)
 	})
 }
 

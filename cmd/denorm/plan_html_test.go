@@ -97,7 +97,7 @@ collections:
 		"Size distribution", "Largest arrays", "Inferred shape", "Typical document", "Largest document",
 		"unbounded-embed", "up to 550 items per document", "post (id)=(1)", "comments[].author",
 		// a contents list linking every section and collection
-		`<nav class="contents" id="contents">`, `<a href="#warnings">Warnings</a>`, `<a href="#indexes">Indexes</a>`, `<a href="#c-posts-post">posts</a>`, `<a href="#c-comments-comment">comments</a>`,
+		`<nav class="contents" id="contents">`, `<a href="#warnings">Warnings</a>`, `<a href="#indexes">Indexes</a>`, `<a href="#c-posts-public.post">posts</a>`, `<a href="#c-comments-public.comment">comments</a>`,
 		// totals in the summary, over-limit counts highlighted
 		`<tr class="total"><td>total</td>`, `<td class="n over">`,
 		// the indexes migrate creates

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/denorm/denorm/transform"
+	"github.com/denorm/denorm/transform/report"
 )
 
 // rejectLog counts rejected rows, logs the first 20 of them (all with
@@ -19,6 +20,10 @@ type rejectLog struct {
 	count int64
 	file  *os.File
 	enc   *json.Encoder
+	// err is the first error writing the file (a full disk), listed the
+	// rows written before it.
+	err    error
+	listed int64
 }
 
 // openRejects opens path (if any) for the run's rejects: appended to
@@ -45,8 +50,10 @@ func (l *rejectLog) add(r transform.Reject) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.count++
-	if l.enc != nil {
-		_ = l.enc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()})
+	if l.enc != nil && l.err == nil {
+		if err := l.enc.Encode(map[string]string{"collection": r.Collection, "source": r.Source, "error": r.Err.Error()}); err != nil {
+			l.err, l.listed = err, l.count-1
+		}
 	}
 	if l.count <= 20 || l.g.verbose {
 		l.g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
@@ -58,6 +65,19 @@ func (l *rejectLog) add(r transform.Reject) {
 func (l *rejectLog) result() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.file != nil && l.err == nil {
+		if err := l.file.Sync(); err != nil {
+			l.err, l.listed = err, -1
+		}
+	}
+	if l.err != nil {
+		listed := fmt.Sprintf("it lists the first %d", l.listed)
+		if l.listed < 0 {
+			listed = "what it lists may be cut short"
+		}
+		return fmt.Errorf("%s, but the rejects file %s could not be written (%v): %s; free space there (or give --rejects another file) and run again",
+			report.Plural(l.count, "row was rejected", "rows were rejected"), l.path, l.err, listed)
+	}
 	if l.count == 0 {
 		return nil
 	}

@@ -169,6 +169,12 @@ func TestRejectsNotAborts(t *testing.T) {
 			}
 		})
 	}
+	// A rejects file that cannot be written (a full device) is an error
+	// (exit 1), never a silent list cut short.
+	code, out, errs := runCLI(t, "migrate", "-q", "--mapping", mapping, "--source", src, "--target", filepath.Join(t.TempDir(), "out"), "--rejects", "/dev/full")
+	if want := "5 rows were rejected, but the rejects file /dev/full could not be written"; code != exitRuntime || !strings.Contains(errs, want) || !strings.Contains(errs, "no space left on device") {
+		t.Errorf("--rejects /dev/full: exit %d, want %d saying %q\n%s%s", code, exitRuntime, want, out, errs)
+	}
 }
 
 // TestSQLFieldVolatileRefused: validate refuses a sql: field calling a

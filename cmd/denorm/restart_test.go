@@ -46,13 +46,15 @@ collections:
 		t.Helper()
 		expectCLI(t, 0, nil, append([]string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--target", target, "--job", job}, extra...)...)
 	}
+	// A book the job writes, deleted from the source since; and another
+	// job's type.
+	testenv.Exec(t, src, `INSERT INTO book (id, name) VALUES ('gone', 'Deleted')`)
 	migrate(books, "books")
 	migrate(reviews, "reviews")
+	testenv.Exec(t, src, `DELETE FROM book WHERE id = 'gone'`)
 	ctx := context.Background()
 	coll := db.Collection("catalog")
-	// A book deleted from the source since, and another job's type.
 	if _, err := coll.InsertMany(ctx, []any{
-		bson.D{{Key: "_id", Value: "gone"}, {Key: "name", Value: "Deleted"}, {Key: "type", Value: "book"}},
 		bson.D{{Key: "_id", Value: "x1"}, {Key: "type", Value: "other"}},
 	}); err != nil {
 		t.Fatal(err)
@@ -77,4 +79,77 @@ collections:
 	}
 	testenv.EqualDocs(t, "reviews after restarting the books job", wantReviews, byType("review"))
 	testenv.EqualDocs(t, "another type after restarting the books job", wantOther, byType("other"))
+}
+
+// TestSharedCollectionBothTargets: two mappings write the two document
+// types of one collection ("catalog": books, reviews) into a directory
+// and into FerretDB, by turns and again: each run replaces only its own
+// type's documents, so both targets end with the same documents (both
+// types). --restart and --drop of one mapping delete its type only, on
+// both, and say what --drop deleted. Before, a directory's fresh run
+// emptied the shared file: the second mapping erased the first's
+// documents with exit 0.
+func TestSharedCollectionBothTargets(t *testing.T) {
+	src := seedDB(t)
+	uri, db := testenv.MongoDB(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	books := writeMapping(t, `version: 1
+collections:
+  - name: catalog
+    table: book
+    discriminator: type
+    fields: [name, {name: bookId, column: id}, {name: type, value: book}]
+`)
+	reviews := filepath.Join(filepath.Dir(books), "reviews.yaml")
+	if err := os.WriteFile(reviews, []byte(`version: 1
+collections:
+  - name: catalog
+    table: review
+    discriminator: type
+    fields: [content, {name: bookId, column: book_id}, {name: type, value: review}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sorted := func(docs []string) []string {
+		out := slices.Clone(docs)
+		slices.Sort(out)
+		return out
+	}
+	state := func(target string) []string {
+		if target == uri {
+			return sorted(testenv.DumpCollection(t, db, "catalog"))
+		}
+		return sorted(testenv.ReadLines(t, filepath.Join(dir, "catalog.jsonl")))
+	}
+	count := func(docs []string, typ string) int {
+		n := 0
+		for _, d := range docs {
+			if strings.Contains(d, `"type":"`+typ+`"`) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, target := range []string{dir, uri} {
+		migrate := func(mapping, job string, want []string, extra ...string) {
+			t.Helper()
+			expectCLI(t, 0, want, append([]string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--target", target, "--job", job}, extra...)...)
+		}
+		migrate(books, "books", nil)
+		migrate(reviews, "reviews", nil)
+		migrate(books, "books", nil) // a rerun of the first
+		got := state(target)
+		if count(got, "book") != 5 || count(got, "review") != 2 || len(got) != 7 {
+			t.Fatalf("%s after both mappings: want 5 books and 2 reviews, got:\n%s", target, strings.Join(got, "\n"))
+		}
+		migrate(reviews, "reviews", nil, "--restart")
+		if after := state(target); !slices.Equal(after, got) {
+			t.Errorf("%s after --restart of the reviews: %v, want %v", target, after, got)
+		}
+		migrate(reviews, "reviews", []string{"--drop: deleted 2 documents of type type=review from shared collection catalog", "documents of other types and the collection's indexes stay"}, "--drop")
+		if after := state(target); !slices.Equal(after, got) {
+			t.Errorf("%s after --drop of the reviews: %v, want %v", target, after, got)
+		}
+	}
+	testenv.EqualDocs(t, "the directory and FerretDB", state(uri), state(dir))
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/denorm/denorm/pipeline"
 )
 
-// openSource checks the source URL; it does not connect.
-func openSource(url string) (*extract.Source, error) {
+// openSource checks the source URL; it does not connect. rowSecurity
+// (--row-security) keeps row-level security on in its sessions.
+func openSource(url string, rowSecurity bool) (*extract.Source, error) {
 	if url == "" {
 		if !libpqSet() {
 			return nil, usageError{fmt.Errorf("no source database: give --source postgres://..., set DENORM_SOURCE, or set PGHOST, PGDATABASE, PGUSER... (or PGSERVICE) as for psql")}
@@ -23,13 +24,16 @@ func openSource(url string) (*extract.Source, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("source URL: %w", err)}
 	}
+	if rowSecurity {
+		src.KeepRowSecurity()
+	}
 	return src, nil
 }
 
 // openSnapshot connects to the source and opens the snapshot every read
 // of the run goes through; closeSnap ends both.
-func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, closeSnap func(), err error) {
-	src, err := openSource(url)
+func openSnapshot(ctx context.Context, url string, rowSecurity bool) (snap *extract.Snapshot, closeSnap func(), err error) {
+	src, err := openSource(url, rowSecurity)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,34 +49,49 @@ func openSnapshot(ctx context.Context, url string) (snap *extract.Snapshot, clos
 // warns about a powerful source role (warnRole), and resolves the mapping
 // inside the snapshot. With collections (--collections), the plan holds
 // only those; a name the file does not declare is a usage error, told
-// before connecting.
-func openPlan(ctx context.Context, g *globals, url, mapping string, collections []string) (*extract.Snapshot, *mappings.Plan, func(), error) {
+// before connecting. Tables whose row-level security applies to the
+// source role are refused unless rowSecurity (--row-security) says to
+// read what the policies show (checkRowSecurity).
+func openPlan(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity bool) (*extract.Snapshot, *mappings.Plan, func(), error) {
+	snap, _, plan, closeSnap, err := openPlans(ctx, g, url, mapping, collections, rowSecurity)
+	return snap, plan, closeSnap, err
+}
+
+// openPlans is openPlan returning the whole mapping's plan too (full),
+// besides the plan of the chosen collections (run): coverage is the whole
+// mapping's, and reads every table of it.
+func openPlans(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity bool) (snap *extract.Snapshot, full, run *mappings.Plan, closeSnap func(), err error) {
 	f, err := loadMapping(ctx, mapping)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if len(collections) > 0 {
 		if err := pipeline.CheckSubset(f.CollectionNames(), collections); err != nil {
-			return nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
+			return nil, nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
 		}
 	}
-	snap, closeSnap, err := openSnapshot(ctx, url)
+	snap, closeSnap, err = openSnapshot(ctx, url, rowSecurity)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err == nil {
-		var plan *mappings.Plan
-		if plan, err = mappings.Resolve(f, cat); err == nil && len(collections) > 0 {
-			plan, err = pipeline.Subset(plan, collections)
+		if full, err = mappings.Resolve(f, cat); err == nil {
+			run = full
+			if len(collections) > 0 {
+				run, err = pipeline.Subset(full, collections)
+			}
 		}
 		if err == nil {
-			return snap, plan, closeSnap, nil
+			_, err = checkRowSecurity(g, cat.Role, full.Tables(), rowSecurity)
+		}
+		if err == nil {
+			return snap, full, run, closeSnap, nil
 		}
 	}
 	closeSnap()
-	return nil, nil, nil, err
+	return nil, nil, nil, nil, err
 }
 
 // loadMapping reads and parses the mapping file.

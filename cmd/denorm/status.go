@@ -151,11 +151,17 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 	if js.State != pipeline.StateDone && c.Collection != "" {
 		fmt.Fprintf(w, " at collection %s", c.Collection)
 	}
+	built, total := c.IndexesBuilt()
 	switch {
+	case c.Phase == load.PhaseIndexes:
+		fmt.Fprintf(w, ", loading done (%d rows read), indexes %d/%d built", js.Rows, built, total)
 	case js.Percent != nil && js.State != pipeline.StateDone:
 		fmt.Fprintf(w, ", %.1f%% (%d of about %d rows)", *js.Percent, js.Rows, js.Estimated)
 	default:
 		fmt.Fprintf(w, ", %d rows read", js.Rows)
+		if total > 0 && js.State == pipeline.StateDone {
+			fmt.Fprintf(w, ", indexes %d/%d built", built, total)
+		}
 	}
 	if js.State == pipeline.StateRunning && js.Rate > 0 {
 		fmt.Fprintf(w, ", %.0f rows/s", js.Rate)
@@ -218,12 +224,17 @@ type statusJSON struct {
 }
 
 type jobJSON struct {
-	ID            string            `json:"id"`
-	Job           string            `json:"job"`
-	Partition     int               `json:"partition"`
-	Partitions    int               `json:"partitions"`
-	State         string            `json:"state"`
-	Collection    string            `json:"collection"`
+	ID         string `json:"id"`
+	Job        string `json:"job"`
+	Partition  int    `json:"partition"`
+	Partitions int    `json:"partitions"`
+	State      string `json:"state"`
+	Collection string `json:"collection"`
+	// Phase is the checkpoint's: running (loading), indexes or done.
+	Phase string `json:"phase"`
+	// Indexes counts the indexes of the job's index phase (null when it
+	// builds none).
+	Indexes       *indexesJSON      `json:"indexes"`
 	Holder        *load.LeaseHolder `json:"holder"`
 	LastHolder    *load.LeaseHolder `json:"lastHolder"`
 	Started       *time.Time        `json:"started"`
@@ -286,6 +297,13 @@ func syncCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
 		shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method), note
 }
 
+type indexesJSON struct {
+	Built int `json:"built"`
+	Total int `json:"total"`
+	// Missing names the indexes not built yet, as collection.index.
+	Missing []string `json:"missing"`
+}
+
 type collectionJSON struct {
 	Name          string `json:"name"`
 	State         string `json:"state"`
@@ -310,6 +328,15 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 				j.Collection = c.Collection
 			}
 			j.Resumes, j.Workers, j.Version, j.Mapping = c.Resumes, c.Workers, c.Version, c.Mapping
+			j.Phase = c.Phase
+			if built, total := c.IndexesBuilt(); total > 0 {
+				j.Indexes = &indexesJSON{Built: built, Total: total, Missing: []string{}}
+				for _, ix := range c.Indexes {
+					if !ix.Built {
+						j.Indexes.Missing = append(j.Indexes.Missing, ix.Collection+"."+ix.Name)
+					}
+				}
+			}
 			switch {
 			case c.Sync != nil:
 				j.Sync = syncStatusJSON(c)

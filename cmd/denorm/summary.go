@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -27,6 +28,11 @@ type runSummary struct {
 	Dropped   []string
 	ShardKeys []pipeline.ShardResult
 	Indexes   []pipeline.IndexesCreated
+	// RowSecurity are the tables row-level security filtered.
+	RowSecurity []*mappings.Table
+	// Failed: the run stopped on an error, not an interrupt; its
+	// unfinished collections are marked "(stopped)", not "(interrupted)".
+	Failed bool
 }
 
 func newRunSummary(o *migrateOptions) *runSummary {
@@ -47,6 +53,8 @@ func printSummary(g *globals, s *runSummary) {
 		switch {
 		case st.Done && st.Elapsed == 0 && st.PriorRows > 0:
 			note = "(done before)"
+		case !st.Done && s.Failed:
+			note = "(stopped)"
 		case !st.Done:
 			note = "(interrupted)"
 		}
@@ -75,7 +83,11 @@ func printSummary(g *globals, s *runSummary) {
 		wrap(w, fmt.Sprintf("job %s in all, with the runs before this one: %s read, %s written, %d failed", s.Job, report.Plural(jr, "row", "rows"), report.Plural(jd, "document", "documents"), jf))
 	}
 	for _, ic := range s.Indexes {
-		wrap(w, fmt.Sprintf("indexes of %s: %s (%s)", ic.Collection, strings.Join(ic.Indexes, ", "), ic.Elapsed.Round(time.Millisecond)))
+		missing := ""
+		if len(ic.Missing) > 0 {
+			missing = "; not built: " + strings.Join(ic.Missing, ", ")
+		}
+		wrap(w, fmt.Sprintf("indexes of %s: %s (%s)%s", ic.Collection, strings.Join(ic.Indexes, ", "), ic.Elapsed.Round(time.Millisecond), missing))
 	}
 	fmt.Fprintf(w, "target: %s\n", s.Target)
 }
@@ -176,8 +188,10 @@ type summaryCollection struct {
 }
 
 type summaryIndexes struct {
-	Collection     string   `json:"collection"`
-	Indexes        []string `json:"indexes"`
+	Collection string   `json:"collection"`
+	Indexes    []string `json:"indexes"`
+	// Missing are those of Indexes the target does not hold as declared.
+	Missing        []string `json:"missing"`
 	ElapsedSeconds float64  `json:"elapsedSeconds"`
 }
 
@@ -207,11 +221,15 @@ type summaryFile struct {
 	Dropped        []string            `json:"dropped"`
 	ShardKeys      []summaryShard      `json:"shardKeys"`
 	Indexes        []summaryIndexes    `json:"indexes"`
+	// RowSecurity lists the tables row-level security filtered (the run
+	// had --row-security); absent when none.
+	RowSecurity []rowSecurityReport `json:"rowSecurity,omitempty"`
 }
 
 // write writes the summary of a run that ended with runErr to path.
 func (s *runSummary) write(path string, runErr error) error {
-	f := summaryFile{Command: "migrate", Status: statusOK, ExitCode: exitCode(runErr), Target: s.Target, Job: s.Job, Resumed: s.Resumed,
+	runErr = explainRowSecurity(runErr)
+	f := summaryFile{Command: "migrate", Status: statusOK, ExitCode: exitCode(runErr), RowSecurity: rowSecurityReports(s.RowSecurity), Target: s.Target, Job: s.Job, Resumed: s.Resumed,
 		Started: s.Started, Finished: time.Now().UTC(), Collections: []summaryCollection{}, Dropped: s.Dropped,
 		ShardKeys: []summaryShard{}, Indexes: []summaryIndexes{}}
 	f.ElapsedSeconds = f.Finished.Sub(f.Started).Seconds()
@@ -250,7 +268,11 @@ func (s *runSummary) write(path string, runErr error) error {
 		f.ShardKeys = append(f.ShardKeys, summaryShard{Collection: sk.Collection, Key: sk.Key, Applied: sk.Applied, How: sk.How, Note: sk.Note})
 	}
 	for _, ic := range s.Indexes {
-		f.Indexes = append(f.Indexes, summaryIndexes{Collection: ic.Collection, Indexes: ic.Indexes, ElapsedSeconds: ic.Elapsed.Seconds()})
+		missing := ic.Missing
+		if missing == nil {
+			missing = []string{}
+		}
+		f.Indexes = append(f.Indexes, summaryIndexes{Collection: ic.Collection, Indexes: ic.Indexes, Missing: missing, ElapsedSeconds: ic.Elapsed.Seconds()})
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

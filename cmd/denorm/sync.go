@@ -18,6 +18,7 @@ import (
 )
 
 type syncOptions struct {
+	rowSecurity bool
 	mapping     string
 	source      string
 	target      string
@@ -125,6 +126,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -181,7 +183,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	}
 	defer target.Close(ctx)
 	if o.drop {
-		src, err := openSource(o.source)
+		src, err := openSource(o.source, o.rowSecurity)
 		if err != nil {
 			return err
 		}
@@ -201,7 +203,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		}
 		o.method = cp.Sync.Method
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil)
+	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, nil, o.rowSecurity)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/denorm/denorm/internal/connstr"
@@ -24,5 +26,13 @@ func openTarget(ctx context.Context, g *globals, uri string, opt load.Options, r
 			g.logger().Warn(fmt.Sprintf("waiting for target %s: %s, attempt %d (%s)", cs.Redacted(),
 				time.Since(start).Round(time.Second), attempt, load.ConnectCause(cs.RedactError(err))))
 		}}
+	if n, err := strconv.Atoi(os.Getenv(deleteChunkEnv)); err == nil && n > 0 {
+		opt.DeleteChunk = n
+	}
 	return load.Open(ctx, uri, opt)
 }
+
+// deleteChunkEnv names a debug hook: the most documents one delete
+// command removes on FerretDB (load.Options.DeleteChunk), which the tests
+// lower to delete in many chunks at a scale they can afford.
+const deleteChunkEnv = "DENORM_DEBUG_DELETE_CHUNK"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -16,10 +18,11 @@ import (
 )
 
 type validateOptions struct {
-	mapping string
-	source  string
-	target  string
-	sync    string
+	rowSecurity bool
+	mapping     string
+	source      string
+	target      string
+	sync        string
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
@@ -58,6 +61,7 @@ sync.`,
 	cmd.Flags().StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE); optional")
 	cmd.Flags().StringVar(&o.target, "target", "", "target server to check the mapping against, mongodb://host:port/db (env DENORM_TARGET); optional, needs --source")
 	cmd.Flags().StringVar(&o.sync, "sync", "", "logical: also check what sync --method logical needs (filters, replica identity); needs --source")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -77,7 +81,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, report.Plural(len(f.Collections), "collection", "collections"))
 		return nil
 	}
-	snap, closeSnap, err := openSnapshot(ctx, o.source)
+	snap, closeSnap, err := openSnapshot(ctx, o.source, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -85,6 +89,11 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
+		return err
+	}
+	// Before PostgreSQL checks the queries: with row_security off it
+	// refuses to plan a query row-level security would filter.
+	if _, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity); err != nil {
 		return err
 	}
 	plan, ps := mappings.ResolveAll(f, cat)
@@ -119,6 +128,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	if len(ps) > 0 {
 		return ps.Sorted()
 	}
+	printNotices(g, plan.Notices)
 	if o.sync == load.SyncLogical {
 		lg, err := snap.Source().Logical("validate")
 		if err == nil {
@@ -152,4 +162,20 @@ func targetProblems(ctx context.Context, uri string, plan *mappings.Plan) (mappi
 	}
 	defer t.Close(ctx)
 	return pipeline.TargetProblems(plan, t.Caps()), nil
+}
+
+// printNotices writes what Resolve noticed about the source (tables whose
+// inheritance children are not read, names other schemas also hold) as
+// warnings on stderr, file:line:col first, or as JSON log records.
+func printNotices(g *globals, notices []mappings.Notice) {
+	for _, n := range notices {
+		if n.Rule == "row-security" {
+			continue // checkRowSecurity has told
+		}
+		if g.logFormat == logJSON {
+			g.logger().Warn(n.Msg+"; "+n.Suggestion, "file", n.File, "line", n.Pos.Line, "col", n.Pos.Col, "rule", n.Rule, "table", n.Table)
+			continue
+		}
+		fmt.Fprintln(g.stderr, n.String())
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/oracle"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -32,16 +33,30 @@ type verifyOptions struct {
 	since      string
 	watermarks string
 	failRefs   bool
+	// failUncovered makes source rows that reach no document a
+	// difference (exit 1).
+	failUncovered bool
 	// collections and limit pick what a migrate with the same flags wrote.
 	collections []string
 	limit       int
 	retryFor    time.Duration
+	oracle      string
+	sampleRoots int
+	rowSecurity bool
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
-type differentError struct{ docs, refs, indexes int64 }
+type differentError struct{ docs, refs, indexes, uncovered int64 }
 
 func (e differentError) Error() string {
+	if e.uncovered > 0 {
+		uncovered := report.Plural(e.uncovered, "source row reaches", "source rows reach") + " no document (listed under coverage)"
+		if e.docs == 0 && e.indexes == 0 {
+			return "--fail-on-uncovered: " + uncovered
+		}
+		e.uncovered = 0
+		return e.Error() + "; and " + uncovered
+	}
 	if e.indexes > 0 {
 		msg := fmt.Sprintf("the target lacks %d of the mapping's indexes (or holds them with other options)", e.indexes)
 		if e.docs > 0 {
@@ -92,20 +107,38 @@ different is a difference too. Extra indexes are not.
 
 --collections and --limit compare what migrate wrote with the same flags.
 
+--oracle sql builds the expected documents another way, sharing no code with
+migrate: PostgreSQL builds them as JSON from SQL compiled from the mapping
+(plan --sql prints it), and a second implementation of the Types table
+converts them. A bug in migrate's builder shows up as a difference there,
+where the plain comparison would repeat it. The fields it cannot compute
+independently (expr: fields run on the shared expression engine) are
+listed. --sample-roots N has it build and compare the documents of N random
+root rows per collection.
+
 Exit codes: 0 identical, 1 different, 2 bad usage or mapping, 4 verify could
 not complete (connection lost, unreadable target, ...).
 
 On a live source, differences may come from writes after the last migration or
 sync: give --since with that time and verify counts, in the same snapshot, the
-rows of every table read whose watermark column (--watermark-columns) is newer.`,
+rows of every table read whose watermark column (--watermark-columns) is newer.
+
+Coverage: verify also counts, per table the mapping reads (the whole
+mapping, whatever --collections and --limit say), the source rows that reach
+at least one document and those that reach none, with why (a NULL or
+dangling join key, a parent that reaches no document, a filter, a limit, an
+inheritance child) and a few keys. They do not change the exit code unless
+--fail-on-uncovered is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
-			err := runVerify(cmd, g, o)
+			err := explainRowSecurity(runVerify(cmd, g, o))
 			var ue usageError
 			var de differentError
-			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) {
+			var ec interface{ ExitCode() int }
+			if err == nil || errors.As(err, &ue) || errors.As(err, &de) || mappings.IsProblems(err) ||
+				errors.As(err, &ec) && ec.ExitCode() == exitUsage {
 				return err
 			}
 			return incompleteError{err}
@@ -124,9 +157,13 @@ rows of every table read whose watermark column (--watermark-columns) is newer.`
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
 	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")
+	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "exit 1 also when source rows reach no document (coverage)")
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
+	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
+	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
 
@@ -172,7 +209,21 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if o.retryFor <= 0 {
 		return usageError{errors.New("--retry-for must be positive")}
 	}
-	snap, plan, closeSnap, err := openPlan(ctx, g, o.source, o.mapping, o.collections)
+	if o.oracle != "" && o.oracle != "sql" {
+		return usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
+	}
+	if o.sampleRoots != 0 {
+		if err := checkRange("--sample-roots", o.sampleRoots, 1, 1<<30); err != nil {
+			return err
+		}
+		if o.oracle == "" {
+			return usageError{errors.New("--sample-roots needs --oracle sql (the oracle picks the root rows); without it, --sample PERCENT compares a share of the documents")}
+		}
+		if o.sample != 100 {
+			return usageError{errors.New("--sample-roots and --sample: give one of them")}
+		}
+	}
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
 	}
@@ -195,7 +246,8 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	defer rep.abort()
-	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample)
+	filtered := filteredTables(plan.Tables())
+	rep.header(snap.ID, snapTime, connstr.Parse(o.target).Redacted(), o.sample, filtered)
 
 	shown := 0
 	show := func(line string) {
@@ -215,10 +267,12 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
-		BatchSize:  o.batchSize,
-		TempDir:    o.tempDir,
-		SortMemory: o.sortMemMiB << 20,
-		Sample:     o.sample,
+		BatchSize:   o.batchSize,
+		TempDir:     o.tempDir,
+		SortMemory:  o.sortMemMiB << 20,
+		Sample:      o.sample,
+		Oracle:      o.oracle == "sql",
+		SampleRoots: o.sampleRoots,
 		Difference: func(d pipeline.Difference) error {
 			show(formatDifference(d))
 			return rep.difference(d)
@@ -248,13 +302,34 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			return err
 		}
 	}
-	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes)
-	if err := rep.finish(res, writes, since, indexes); err != nil {
+	// Coverage, in the same snapshot: the rows no document holds.
+	cov, err := extract.Coverage(ctx, snap, full)
+	if err != nil {
+		return err
+	}
+	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes, cov)
+	if len(filtered) > 0 {
+		wrap(g.stdout, fmt.Sprintf("row-level security filtered what was read (--row-security): %s; the comparison covers only the rows the policies show", rowSecurityTables(filtered)))
+	}
+	if o.oracle != "" {
+		unchecked, err := pipeline.OracleUnchecked(plan)
+		if err != nil {
+			return err
+		}
+		printOracleNote(g, unchecked)
+		rep.unchecked = unchecked
+	}
+	if err := rep.finish(res, writes, since, indexes, cov); err != nil {
 		return err
 	}
 	docs, refs := res.Differences(), res.Dangling()
-	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) {
-		return differentError{docs: docs, refs: refs, indexes: badIndexes}
+	uncovered, _ := mappings.UncoveredRows(cov)
+	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) || (uncovered > 0 && o.failUncovered) {
+		e := differentError{docs: docs, refs: refs, indexes: badIndexes}
+		if o.failUncovered {
+			e.uncovered = uncovered
+		}
+		return e
 	}
 	return nil
 }
@@ -299,7 +374,7 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) {
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -319,17 +394,25 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 		}
 	}
 	bad := printIndexChecks(g, indexes)
+	uncovered, tables := mappings.UncoveredRows(cov)
+	printCoverage(g, cov)
+	// Rows in no document are no difference between source and target,
+	// but the result says so: "identical" alone would hide them.
+	coverage := ""
+	if uncovered > 0 {
+		coverage = fmt.Sprintf("; %s of %s reach no document (coverage above)", report.Plural(uncovered, "source row", "source rows"), report.Plural(int64(tables), "table", "tables"))
+	}
 	switch {
 	case docs == 0 && refs == 0 && bad == 0:
-		fmt.Fprintln(w, "result: identical")
+		fmt.Fprintln(w, "result: identical"+coverage)
 	case docs == 0 && bad > 0:
 		fmt.Fprintf(w, "result: identical documents; %s missing or different", report.Plural(bad, "index", "indexes"))
 		if refs > 0 {
 			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, coverage)
 	case docs == 0:
-		fmt.Fprintf(w, "result: identical documents; %s\n", report.Plural(refs, "dangling reference", "dangling references"))
+		fmt.Fprintf(w, "result: identical documents; %s%s\n", report.Plural(refs, "dangling reference", "dangling references"), coverage)
 	default:
 		fmt.Fprintf(w, "result: %s", report.Plural(docs, "document differs", "documents differ"))
 		if bad > 0 {
@@ -338,7 +421,7 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 		if refs > 0 {
 			fmt.Fprintf(w, "; %s", report.Plural(refs, "dangling reference", "dangling references"))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, coverage)
 		switch {
 		case !since.IsZero() && changed > 0:
 			fmt.Fprintln(w, "some differences may be due to writes after the last sync (above); run sync, then verify again")
@@ -353,12 +436,15 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 // verifyReport streams the JSON report: every difference is written as it
 // is found, so the report's size never lives in memory.
 type verifyReport struct {
-	f     *os.File
-	w     *bufio.Writer
-	n     int
-	phase string
-	err   error
-	path  string
+	// unchecked, with --oracle sql, are the fields the oracle does not
+	// compute independently.
+	unchecked []oracle.Unchecked
+	f         *os.File
+	w         *bufio.Writer
+	n         int
+	phase     string
+	err       error
+	path      string
 }
 
 func newVerifyReport(path string) (*verifyReport, error) {
@@ -392,11 +478,17 @@ func (r *verifyReport) value(v any) error {
 	return r.err
 }
 
-func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64) {
+func (r *verifyReport) header(snapID string, snapTime time.Time, target string, sample float64, rowSecurity []*mappings.Table) {
 	if r.w == nil {
 		return
 	}
-	r.raw(`{"snapshot":`)
+	if len(rowSecurity) > 0 {
+		r.raw(`{"rowSecurity":`)
+		r.value(rowSecurityReports(rowSecurity))
+		r.raw(`,"snapshot":`)
+	} else {
+		r.raw(`{"snapshot":`)
+	}
 	r.value(snapID)
 	r.raw(`,"snapshotTime":`)
 	r.value(snapTime.UTC())
@@ -433,7 +525,7 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) error {
 	if r.w == nil {
 		return nil
 	}
@@ -456,6 +548,16 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.Table
 	}
 	r.raw(`,"indexes":`)
 	r.value(indexes)
+	if cov == nil {
+		cov = []mappings.TableCoverage{}
+	}
+	r.raw(`,"coverage":`)
+	r.value(cov)
+	if r.unchecked != nil {
+		r.raw(`,"oracle":{"uncheckedFields":`)
+		r.value(r.unchecked)
+		r.raw(`}`)
+	}
 	bad := false
 	for _, c := range indexes {
 		bad = bad || c.State != pipeline.IndexOK
@@ -509,4 +611,37 @@ func printIndexChecks(g *globals, checks []pipeline.IndexCheck) int64 {
 		}
 	}
 	return int64(len(checks) - ok)
+}
+
+// printCoverage prints, per table the mapping reads, how many of its rows
+// reach a document, and the reasons and sample keys of those that reach
+// none.
+func printCoverage(g *globals, cov []mappings.TableCoverage) {
+	if len(cov) == 0 {
+		return
+	}
+	uncovered, _ := mappings.UncoveredRows(cov)
+	if uncovered == 0 {
+		var rows int64
+		for _, c := range cov {
+			rows += c.Rows
+		}
+		fmt.Fprintf(g.stdout, "coverage: every source row reaches a document (%s of %s)\n", report.Plural(rows, "row", "rows"), report.Plural(int64(len(cov)), "table", "tables"))
+		return
+	}
+	fmt.Fprintln(g.stdout, "coverage (source rows that reach a document):")
+	fmt.Fprint(g.stdout, report.CoverageText(cov, "  "))
+}
+
+// printOracleNote says what the oracle checked independently: every field
+// but those listed (expressions run on the shared engine).
+func printOracleNote(g *globals, unchecked []oracle.Unchecked) {
+	if len(unchecked) == 0 {
+		fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code (SQL built from the mapping, a second Types table)")
+		return
+	}
+	fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code, except:")
+	for _, u := range unchecked {
+		fmt.Fprintf(g.stdout, "  %s: %s\n", u.Path, u.Why)
+	}
 }

@@ -135,9 +135,11 @@ func TestWireFaults(t *testing.T) {
 	// Cuts and stalls at a byte offset. On the target, checkpoints are
 	// kept rare so that the bytes at the offset belong to a bulk write:
 	// the data connection carries ~200 KB up and ~4 KB down (about 80
-	// replies of ~45 bytes after ~1.3 KB of setup: the handshake, ping,
-	// buildInfo, the job's lease and checkpoint; byte 2,000 is in the
-	// replies to people's inserts), the monitor's a few hundred bytes. On the source, each
+	// replies of ~45 bytes after ~2.5 KB of setup: the handshake, ping,
+	// buildInfo, the job's lease and checkpoint, the owner records of a
+	// fresh run; byte 4,000 is in the replies to people's inserts, and
+	// byte 2,000, where the half-open stall begins, in the setup, which is
+	// retried like any write), the monitor's a few hundred bytes. On the source, each
 	// streamed table has its own connection carrying 40-70 KB here and the
 	// connection that read the catalog less than 10 KB: byte 30,000 is in
 	// the middle of a stream.
@@ -158,7 +160,7 @@ func TestWireFaults(t *testing.T) {
 		// The write is applied, its acknowledgement never arrives: the
 		// batch (or the checkpoint, wherever the cut lands) is written
 		// again, idempotently.
-		{"target acknowledgement lost", "target", "downstream", 2_000, false, "", "", "target closed the connection during a write of 20 documents | target failed ("},
+		{"target acknowledgement lost", "target", "downstream", 4_000, false, "", "", "target closed the connection during a write of 20 documents | target failed ("},
 		// A connection stops answering and is never closed: the URI's
 		// timeoutMS ends the write, which is retried on another.
 		{"target half-open", "target", "downstream", 2_000, true, "", "timeoutMS=15000", "client timed out waiting for server response"},

@@ -84,6 +84,13 @@ type Input struct {
 	// Numeric, when set, is written as the file's numeric mode (decimal,
 	// double or string).
 	Numeric mappings.NumericMode
+	// Promote names the tables to draft as collections of their own
+	// rather than under a parent, each with why (Promotions).
+	Promote map[string]string
+	// Coverage, when set, is the coverage of the draft of this same Input
+	// (extract.Coverage), keyed by qualified table name: the draft says at
+	// each table how many of its rows reach no document, and why.
+	Coverage map[string]mappings.TableCoverage
 }
 
 // FanoutKey names a foreign key for Input.Fanout.
@@ -109,6 +116,7 @@ func Draft(in Input) (string, []Choice, error) {
 	}
 	a := newAdvisor(in)
 	a.classify()
+	a.annotate()
 	text := a.write()
 	return text, a.choices(), nil
 }
@@ -200,7 +208,7 @@ func impliedTarget(cat *mappings.Catalog, t *mappings.Table, c mappings.Column) 
 		return nil, ""
 	}
 	for {
-		if p := cat.Tables[t.Schema+"."+base]; p != nil && p != t {
+		if p := cat.Tables[mappings.QualifiedTableName(t.Schema, base)]; p != nil && p != t {
 			k := key(p)
 			if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
 				if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
@@ -222,7 +230,7 @@ func sameKind(a, b mappings.Column) bool {
 	return a.TypeName == b.TypeName || ints[a.TypeName] && ints[b.TypeName]
 }
 
-func qual(t *mappings.Table) string { return t.Schema + "." + t.Name }
+func qual(t *mappings.Table) string { return t.QualifiedName() }
 
 func (a *advisor) activity(t *mappings.Table) mappings.TableActivity { return a.in.Activity[qual(t)] }
 

@@ -132,14 +132,14 @@ func col(name string, kind byte, notNull bool) mappings.Column {
 }
 
 func fk(cols, table, ref string) mappings.ForeignKey {
-	return mappings.ForeignKey{Columns: strings.Split(cols, ","), RefTable: "public." + table, RefColumns: strings.Split(ref, ",")}
+	return mappings.ForeignKey{Columns: strings.Split(cols, ","), RefTable: mappings.QualifiedTableName("public", table), RefColumns: strings.Split(ref, ",")}
 }
 
 func catalog(tables ...*mappings.Table) *mappings.Catalog {
 	cat := &mappings.Catalog{Tables: map[string]*mappings.Table{}}
 	for _, tb := range tables {
 		tb.Schema = "public"
-		cat.Tables["public."+tb.Name] = tb
+		cat.Tables[tb.QualifiedName()] = tb
 	}
 	return cat
 }
@@ -171,7 +171,11 @@ func draft(t *testing.T, in Input) (string, *mappings.File, map[string]Choice) {
 	}
 	byTable := map[string]Choice{}
 	for _, c := range choices {
-		byTable[strings.TrimPrefix(c.Table, "public.")] = c
+		name := c.Table
+		if _, n, err := mappings.SplitQualifiedName(c.Table); err == nil {
+			name = n
+		}
+		byTable[name] = c
 	}
 	return text, f, byTable
 }
@@ -569,14 +573,14 @@ func TestAdviseDraftHostileNames(t *testing.T) {
 			t.Errorf("field %s takes %q, want %q", fieldName, fd.Column, column)
 		}
 	}
-	if rb := field(t, order.Fields, "recentABs2").Embed; rb == nil || rb.Table != "public.a.b" {
+	if rb := field(t, order.Fields, "recentABs2").Embed; rb == nil || rb.Table != `"a.b"` {
 		t.Errorf("the recent subset does not get a name of its own beside the column recentABs: %+v", rb)
 	}
 	b := find(t, f, "aBs")
 	if b.Bucket == nil || b.Rename["page"] != "page2" || b.Rename["ev.id"] != "evId" {
 		t.Errorf("bucket parent key named like the page field: %+v %v", b.Bucket, b.Rename)
 	}
-	if find(t, f, "denorms").Table != "_denorm" || find(t, f, "tSystemUsers").Table != "public.system.users" {
+	if find(t, f, "denorms").Table != "_denorm" || find(t, f, "tSystemUsers").Table != `"system.users"` {
 		t.Error("reserved collection names")
 	}
 	if m := field(t, find(t, f, "employees").Fields, "manager_id"); m.Ref != "employees" {

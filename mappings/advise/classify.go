@@ -374,6 +374,8 @@ func (a *advisor) want(r *role) {
 	}
 	kids := a.kids(r)
 	switch tc := a.growing(r); {
+	case a.in.Promote[r.q] != "":
+		r.action, r.reason = "collection", a.in.Promote[r.q]
 	case len(a.keptRefs(r)) > 0:
 		r.action = "collection"
 		r.reason = a.referencedReason(r)

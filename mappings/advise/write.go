@@ -65,6 +65,9 @@ func (a *advisor) place(r *role, where string) {
 func (a *advisor) write() string {
 	o := &out{}
 	o.comment(0, fmt.Sprintf("Drafted by `denorm advise` from schema %q: the catalog (keys, foreign keys, join tables) and the data's statistics (rows, children per parent, changes since statistics reset). Review every choice: each comment gives its reason and numbers. Columns that look like secrets or search internals are left out, each with a comment; char(n) values are written without their blank padding (the mapping's default, char: trim). Check the draft with `denorm validate --source ...`, then `denorm plan`.", a.in.Schema))
+	if h := a.coverageHeader(); h != "" {
+		o.comment(0, h)
+	}
 	o.line(0, "version: 1")
 	if a.in.Numeric != "" {
 		o.line(0, "numeric: %s", a.in.Numeric)
@@ -85,7 +88,10 @@ func (a *advisor) write() string {
 		case "lookup", "skip", "inline":
 			o.comment(0, r.t.Name+": "+r.reason)
 		case "link":
-			if sides, _ := a.linkSides(r); len(sides) == 0 {
+			// A join table's id arrays have their own comments; its reason
+			// is written here when no side gets one, or when rows of it
+			// reach no document.
+			if sides, _ := a.linkSides(r); len(sides) == 0 || a.in.Coverage[q].Unreached > 0 {
 				o.comment(0, r.t.Name+": "+r.reason)
 			}
 		}
@@ -93,13 +99,13 @@ func (a *advisor) write() string {
 	return o.b.String()
 }
 
-// tableRef is the table as the mapping names it: qualified when not in
-// public, or when its name holds a dot.
+// tableRef is the table as the mapping names it, in SQL's syntax (quoted
+// when it needs to be): qualified when not in public.
 func (a *advisor) tableRef(t *mappings.Table) string {
-	if t.Schema == "public" && !strings.Contains(t.Name, ".") {
-		return y(t.Name)
+	if t.Schema == "public" {
+		return y(mappings.QuoteIdent(t.Name))
 	}
-	return y(t.Schema + "." + t.Name)
+	return y(t.QualifiedName())
 }
 
 func names(cols []string) string {

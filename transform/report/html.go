@@ -59,6 +59,12 @@ func layout(root *TableNode) diagram {
 				sub += fmt.Sprintf(" limit %d", n.Limit)
 			}
 		}
+		if n.Reads != "" {
+			sub += ", " + n.Reads
+		}
+		if len(n.RowSecurity) > 0 {
+			sub += ", row-level security"
+		}
 		d.Boxes = append(d.Boxes, svgBox{X: x, Y: y, W: bw, H: bh, Title: title, Sub: sub, Class: n.Kind})
 		for _, cy := range ys {
 			d.Lines = append(d.Lines, svgLine{X1: x + bw, Y1: y + bh/2, X2: x + bw + gx, Y2: cy + bh/2})
@@ -177,7 +183,7 @@ svg text.tick{font-size:10px;fill:#5a6478}
 <h1>denorm plan</h1>
 <p class="note">Mapping <b>{{.R.Mapping}}</b>; size limit {{bytes .R.MaxDocSize}}; {{.Note}}; generated {{.R.Generated.Format "2006-01-02 15:04:05 UTC"}}.</p>
 <nav class="contents" id="contents"><b>Contents</b><ul>
-<li><a href="#summary">Summary</a></li><li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
+<li><a href="#summary">Summary</a></li>{{if .R.Coverage}}<li><a href="#coverage">Coverage</a> ({{.R.Totals.Uncovered}} rows in no document)</li>{{end}}<li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
 {{range .Colls}}<li><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a> <span class="note">({{.Kind}} from {{.Table}})</span></li>{{end}}
 </ul></li></ul></nav>
 <h2 id="summary">Summary</h2>
@@ -185,6 +191,12 @@ svg text.tick{font-size:10px;fill:#5a6478}
 {{range .Colls}}<tr><td><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a></td><td>{{.Kind}}</td><td>{{.Table}}</td><td class="n">{{.Documents}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n{{if .TooLarge.Count}} over{{end}}">{{.TooLarge.Count}}</td><td class="n">{{.Dangling}}</td></tr>
 {{end}}<tr class="total"><td>total</td><td></td><td></td><td class="n">{{.R.Totals.Documents}}</td><td colspan="4" class="n">{{bytes (int64 .R.Totals.Bytes)}} in all</td><td class="n{{if .R.Totals.TooLarge}} over{{end}}">{{.R.Totals.TooLarge}}</td><td class="n">{{.R.Totals.Dangling}}</td></tr>
 </table>
+{{if .R.Coverage}}<h2 id="coverage">Coverage</h2>
+<p class="note">Source rows that reach at least one document, per table read; {{.R.Totals.Uncovered}} reach none.</p>
+<table class="coverage"><tr><th>table</th><th>rows</th><th>in a document</th><th>in none</th><th>why</th><th>for example</th></tr>
+{{range .R.Coverage}}{{$c := .}}{{if not .Reasons}}<tr><td>{{.Table}}</td><td class="n">{{.Rows}}</td><td class="n">{{.Reached}}</td><td class="n">0</td><td></td><td></td></tr>
+{{end}}{{range $i, $r := .Reasons}}<tr>{{if eq $i 0}}<td rowspan="{{len $c.Reasons}}">{{$c.Table}}</td><td class="n" rowspan="{{len $c.Reasons}}">{{$c.Rows}}</td><td class="n" rowspan="{{len $c.Reasons}}">{{$c.Reached}}</td>{{end}}<td class="n over">{{$r.Rows}}</td><td>{{$r.Message}}</td><td>{{range $r.Samples}}<code>{{.}}</code><br>{{end}}</td></tr>
+{{end}}{{end}}</table>{{end}}
 <h2 id="warnings">Warnings</h2>
 {{if not .Warnings}}<p>No warnings.</p>{{else}}<table class="warnings"><tr><th>severity</th><th>rule</th><th>collection</th><th>finding</th><th>suggestion</th></tr>
 {{range .Warnings}}<tr class="{{sevcls .Severity}}-row"><td><span class="{{sevcls .Severity}}">{{upper .Severity}}</span></td><td>{{.Rule}}</td><td>{{.Collection}}</td><td>{{.Message}}</td><td>{{.Suggestion}}</td></tr>
@@ -218,6 +230,8 @@ svg text.tick{font-size:10px;fill:#5a6478}
 {{if .TooLarge.Count}}<h3>Over the size limit: {{.TooLarge.Count}} documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr>{{range .TooLarge.Docs}}<tr><td>{{.Source}}</td><td>{{.ID}}</td><td class="n">{{bytes .Size}}</td></tr>{{end}}</table>{{end}}
 {{if .References}}<h3>References</h3><table><tr><th>field</th><th>collection</th><th>checked</th><th>dangling</th><th>examples</th></tr>
 {{range .References}}<tr><td><code>{{.Path}}</code></td><td>{{.Collection}}</td><td class="n">{{.Checked}}</td><td class="n">{{.Dangling}}</td><td>{{.Skipped}}{{range .Examples}}{{.Value}} in {{.Source}}<br>{{end}}</td></tr>{{end}}</table>{{end}}
+{{if .SubMillisecond}}<h3>Timestamps with digits below the millisecond</h3><p>A BSON date drops them (rounded toward the past); <code>timestamp: string</code> keeps them.</p><table><tr><th>field</th><th>column</th><th>values</th><th>e.g.</th><th>in</th></tr>
+{{range .SubMillisecond}}<tr><td><code>{{.Path}}</code></td><td>{{if .Column}}{{.Column}}{{else}}(computed){{end}}</td><td class="n">{{.Count}}</td><td>{{.Example}}</td><td>{{.Source}}</td></tr>{{end}}</table>{{end}}
 {{if .Warnings}}<h3>Warnings</h3><ul>{{range .Warnings}}<li><span class="{{sevcls .Severity}}">{{upper .Severity}}</span> {{.Message}}</li>{{end}}</ul>{{end}}
 <h3>Inferred shape</h3>
 <table><tr><th>field</th><th>types</th><th>present</th></tr>{{range .Shape}}<tr><td><code>{{.Path}}</code></td><td>{{types .Types}}</td><td class="n">{{pct .Present .Of}}</td></tr>{{end}}</table>

@@ -52,6 +52,9 @@ type Totals struct {
 	Bytes     int64 `json:"bytes"`
 	Dangling  int64 `json:"dangling"`
 	TooLarge  int64 `json:"tooLarge"`
+	// Uncovered counts the rows of the tables read that reach no
+	// document (Report.Coverage).
+	Uncovered int64 `json:"uncovered"`
 }
 
 // TotalsOf sums cols.

@@ -46,8 +46,8 @@ func Plural[N int | int64](n N, one, many string) string {
 
 // totalsText is the report's totals in one line.
 func totalsText(t Totals) string {
-	return fmt.Sprintf("%s, %s, %d over the size limit, %s", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
-		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"))
+	return fmt.Sprintf("%s, %s, %d over the size limit, %s, %s in no document", Plural(t.Documents, "document", "documents"), Bytes(int(t.Bytes)),
+		t.TooLarge, Plural(t.Dangling, "dangling reference", "dangling references"), Plural(t.Uncovered, "source row", "source rows"))
 }
 
 // indexText describes an index in one line.
@@ -92,15 +92,28 @@ func pct(a, b int64) string {
 // treeText renders the tables feeding a collection, one per line.
 func treeText(n *TableNode, indent string, b *strings.Builder) {
 	label := n.Table
+	var notes []string
 	if n.Field != "" {
-		label = fmt.Sprintf("%s <- %s (%s", n.Field, n.Table, n.Kind)
+		label = fmt.Sprintf("%s <- %s", n.Field, n.Table)
+		notes = append(notes, n.Kind)
 		if n.Object {
-			label += ", object"
+			notes = append(notes, "object")
 		}
 		if n.Limit > 0 {
-			label += fmt.Sprintf(", limit %d", n.Limit)
+			notes = append(notes, fmt.Sprintf("limit %d", n.Limit))
 		}
-		label += ")"
+		if n.Through != "" {
+			notes = append(notes, "through "+n.Through)
+		}
+	}
+	if n.Reads != "" {
+		notes = append(notes, n.Reads)
+	}
+	if len(n.RowSecurity) > 0 {
+		notes = append(notes, "filtered by row-level security: "+strings.Join(n.RowSecurity, ", "))
+	}
+	if len(notes) > 0 {
+		label += " (" + strings.Join(notes, ", ") + ")"
 	}
 	fmt.Fprintf(b, "%s%s\n", indent, label)
 	for _, c := range n.Children {
@@ -130,6 +143,10 @@ func writeText(w io.Writer, r *Report) error {
 		for _, sk := range r.ShardKeys {
 			fmt.Fprintf(&b, "  %s: shard key (%s)\n", sk.Collection, sk.Key)
 		}
+	}
+	if len(r.Coverage) > 0 {
+		b.WriteString("\ncoverage (source rows that reach a document):\n")
+		b.WriteString(CoverageText(r.Coverage, "  "))
 	}
 	for _, c := range r.Collections {
 		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
@@ -167,6 +184,14 @@ func writeText(w io.Writer, r *Report) error {
 				}
 			}
 		}
+		if len(c.SubMillisecond) > 0 {
+			b.WriteString("  timestamps with digits below the millisecond (a BSON date drops them; timestamp: string keeps them):\n")
+			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+			for _, l := range c.SubMillisecond {
+				fmt.Fprintf(tw, "    %s\t%s\t%s\te.g. %s in %s\n", l.Path, lossColumn(l), Plural(l.Count, "value", "values"), l.Example, l.Source)
+			}
+			tw.Flush()
+		}
 		b.WriteString("  shape:\n")
 		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		for _, p := range c.Shape {
@@ -194,6 +219,14 @@ func writeText(w io.Writer, r *Report) error {
 	return err
 }
 
+// lossColumn names the source of a field's dates for the reports.
+func lossColumn(l PrecisionLoss) string {
+	if l.Column == "" {
+		return "(computed)"
+	}
+	return l.Column
+}
+
 func mdEsc(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
@@ -213,6 +246,16 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, sk := range r.ShardKeys {
 			fmt.Fprintf(&b, "- %s: shard key `%s`\n", mdEsc(sk.Collection), mdEsc(sk.Key))
+		}
+	}
+	if len(r.Coverage) > 0 {
+		b.WriteString("\n## Coverage\n\nSource rows that reach at least one document, per table read.\n\n| table | rows | in a document | in none | why, with examples |\n| --- | ---: | ---: | ---: | --- |\n")
+		for _, c := range r.Coverage {
+			var why []string
+			for _, u := range c.Reasons {
+				why = append(why, mdEsc(UncoveredText(u)))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", mdEsc(c.Table), c.Rows, c.Reached, c.Unreached, strings.Join(why, "<br>"))
 		}
 	}
 	b.WriteString("\n## Warnings\n\n")
@@ -246,6 +289,12 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, ref := range c.References {
 			fmt.Fprintf(&b, "- references `%s` → %s: %d checked, %d dangling %s\n", ref.Path, ref.Collection, ref.Checked, ref.Dangling, ref.Skipped)
+		}
+		if len(c.SubMillisecond) > 0 {
+			b.WriteString("\nTimestamps with digits below the millisecond (a BSON date drops them; `timestamp: string` keeps them):\n\n| field | column | values | e.g. | in |\n| --- | --- | ---: | --- | --- |\n")
+			for _, l := range c.SubMillisecond {
+				fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", mdEsc(l.Path), mdEsc(lossColumn(l)), l.Count, l.Example, mdEsc(l.Source))
+			}
 		}
 		b.WriteString("\n| field | types | present |\n| --- | --- | ---: |\n")
 		for _, p := range c.Shape {

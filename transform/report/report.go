@@ -63,6 +63,9 @@ type Report struct {
 	Totals    Totals         `json:"totals"`
 	Indexes   []IndexInfo    `json:"indexes"`
 	ShardKeys []ShardKeyInfo `json:"shardKeys"`
+	// Coverage is, for every table the mapping reads, how many of its
+	// rows reach a document and how many none, with why (coverage.go).
+	Coverage []mappings.TableCoverage `json:"coverage"`
 }
 
 // Collection is the report of one collection entry of the mapping.
@@ -96,11 +99,26 @@ type Collection struct {
 	Shape      []PathStat  `json:"shape"`
 	// ShapeTruncated: more than MaxPaths paths were seen.
 	ShapeTruncated bool `json:"shapeTruncated,omitempty"`
+	// SubMillisecond lists the fields whose dates have digits below the
+	// millisecond, which migrate drops (precision.go); nil when none do.
+	SubMillisecond []PrecisionLoss `json:"subMillisecond,omitempty"`
 }
 
 // TableNode is a table feeding a collection's documents, with how.
 type TableNode struct {
+	// Table is the table read, as resolved: schema.table
+	// (mappings.Table.QualifiedName).
 	Table string `json:"table"`
+	// Through is the join table the rows are reached through, if any.
+	Through string `json:"through,omitempty"`
+	// Reads says which rows of Table are read when it is not simply the
+	// table's rows: "own rows only" (a table with inheritance children,
+	// read as ONLY table), "all partitions" (a partitioned table).
+	Reads string `json:"reads,omitempty"`
+	// RowSecurity lists the row-level security policies that filtered
+	// the rows read (the run acknowledged them with --row-security);
+	// "no policy: no rows" when none lets the role read any.
+	RowSecurity []string `json:"rowSecurity,omitempty"`
 	// Kind: root, embed, lookup, ids, aggregate.
 	Kind string `json:"kind"`
 	// Field is where the relation lands in the document ("" for the root).
@@ -297,6 +315,10 @@ type Collector struct {
 	candidates []Sample
 	cand       int64
 	refs       []*refField
+	// losses count the dates that lose digits, by field path; columns
+	// name the fields' source columns (precision.go).
+	losses  map[string]*PrecisionLoss
+	columns map[string]string
 	// json renders samples and _id values.
 	json Encoder
 }
@@ -326,16 +348,34 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Co
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
 		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]*int64{},
 		minSize: -1, json: json,
+		losses: map[string]*PrecisionLoss{}, columns: fieldColumns(cp),
 	}
 	col.refs = refFields(cp)
 	return col
 }
 
-func tableName(t *mappings.Table) string {
-	if t.Schema == "public" {
-		return t.Name
+func tableName(t *mappings.Table) string { return t.QualifiedName() }
+
+// reads says which of t's rows are read (TableNode.Reads).
+func reads(t *mappings.Table) string {
+	switch {
+	case t.Partitioned:
+		return "all partitions"
+	case len(t.Children) > 0 && t.OwnRowsOnly():
+		return fmt.Sprintf("own rows only, not its %s", Plural(int64(len(t.Children)), "inheritance child", "inheritance children"))
 	}
-	return t.Schema + "." + t.Name
+	return ""
+}
+
+// rowSecurity is TableNode.RowSecurity of t.
+func rowSecurity(t *mappings.Table) []string {
+	if t.RowSecurity == nil {
+		return nil
+	}
+	if len(t.RowSecurity.Policies) == 0 {
+		return []string{"no policy lets the role read: no rows"}
+	}
+	return t.RowSecurity.Policies
 }
 
 var kindNames = map[mappings.NodeKind]string{
@@ -347,7 +387,10 @@ var kindNames = map[mappings.NodeKind]string{
 func tableTree(root *mappings.Node) *TableNode {
 	made := map[*mappings.Node]*TableNode{}
 	mappings.Walk(root, func(n *mappings.Node) bool {
-		t := &TableNode{Table: tableName(n.Table), Kind: kindNames[n.Kind], Object: n.Object}
+		t := &TableNode{Table: tableName(n.Table), Reads: reads(n.Table), RowSecurity: rowSecurity(n.Table), Kind: kindNames[n.Kind], Object: n.Object}
+		if n.Through != nil {
+			t.Through = tableName(n.Through.Table)
+		}
 		if n.Kind == mappings.NodeEmbed || n.Kind == mappings.NodeIds {
 			t.Limit = n.Limit
 		}
@@ -550,7 +593,11 @@ func (col *Collector) path(p string) *pathAcc {
 func (col *Collector) value(n *shapeNode, v any, source string) {
 	acc := n.acc
 	if acc == nil {
+		col.loseAll(n.path, v, source) // the shape stops here, the count does not
 		return
+	}
+	if t, ok := v.(time.Time); ok {
+		col.lose(n.path, t, source)
 	}
 	acc.present++
 	acc.count(v)
@@ -575,7 +622,11 @@ func (col *Collector) value(n *shapeNode, v any, source string) {
 			*item.container++
 			ia := item.acc
 			if ia == nil {
+				col.loseAll(item.path, e, source)
 				continue
+			}
+			if t, ok := e.(time.Time); ok {
+				col.lose(item.path, t, source)
 			}
 			ia.present++
 			ia.count(e)
@@ -643,6 +694,7 @@ func parentPath(p string) string {
 func (col *Collector) Finish(scale float64) *Collection {
 	c := col.c
 	c.Documents = int64(float64(c.Seen)*scale + 0.5)
+	c.SubMillisecond = col.precision()
 	if c.Seen > 0 {
 		s := slices.Clone(col.sizes.vals)
 		sort.Ints(s)

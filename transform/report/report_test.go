@@ -277,7 +277,7 @@ func TestWriteFormats(t *testing.T) {
 			`(?m)^  OVER THE SIZE LIMIT: 2 documents\n    ` + regexp.QuoteMeta(fmt.Sprintf("%s (_id %s): %s", big.Source, big.ID, Bytes(big.Size))) + `$`,
 			`(?m)^  references addresses\[\]\.cityId -> cities: 4 checked, 1 dangling\n    7 in person \(id\)=\(3\)$`,
 			`(?m)^  WARNING \[unbounded-embed\] people: addresses holds up to 3 items\n      suggestion: set a limit$`,
-			`(?m)^== nobody \(documents from person\): 0 documents from 0 rows$`,
+			`(?m)^== nobody \(documents from public\.person\): 0 documents from 0 rows$`,
 			`(?m)^  typical document \(` + regexp.QuoteMeta(c.Typical.Source) + `, ` + Bytes(c.Typical.Size) + `\):\n    ` + regexp.QuoteMeta(c.Typical.JSON) + `$`,
 			`(?m)^  largest document \(person \(id\)=\(100\), ` + Bytes(c.Largest.Size) + `\):\n    ` + regexp.QuoteMeta(c.Largest.JSON) + `$`,
 		}, shapeText...),
@@ -287,12 +287,12 @@ func TestWriteFormats(t *testing.T) {
 			fmt.Sprintf("| `addresses` | %d | %d | %d | person (id)=(3) |", arr.Max, arr.P99, arr.P50),
 			fmt.Sprintf("**2 documents over the size limit:**\n\n- %s: %s", big.Source, Bytes(big.Size)),
 			"- references `addresses[].cityId` → cities: 4 checked, 1 dangling",
-			"## nobody\n\ndocuments from `person`: 0 documents from 0 rows.",
+			"## nobody\n\ndocuments from `public.person`: 0 documents from 0 rows.",
 			fmt.Sprintf("Typical document (%s, %s):\n\n```json\n%s\n```", c.Typical.Source, Bytes(c.Typical.Size), c.Typical.JSON),
 			fmt.Sprintf("Largest document (person (id)=(100), %s):\n\n```json\n%s\n```", Bytes(c.Largest.Size), c.Largest.JSON),
 		}, shapeMD...),
 		"html": append([]string{
-			fmt.Sprintf(`<tr><td><a href="#c-people-person">people</a></td><td>documents</td><td>person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n over">%d</td><td class="n">%d</td></tr>`,
+			fmt.Sprintf(`<tr><td><a href="#c-people-public.person">people</a></td><td>documents</td><td>public.person</td><td class="n">100</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n over">%d</td><td class="n">%d</td></tr>`,
 				Bytes(sz.P50), Bytes(sz.P95), Bytes(sz.P99), Bytes(sz.Max), c.TooLarge.Count, ref.Dangling),
 			`<tr class="sev-warning-row"><td><span class="sev-warning">WARNING</span></td><td>unbounded-embed</td><td>people</td><td>addresses holds up to 3 items</td><td>set a limit</td></tr>`,
 			fmt.Sprintf(`<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td></tr></table>`,
@@ -301,7 +301,7 @@ func TestWriteFormats(t *testing.T) {
 			fmt.Sprintf(`<h3>Over the size limit: 2 documents</h3><table><tr><th>source</th><th>_id</th><th>size</th></tr><tr><td>%s</td><td>%s</td><td class="n">%s</td></tr>`,
 				template.HTMLEscapeString(big.Source), big.ID, Bytes(big.Size)),
 			`<tr><td><code>addresses[].cityId</code></td><td>cities</td><td class="n">4</td><td class="n">1</td><td>7 in person (id)=(3)<br></td></tr>`,
-			`<h2 id="c-nobody-person">Collection nobody <span class="note">(documents from person: 0 documents from 0 rows)</span></h2>`,
+			`<h2 id="c-nobody-public.person">Collection nobody <span class="note">(documents from public.person: 0 documents from 0 rows)</span></h2>`,
 			// Samples are indented for reading; one cut short (not valid
 			// JSON) is shown as it is.
 			fmt.Sprintf(`<p>Typical document (%s, %s):</p><pre class="sample">%s</pre>`, template.HTMLEscapeString(c.Typical.Source), Bytes(c.Typical.Size), template.HTMLEscapeString(indented(t, c.Typical.JSON))),
@@ -399,4 +399,68 @@ func indented(t *testing.T, s string) string {
 		t.Fatalf("typical sample is not JSON: %v", err)
 	}
 	return b.String()
+}
+
+// TestCollectorSubMillisecond: plan counts, per field, the dates with
+// digits below the millisecond (which migrate drops), in every output
+// and as a warning; past the shape's cap too.
+func TestCollectorSubMillisecond(t *testing.T) {
+	cp := testPlan()
+	cp.Root.Table.Columns = []mappings.Column{{Name: "id"}, {Name: "name"}}
+	cp.Root.Columns = []mappings.Column{{Name: "id", TypeName: "timestamptz"}, {Name: "name", TypeName: "timestamptz"}}
+	cp.Root.Fields[0].Value = mappings.Ref{Col: 1}
+	col := NewCollector(cp, 0, load.AppendExtJSON)
+	fine := time.Date(2024, 1, 1, 10, 0, 0, 123456000, time.UTC)
+	whole := time.Date(2024, 1, 1, 10, 0, 0, 123000000, time.UTC)
+	docs := []transform.Document{
+		doc(1, fine, transform.Doc{{Key: "since", Value: fine}}, transform.Doc{{Key: "since", Value: whole}}),
+		doc(2, whole),
+		doc(3, fine.Add(-time.Hour)),
+	}
+	// A document past the shape's cap: its dates are counted all the same.
+	wide := transform.Doc{{Key: "_id", Value: int32(4)}}
+	for i := range MaxPaths + 10 {
+		wide = append(wide, transform.Field{Key: fmt.Sprintf("k%d", i), Value: fine})
+	}
+	docs = append(docs, transform.Document{Collection: "people", ID: int32(4), Body: wide, Source: "person (id)=(4)"})
+	col.Add(len(docs), sized(t, docs), 0)
+	c := col.Finish(1)
+	got := map[string]int64{}
+	for _, l := range c.SubMillisecond {
+		got[l.Path] = l.Count
+	}
+	if got["name"] != 2 || got["addresses[].since"] != 1 || got["k0"] != 1 {
+		t.Fatalf("counts %v", got)
+	}
+	var all int64
+	for _, n := range got {
+		all += n
+	}
+	if all != 3+MaxPaths+10 {
+		t.Errorf("%d values counted, want %d", all, 3+MaxPaths+10)
+	}
+	for _, l := range c.SubMillisecond {
+		if l.Path == "name" && (l.Column != "person.name" || l.Example != "2024-01-01T10:00:00.123456Z" || l.Source != "person (id)=(1)") {
+			t.Errorf("name: %+v", l)
+		}
+	}
+	plan := &mappings.Plan{Collections: []*mappings.CollectionPlan{cp}}
+	ws := Warnings(plan, []*Collection{c}, nil, 0)
+	if !slices.ContainsFunc(ws, func(w Warning) bool {
+		return w.Rule == "timestamp-precision" && strings.Contains(w.Message, "name (person.name): 2") && strings.Contains(w.Suggestion, "timestamp: string")
+	}) {
+		t.Errorf("no timestamp-precision warning: %+v", ws)
+	}
+	r := &Report{Collections: []*Collection{c}, Warnings: ws}
+	for _, f := range []string{"text", "markdown", "html", "json"} {
+		var b strings.Builder
+		if err := Write(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"person.name", "2024-01-01T10:00:00.123456Z", "timestamp-precision"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s output lacks %q", f, want)
+			}
+		}
+	}
 }

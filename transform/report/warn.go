@@ -52,6 +52,9 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				Message:    fmt.Sprintf("NUMERIC is written as BSON Decimal128 (numeric: decimal, the default) in %s: MongoDB stores it exactly, FerretDB 1.24 cannot store it at all (migrate and validate --target refuse such a mapping there)", strings.Join(decimals, ", ")),
 				Suggestion: "for FerretDB set `numeric: double` (may round) or `numeric: string` (exact text), for the file or per field"})
 		}
+		if w, ok := precisionWarning(c); ok {
+			out = append(out, w)
+		}
 		if u := c.Unstorable; u != nil && u.Count > 0 {
 			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
 				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
@@ -66,7 +69,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 			switch f.Kind {
 			case mappings.FieldEmbed:
 				child := f.Embed
-				ts, hasStats := stats[mappings.QualifiedName(child.Table.Schema+"."+child.Table.Name)]
+				ts, hasStats := stats[child.Table.QualifiedName()]
 				if !child.Object && child.Limit == 0 {
 					if a, ok := arrays[path]; ok && a.Max > UnboundedChildren {
 						msg := fmt.Sprintf("embedded relation %s (table %s) is unbounded: up to %d items per document (p99 %d, median %d; longest in %s)", path, tableName(child.Table), a.Max, a.P99, a.P50, a.MaxSource)
@@ -94,7 +97,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 			case mappings.FieldColumn:
 				if f.Value.Lookup != nil {
 					lt := f.Value.Lookup.Table
-					if ts, ok := stats[lt.Schema+"."+lt.Name]; ok && hot(ts) {
+					if ts, ok := stats[lt.QualifiedName()]; ok && hot(ts) {
 						out = append(out, Warning{Severity: "warning", Rule: "hot-copy", Collection: c.Name, Path: path,
 							Message:    fmt.Sprintf("field %s copies from table %s, which changes often: %d updates on %d rows (%.1f per row)", path, tableName(lt), ts.Updates, ts.Rows, perRow(ts)),
 							Suggestion: "reference it instead, or make sure sync keeps the copies current"})
@@ -102,7 +105,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				}
 				if rp := plan.RefTarget(f.RefCollection); rp != nil {
 					rt := rp.Root.Table
-					ts, ok := stats[rt.Schema+"."+rt.Name]
+					ts, ok := stats[rt.QualifiedName()]
 					if ok && !hot(ts) {
 						out = append(out, Warning{Severity: "info", Rule: "reference-read-with-parent", Collection: c.Name, Path: path,
 							Message:    fmt.Sprintf("%s references %s (table %s), which rarely changes (%d updates on %d rows)", path, rp.Name, tableName(rt), ts.Updates, ts.Rows),
