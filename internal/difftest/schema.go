@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -56,12 +57,28 @@ func (t *Table) Qualified() string {
 	return ident(t.Schema) + "." + ident(t.Name)
 }
 
-// MappingName is the table's name as a mapping file names it.
+// MappingName is the table's name as a mapping file names it: as a psql
+// user writes it, each part double-quoted unless it is a plain lower-case
+// identifier (mappings/README.md, "Table names").
 func (t *Table) MappingName() string {
 	if t.Schema == "" {
-		return t.Name
+		return sqlIdent(t.Name)
 	}
-	return t.Schema + "." + t.Name
+	return sqlIdent(t.Schema) + "." + sqlIdent(t.Name)
+}
+
+var plainIdent = regexp.MustCompile(`^[a-z_\x{80}-\x{10FFFF}][a-z0-9_$\x{80}-\x{10FFFF}]*$`)
+
+// reservedWords are the names the generator draws that SQL reserves.
+var reservedWords = map[string]bool{"select": true, "user": true, "order": true, "table": true}
+
+// sqlIdent is name as SQL writes it: bare when PostgreSQL reads it back
+// unchanged, double-quoted otherwise.
+func sqlIdent(name string) string {
+	if plainIdent.MatchString(name) && !reservedWords[name] {
+		return name
+	}
+	return ident(name)
 }
 
 func (t *Table) col(name string) *Column {
