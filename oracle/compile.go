@@ -49,7 +49,6 @@ type docShape struct {
 // maxPairs is the most name/value pairs one json_build_object call takes.
 const maxPairs = 50
 
-
 type fieldKind int
 
 const (
@@ -926,14 +925,17 @@ func keyText(col mappings.Column, ref string) string {
 }
 
 // sourceName is the SQL of a root row's name in messages:
-// `person (id)=(42)`.
+// `person (id)=(42)`, as transform.SourceKey names it: a NULL is NULL, and
+// a column a bucket's stream order names twice is named once.
 func (c *compiler) sourceName(cp *mappings.CollectionPlan, root *rowSource) string {
-	names := make([]string, len(cp.IDCols))
-	vals := make([]string, len(cp.IDCols))
+	var names, vals []string
 	for i, ci := range cp.IDCols {
+		if slices.Contains(cp.IDCols[:i], ci) {
+			continue
+		}
 		col := cp.Root.Columns[ci]
-		names[i] = col.Name
-		vals[i] = "(" + root.column(col) + ")::pg_catalog.text"
+		names = append(names, col.Name)
+		vals = append(vals, "COALESCE(("+root.column(col)+")::pg_catalog.text, 'NULL')")
 	}
 	return fmt.Sprintf("%s || pg_catalog.concat_ws(', ', %s) || ')'", quoteLiteral(cp.Root.Table.Name+" ("+strings.Join(names, ", ")+")=("), strings.Join(vals, ", "))
 }
