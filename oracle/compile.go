@@ -775,6 +775,15 @@ func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column,
 		if f := familyOf(col.TypeName); (a.Fn == "sum" || a.Fn == "avg") && (f == famFloat4 || f == famFloat8) {
 			// Floating point sums depend on the order of the terms.
 			call += " ORDER BY " + strings.Join(c.tiebreak(n.Table, src), ", ")
+		} else if (a.Fn == "min" || a.Fn == "max") && (f == famFloat4 || f == famFloat8 || col.TypeName == "numeric" || col.TypeName == "citext" || col.TypeName == "interval") {
+			// Of equal values that print differently (1.0 and 1.00), the
+			// first in tie-break order: min and max keep the last they
+			// are given.
+			var desc []string
+			for _, o := range c.tiebreak(n.Table, src) {
+				desc = append(desc, o+" DESC")
+			}
+			call += " ORDER BY " + strings.Join(desc, ", ")
 		}
 		call += ")"
 	}
