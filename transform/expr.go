@@ -105,7 +105,7 @@ func evalExpr(f *mappings.FieldPlan, env map[string]any) (any, error) {
 	}
 	out, err := mappings.RunExpr(f.Program, env)
 	if err != nil {
-		return nil, fmt.Errorf("expr %q: %w", f.Source, exprError(err))
+		return nil, fmt.Errorf("expr %q: %w", f.Source, err)
 	}
 	v, err := docValue(out)
 	if err != nil {
