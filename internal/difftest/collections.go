@@ -108,7 +108,7 @@ func (g *gen) plain(t *Table, name string) *Node {
 	g.curColl, g.curFilter = name, filter
 	g.entity(n, ectx{t: t, root: true, skip: t.IDCols()})
 	g.curColl, g.curFilter = "", ""
-	g.addCheck(Check{Collection: name, What: "documents", SQL: fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", t.Qualified(), orTrue(filter))})
+	g.addCheck(Check{Collection: name, What: "documents", SQL: fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", t.From(), orTrue(filter))})
 	if g.chance(0.2) {
 		g.indexes(n)
 	}
@@ -173,7 +173,7 @@ func (g *gen) bucket() *Node {
 	fk := t.FKs[g.n(len(t.FKs))]
 	by := fk.Cols
 	size := pick[any](g.rng, 1, 1, 2, 3, 10, 100000)
-	if g.open("mappingnumbers") && g.chance(0.15) {
+	if g.open("mappingnumbers") && g.chance(0.03) {
 		size = pick[any](g.rng, int64(9223372036854775807), int64(1)<<53, int64(2147483648))
 	}
 	b := M("by", by, "size", size)
@@ -211,7 +211,7 @@ func (g *gen) bucket() *Node {
 		}
 		g.addCheck(Check{Collection: name, What: "bucket pages", SQL: fmt.Sprintf(
 			"SELECT coalesce(sum(ceil(greatest(n - %d, 0) / %d::numeric)), 0)::bigint FROM (SELECT count(*) n FROM %s WHERE %s AND (%s) IS NOT NULL GROUP BY %s) s",
-			skip, sz, t.Qualified(), orTrue(filter), rowNotNull(by), strings.Join(nn, ", "))})
+			skip, sz, t.From(), orTrue(filter), rowNotNull(by), strings.Join(nn, ", "))})
 	}
 	g.note("bucket size %v", size)
 	return n
@@ -265,7 +265,7 @@ func (g *gen) shared() []*Node {
 			f.Items[len(f.Items)-1].Set("value", "second")
 		}
 		out = append(out, n)
-		checks = append(checks, fmt.Sprintf("(SELECT count(*) FROM %s)", t.Qualified()))
+		checks = append(checks, fmt.Sprintf("(SELECT count(*) FROM %s)", t.From()))
 	}
 	g.addCheck(Check{Collection: name, What: "documents", SQL: "SELECT " + strings.Join(checks, " + ")})
 	g.note("shared collection prefix=%v", prefix)
@@ -341,7 +341,7 @@ func (g *gen) arrayCheck(x ectx, name string, child *Table, fk *FK, rel *Node) {
 	}
 	g.c.Checks = append(g.c.Checks, Check{Collection: coll, Field: name, What: "array length", SQL: fmt.Sprintf(
 		"SELECT least((SELECT count(%s) FROM (SELECT * FROM %s WHERE %s) c WHERE %s), %s) FROM (SELECT * FROM %s WHERE %s) r",
-		what, child.Qualified(), orTrue(rel.Get("filter").Str()), joinCond(fk), limit, x.t.Qualified(), orTrue(g.curFilter))})
+		what, child.From(), orTrue(rel.Get("filter").Str()), joinCond(fk), limit, x.t.From(), orTrue(g.curFilter))})
 }
 
 // countCheck: each root document's count aggregate.
@@ -356,7 +356,7 @@ func (g *gen) countCheck(x ectx, name string, child *Table, fk *FK, agg *Node) {
 	}
 	g.c.Checks = append(g.c.Checks, Check{Collection: coll, Field: name, What: "count", SQL: fmt.Sprintf(
 		"SELECT (SELECT count(%s) FROM (SELECT * FROM %s WHERE %s) c WHERE %s) FROM (SELECT * FROM %s WHERE %s) r",
-		what, child.Qualified(), orTrue(agg.Get("filter").Str()), joinCond(fk), x.t.Qualified(), orTrue(g.curFilter))})
+		what, child.From(), orTrue(agg.Get("filter").Str()), joinCond(fk), x.t.From(), orTrue(g.curFilter))})
 }
 
 func joinCond(fk *FK) string {

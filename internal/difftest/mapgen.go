@@ -319,7 +319,7 @@ func (g *gen) embedChild(x ectx, used map[string]bool) *Node {
 
 // limit draws a subset size: 1, small, or huge.
 func (g *gen) limit() any {
-	if g.open("mappingnumbers") && g.chance(0.1) {
+	if g.open("mappingnumbers") && g.chance(0.03) {
 		return pick[any](g.rng, int64(9223372036854775807), int64(2147483648), int64(1)<<53)
 	}
 	return pick[any](g.rng, 1, 1, 2, 3, 5, 1000000)
@@ -664,7 +664,7 @@ func (g *gen) sqlField(x ectx, used map[string]bool) *Node {
 // constant is a value: field; hostile YAML numbers under yamlconst.
 func (g *gen) constant(used map[string]bool) *Node {
 	f := M("name", g.fieldName(used, "const"))
-	if g.open("yamlconst") && g.chance(0.3) {
+	if g.open("yamlconst") && g.chance(0.06) {
 		f.Set("value", &Node{Raw: pick(g.rng, ".nan", ".inf", "-.inf", "1e400", "18446744073709551616", "-9223372036854775809", "0x10", "1_000")})
 		return f
 	}

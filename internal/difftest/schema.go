@@ -57,6 +57,16 @@ func (t *Table) Qualified() string {
 	return ident(t.Schema) + "." + ident(t.Name)
 }
 
+// From is the table as a query reads it the way denorm does: its own
+// rows only (ONLY: an inheritance parent without its children's rows), a
+// partitioned table with all its partitions' rows.
+func (t *Table) From() string {
+	if t.Partitioned {
+		return t.Qualified()
+	}
+	return "ONLY " + t.Qualified()
+}
+
 // MappingName is the table's name as a mapping file names it: as a psql
 // user writes it, each part double-quoted unless it is a plain lower-case
 // identifier (mappings/README.md, "Table names").

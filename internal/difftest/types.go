@@ -150,6 +150,9 @@ func numericType(g *gen) *colType {
 			}
 			switch g.weighted(4, 3, 1, 1, 1) {
 			case 0:
+				if g.open("numericzero") && g.chance(0.2) {
+					return pick(g.rng, "0.0", "0.00", "-0.000") // zeros with a scale
+				}
 				return pick(g.rng, "0", "-0", "1.0", "1.00", "0.1", "123.4500", "-2.5", "1e20", "9007199254740993", "0.30000000000000004")
 			case 1:
 				return pick(g.rng, "'NaN'", "'Infinity'", "'-Infinity'", "1e300", "1e308", "1e309", "-1e309", "1.7976931348623157e308", "5e-324")
@@ -161,12 +164,16 @@ func numericType(g *gen) *colType {
 				}
 				return "1e-300"
 			default:
-				return fmt.Sprintf("%d.%03d", g.between(-1000, 1000), g.n(1000))
+				v := fmt.Sprintf("%d.%03d", g.between(-1000, 1000), g.n(1000))
+				if v == "0.000" && !g.open("numericzero") {
+					v = "0"
+				}
+				return v
 			}
 		},
 		key: func(g *gen, i int) string {
 			v := strconv.Itoa(i - 3)
-			if scale > 0 || prec == 0 {
+			if (scale > 0 || prec == 0) && (i != 3 || prec > 0 || g.open("numericzero")) {
 				v += pick(g.rng, "", ".0", ".00")
 			}
 			return v
