@@ -24,6 +24,9 @@ func (g *gen) mapping() {
 	if g.chance(0.4) {
 		m.Set("char", pick(g.rng, "trim", "keep"))
 	}
+	if g.chance(0.3) {
+		m.Set("timestamp", pick(g.rng, "string", "date"))
+	}
 	g.rootColl = map[*Table]string{}
 	colls := L()
 	var roots []*Table
@@ -240,7 +243,7 @@ func (g *gen) shared() []*Node {
 		return nil
 	}
 	name := g.collName(&Table{Name: "shared"})
-	disc := pick(g.rng, "type", "kind", "Ünï")
+	disc := pick(g.rng, "docType", "t", "Ünï")
 	prefix := g.chance(0.7)
 	var out []*Node
 	var checks []string

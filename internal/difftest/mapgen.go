@@ -127,8 +127,10 @@ func joinMap(fk *FK, childSide bool) *Node {
 }
 
 // fieldName draws a field name: mostly plain, sometimes odd (unicode,
-// blanks; now and then one a target cannot hold).
+// blanks; now and then one a target cannot hold). base (often made of a
+// table's name) is made storable first.
 func (g *gen) fieldName(used map[string]bool, base string) string {
+	base = strings.NewReplacer(".", "_", "$", "_").Replace(base)
 	for i := 0; ; i++ {
 		n := base
 		switch g.weighted(8, 1, 1) {
@@ -166,6 +168,9 @@ func (g *gen) entity(n *Node, x ectx) {
 	for _, c := range t.Cols {
 		if slices.Contains(x.skip, c.Name) || (star && g.chance(0.7)) || !g.chance(0.5) {
 			continue
+		}
+		if strings.Contains(c.Name, ".") && g.chance(0.9) {
+			continue // read as lookup.column: loud, drawn now and then
 		}
 		f := g.columnField(c, used, x)
 		if f != nil {
@@ -222,9 +227,19 @@ func (g *gen) entity(n *Node, x ectx) {
 	if len(lookups) > 0 {
 		n.Set("lookups", L(anys(lookups)...))
 	}
+	rename := M()
 	if star && g.chance(0.3) && len(t.Cols) > 0 {
 		c := t.Cols[g.n(len(t.Cols))]
-		n.Set("rename", M(c.Name, g.fieldName(used, "renamed")))
+		rename.Set(c.Name, g.fieldName(used, "renamed"))
+	}
+	for _, c := range t.Cols {
+		// a column "*" would name with a "." or a "$": rename it (mostly)
+		if star && strings.ContainsAny(c.Name, ".$") && rename.Get(c.Name) == nil && !slices.Contains(x.skip, c.Name) && g.chance(0.9) {
+			rename.Set(c.Name, g.fieldName(used, "r"+c.Name))
+		}
+	}
+	if len(rename.Keys) > 0 {
+		n.Set("rename", rename)
 	}
 	if star && g.chance(0.2) && len(t.Cols) > 0 {
 		n.Set("exclude", L(t.Cols[g.n(len(t.Cols))].Name))
@@ -251,6 +266,8 @@ func (g *gen) columnField(c *Column, used map[string]bool, x ectx) *Node {
 		return M("column", c.Name, "numeric", mode)
 	case strings.HasPrefix(c.T.SQL, "char(") && g.chance(0.4):
 		return M("column", c.Name, "char", pick(g.rng, "keep", "trim"))
+	case (strings.Contains(c.T.Fam, "timestamp") || c.T.Fam == "array/timestamp" || c.T.Fam == "array/timestamptz") && g.chance(0.4):
+		return M("column", c.Name, "timestamp", pick(g.rng, "string", "date"))
 	case g.chance(0.2):
 		return M("name", g.fieldName(used, "f"+c.Name), "column", c.Name)
 	}
@@ -669,7 +686,7 @@ func (g *gen) sqlField(x ectx, used map[string]bool) *Node {
 // constant is a value: field; hostile YAML numbers under yamlconst.
 func (g *gen) constant(used map[string]bool) *Node {
 	f := M("name", g.fieldName(used, "const"))
-	if g.open("yamlconst") && g.chance(0.06) {
+	if g.open("yamlconst") && g.chance(0.02) {
 		f.Set("value", &Node{Raw: pick(g.rng, ".nan", ".inf", "-.inf", "1e400", "18446744073709551616", "-9223372036854775809", "0x10", "1_000")})
 		return f
 	}
