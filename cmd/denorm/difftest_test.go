@@ -845,13 +845,18 @@ var serverRefusal = regexp.MustCompile(`(?i)target|server|refus|decimal`)
 // documents and reject the same rows, but for documents the server
 // refused: those it returns (rejected on the server only), for verify.
 func compareDirServer(dir, server map[string][]dtDoc, rejDir, rejServer []dtReject) ([]dtReject, *dtFailure) {
-	inDir := map[string]bool{}
-	for _, k := range rejectKeys(rejDir) {
-		inDir[k] = true
+	// rows compared as a multiset of (collection, source, reason): one
+	// source row may be rejected by two document types of a shared
+	// collection, for different reasons
+	key := func(r dtReject) string { return r.Collection + keySep + r.Source + keySep + r.Error }
+	left := map[string]int{}
+	for _, r := range rejDir {
+		left[key(r)]++
 	}
 	var only []dtReject
 	for _, r := range rejServer {
-		if inDir[r.Collection+keySep+r.Source] {
+		if left[key(r)] > 0 {
+			left[key(r)]--
 			continue
 		}
 		if !serverRefusal.MatchString(r.Error) {
@@ -859,12 +864,8 @@ func compareDirServer(dir, server map[string][]dtDoc, rejDir, rejServer []dtReje
 		}
 		only = append(only, r)
 	}
-	inServer := map[string]bool{}
-	for _, k := range rejectKeys(rejServer) {
-		inServer[k] = true
-	}
-	for _, k := range rejectKeys(rejDir) {
-		if !inServer[k] {
+	for k, n := range left {
+		if n > 0 {
 			return nil, &dtFailure{Kind: "rejects differ", Step: "migrate ferret", Detail: "rejected in the directory only: " + k}
 		}
 	}
