@@ -331,7 +331,7 @@ func (g *gen) entityTable() *Table {
 	switch g.weighted(7, 2, 2) {
 	case 0: // a single-column primary key
 		col := &Column{Name: pick(g.rng, "id", "Id", "key", "ïd", "id col"), T: g.keyType(), NotNull: true}
-		if g.open("arraykey") && g.chance(0.1) {
+		if g.open("arraykey") && g.chance(0.03) {
 			col.T = pick(g.rng, arrayType(intType(g, 32)), jsonType(true))
 			col.T.key = func(g *gen, i int) string {
 				if col.T.Fam == "jsonb" {

@@ -165,7 +165,9 @@ func camel(col string) string {
 func (g *gen) bucket() *Node {
 	var cands []*Table
 	for _, t := range g.c.Tables {
-		if len(t.FKs) > 0 && t.Parent == nil {
+		// pages need a key to order rows by: a table without one is
+		// refused (drawn now and then)
+		if len(t.FKs) > 0 && t.Parent == nil && (len(t.IDCols()) > 0 || g.chance(0.1)) {
 			cands = append(cands, t)
 		}
 	}
