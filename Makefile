@@ -66,12 +66,13 @@ test: deps build test-tools
 
 # The differential fuzzer alone, as long as asked: FUZZTIME=2h make fuzz;
 # SEED=N replays the one case of that seed, MASTER=N a whole run,
-# OPEN=class,... draws known-open classes too. Failures are shrunk into
+# OPEN=class,... draws closed classes too, CLOSE=class,... leaves classes
+# out. Failures are shrunk into
 # testdata/difftest/seed-N/.
 FUZZTIME ?= 30m
 fuzz: deps
 	DENORM_DIFFTEST_TIME=$(FUZZTIME) DENORM_DIFFTEST_SEED=$(SEED) DENORM_DIFFTEST_MASTER=$(MASTER) \
-	DENORM_DIFFTEST_OPEN=$(OPEN) DENORM_DIFFTEST_KEEP=1 \
+	DENORM_DIFFTEST_OPEN=$(OPEN) DENORM_DIFFTEST_CLOSE=$(CLOSE) DENORM_DIFFTEST_KEEP=1 \
 	scripts/testenv.sh $(GO) test -count=1 -timeout 0 -v -run '^TestDifftest$$' ./cmd/denorm
 
 # The tools' own tests: the test server (an in-process FerretDB) and the
