@@ -769,6 +769,11 @@ func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column,
 		arg = src.col(a.Column)
 	}
 	res := aggregateResult(a.Fn, col)
+	if len(n.Columns) > 0 {
+		// the mapping's modes for the result (timestamp: string,
+		// char: keep), as a column of its type is written
+		res.TimestampText, res.KeepPadding = n.Columns[0].TimestampText, n.Columns[0].KeepPadding
+	}
 	call := a.Fn + "(*)"
 	if arg != "" {
 		call = a.Fn + "(" + arg
