@@ -516,6 +516,10 @@ func (g *gen) aggregate(x ectx, used map[string]bool) *Node {
 		if (fn == "sum" || fn == "avg") && col.T.Fam == "money" {
 			return nil
 		}
+		if (fn == "sum" || fn == "avg") && !g.open("sumoverflow") &&
+			(strings.Contains(col.T.Fam, "double") || strings.Contains(col.T.Fam, "real") || strings.Contains(col.T.Fam, "interval")) {
+			return nil // overflow ends the run: an open finding
+		}
 	}
 	agg := M("fn", fn, "table", rel.Get("table"), "join", rel.Get("join"))
 	if th := rel.Get("through"); th != nil {
