@@ -91,56 +91,50 @@ func finish(src string, doc bson.D, err error) Doc {
 	if err != nil {
 		return Doc{Source: src, Err: err}
 	}
-	b, err := bson.Marshal(doc)
+	b, err := encode(nil, doc)
 	if err != nil {
 		return Doc{Source: src, Err: reject("", "cannot be encoded as BSON: %v", err)}
 	}
 	return Doc{Source: src, BSON: b}
 }
 
-// readObject reads a JSON object of n members as buildObject writes it
-// (an array of objects of maxPairs members past maxPairs), calling each
-// with every member's index once the reader is at its value.
+// readObject reads the JSON of n values as buildObject writes it (an
+// array, or an array of arrays of maxValues values past maxValues),
+// calling each with every value's index once the reader is at it.
 func readObject(r *reader, n int, each func(i int) error) error {
-	chunked := n > maxPairs
+	chunked := n > maxValues
 	if chunked {
 		if err := r.expect('['); err != nil {
 			return err
 		}
 	}
 	for i := 0; i < n; i++ {
-		if i%maxPairs == 0 {
+		if i%maxValues == 0 {
 			if chunked && i > 0 {
 				if err := r.expect(','); err != nil {
 					return err
 				}
 			}
-			if err := r.expect('{'); err != nil {
+			if err := r.expect('['); err != nil {
 				return err
 			}
 		} else if err := r.expect(','); err != nil {
 			return err
 		}
-		if _, err := r.str(); err != nil {
-			return err
-		}
-		if err := r.expect(':'); err != nil {
-			return err
-		}
 		if err := each(i); err != nil {
 			return err
 		}
-		if i%maxPairs == maxPairs-1 || i == n-1 {
-			if err := r.expect('}'); err != nil {
+		if i%maxValues == maxValues-1 || i == n-1 {
+			if err := r.expect(']'); err != nil {
 				return err
 			}
 		}
 	}
 	if n == 0 {
-		if err := r.expect('{'); err != nil {
+		if err := r.expect('['); err != nil {
 			return err
 		}
-		if err := r.expect('}'); err != nil {
+		if err := r.expect(']'); err != nil {
 			return err
 		}
 	}
@@ -150,7 +144,7 @@ func readObject(r *reader, n int, each func(i int) error) error {
 	return nil
 }
 
-// readDoc reads the JSON object of one (sub)document of shape s.
+// readDoc reads the JSON of one (sub)document of shape s.
 func readDoc(r *reader, s *docShape) (bson.D, error) {
 	doc := make(bson.D, 0, len(s.fields))
 	err := readObject(r, len(s.fields), func(i int) error {

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -201,5 +202,24 @@ func TestTimestampText(t *testing.T) {
 	d := valueType{fam: famDate, timeText: true}
 	if got, err := value(&reader{b: []byte(`"2024-01-01"`)}, d, "f"); err != nil || got != bson.DateTime(1704067200000) {
 		t.Errorf("a date stays a date under timestamp: string: %v, %v", got, err)
+	}
+}
+
+// TestEncodeIsTheDriversBSON: the oracle's encoder writes the bytes the
+// driver's own Marshal writes, for every value kind it makes.
+func TestEncodeIsTheDriversBSON(t *testing.T) {
+	d := bson.D{
+		{Key: "_id", Value: "x"}, {Key: "n", Value: nil}, {Key: "i", Value: int32(-5)}, {Key: "l", Value: int64(1) << 40},
+		{Key: "f", Value: 1.5}, {Key: "nan", Value: quietNaN}, {Key: "b", Value: true}, {Key: "t", Value: bson.DateTime(-1)},
+		{Key: "dec", Value: dec("1.50")}, {Key: "u", Value: bson.Binary{Subtype: 4, Data: make([]byte, 16)}},
+		{Key: "bin", Value: bson.Binary{Data: []byte{1}}}, {Key: "doc", Value: bson.D{{Key: "a", Value: bson.A{int32(1), "s", bson.D{}, bson.A{}}}}},
+	}
+	want, err := bson.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encode(nil, d)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("encode: %v\n got %x\nwant %x", err, got, want)
 	}
 }

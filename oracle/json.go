@@ -12,7 +12,7 @@ import (
 // extract's, which goes through encoding/json) so that it shares nothing
 // with the builder's reading of JSON columns.
 //
-// PostgreSQL's json_build_object output is valid JSON; a reader error is a
+// PostgreSQL's json_build_array output is valid JSON; a reader error is a
 // fault of the oracle's query or of this parser, never of the data, and is
 // reported as such (badJSON).
 type reader struct {

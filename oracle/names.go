@@ -20,30 +20,50 @@ func checkNames(d bson.D, path string, depth int) error {
 	if depth > maxDepth {
 		return reject(path, "nested deeper than %d levels", maxDepth)
 	}
-	seen := make(map[string]bool, len(d))
-	for _, e := range d {
-		p := e.Key
-		if path != "" {
-			p = path + "." + e.Key
+	var seen map[string]bool
+	if len(d) > 16 {
+		seen = make(map[string]bool, len(d))
+	}
+	at := func(k string) string {
+		if path == "" {
+			return k
 		}
+		return path + "." + k
+	}
+	for i, e := range d {
 		switch {
 		case e.Key == "":
-			return reject(p, "an empty field name")
+			return reject(at(e.Key), "an empty field name")
 		case e.Key[0] == '$':
-			return reject(p, "a field name starting with \"$\"")
+			return reject(at(e.Key), "a field name starting with \"$\"")
 		case strings.ContainsRune(e.Key, '.'):
-			return reject(p, "a field name holding \".\"")
+			return reject(at(e.Key), "a field name holding \".\"")
 		case strings.ContainsRune(e.Key, 0):
-			return reject(p, "a field name holding NUL")
-		case seen[e.Key]:
-			return reject(p, "two fields of one document have this name")
+			return reject(at(e.Key), "a field name holding NUL")
+		case seen != nil && seen[e.Key], seen == nil && repeated(d[:i], e.Key):
+			return reject(at(e.Key), "two fields of one document have this name")
 		}
-		seen[e.Key] = true
-		if err := checkValueNames(e.Value, p, depth); err != nil {
-			return err
+		if seen != nil {
+			seen[e.Key] = true
+		}
+		switch e.Value.(type) {
+		case bson.D, bson.A:
+			if err := checkValueNames(e.Value, at(e.Key), depth); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// repeated reports whether a field of d is named k.
+func repeated(d bson.D, k string) bool {
+	for _, e := range d {
+		if e.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 func checkValueNames(v any, path string, depth int) error {

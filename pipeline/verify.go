@@ -66,6 +66,10 @@ type VerifyOptions struct {
 	// collection: of that many parents): the oracle builds only those, and
 	// the target's other documents are read but not compared.
 	SampleRoots int
+	// OracleWorkers is the number of connections the oracle builds one
+	// collection's documents on at once, each a part of them (entries that
+	// cannot be split run on one); 0 or 1: one.
+	OracleWorkers int
 	// Difference is called with every difference, in collection then _id
 	// order (missing, unexpected and differing documents interleaved),
 	// after all unbuildable rows; Dangling with every dangling reference.
@@ -123,6 +127,9 @@ type VerifyStats struct {
 	Duplicate   int64 `json:"duplicate"`
 	Unbuildable int64 `json:"unbuildable"`
 	Dangling    int64 `json:"danglingRefs"`
+	// OracleParts is, with the oracle, the number of parts (connections)
+	// its documents were built in.
+	OracleParts int `json:"oracleParts,omitempty"`
 }
 
 // Differences is the number of documents not as the source says.

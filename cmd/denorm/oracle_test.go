@@ -69,6 +69,18 @@ func TestVerifyOracle(t *testing.T) {
 			t.Fatalf("exit %d\n%s%s", code, out, errs)
 		}
 	})
+	t.Run("parts", func(t *testing.T) {
+		// The person mapping splits by a hash of the id: three parts on
+		// three connections build the same documents.
+		code, out, errs := runCLI(t, "verify", "--oracle", "sql", "--oracle-workers", "3", "--mapping", mapping, "--source", src, "--target", dir)
+		if code != 0 || !strings.Contains(out, "result: identical") || !strings.Contains(out, "built in parts on as many connections: people in 3") {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		f := strings.Fields(summaryRow(out, "people"))
+		if f[0] != "502" || f[2] != "502" {
+			t.Fatalf("3 parts: expected %s, identical %s, want 502\n%s", f[0], f[2], out)
+		}
+	})
 	t.Run("sample roots", func(t *testing.T) {
 		code, out, errs := runCLI(t, "verify", "--oracle", "sql", "--sample-roots", "40", "--mapping", mapping, "--source", src, "--target", dir)
 		f := strings.Fields(summaryRow(out, "people"))

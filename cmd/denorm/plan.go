@@ -85,7 +85,8 @@ errors and warnings; info findings never fail).
 
 --sql prints, instead of the report, the SQL that verify --oracle sql runs:
 per collection entry one statement that has PostgreSQL build the documents
-as JSON (a bucket collection: its items in page order), written from the
+as JSON arrays of their field values, in document order, each value named in
+a comment (a bucket collection: its items in page order), written from the
 mapping apart from migrate's code. Run it with psql to read the documents as
 the oracle sees them; the fields it does not check independently are listed
 as comments.`,
@@ -188,9 +189,9 @@ func printOracleSQL(g *globals, output string, plan *mappings.Plan) error {
 			fmt.Fprintln(w)
 		}
 		e := q.Entry
-		what := "one row per document: the source row, the document as JSON"
+		what := "one row per document: the source row, the document as a JSON array of its field values"
 		if e.Bucket != nil {
-			what = fmt.Sprintf("one row per item in page order (the oracle cuts pages of %d): the source row, the parent key's text, the parent's key values, the item as JSON", e.Bucket.Size)
+			what = fmt.Sprintf("one row per item in page order (the oracle cuts pages of %d): the source row, the parent key's text, the parent's key values, the item as a JSON array of its field values", e.Bucket.Size)
 		}
 		fmt.Fprintf(w, "-- collection %s (table %s.%s): %s\n", e.Name, e.Root.Table.Schema, e.Root.Table.Name, what)
 		for _, u := range q.Unchecked {

@@ -42,6 +42,7 @@ type verifyOptions struct {
 	retryFor    time.Duration
 	oracle      string
 	sampleRoots int
+	oracleConns int
 	rowSecurity bool
 }
 
@@ -162,6 +163,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
 	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
+	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
@@ -211,6 +213,9 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	if o.oracle != "" && o.oracle != "sql" {
 		return usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
+	}
+	if err := checkRange("--oracle-workers", o.oracleConns, 1, 64); err != nil {
+		return err
 	}
 	if o.sampleRoots != 0 {
 		if err := checkRange("--sample-roots", o.sampleRoots, 1, 1<<30); err != nil {
@@ -267,12 +272,13 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
-		BatchSize:   o.batchSize,
-		TempDir:     o.tempDir,
-		SortMemory:  o.sortMemMiB << 20,
-		Sample:      o.sample,
-		Oracle:      o.oracle == "sql",
-		SampleRoots: o.sampleRoots,
+		BatchSize:     o.batchSize,
+		TempDir:       o.tempDir,
+		SortMemory:    o.sortMemMiB << 20,
+		Sample:        o.sample,
+		Oracle:        o.oracle == "sql",
+		SampleRoots:   o.sampleRoots,
+		OracleWorkers: o.oracleConns,
 		Difference: func(d pipeline.Difference) error {
 			show(formatDifference(d))
 			return rep.difference(d)
@@ -303,7 +309,10 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 	}
 	// Coverage, in the same snapshot: the rows no document holds.
+	covStart := time.Now()
+	g.log.Debug("documents compared", "elapsed", covStart.Sub(start))
 	cov, err := extract.Coverage(ctx, snap, full)
+	g.log.Debug("coverage counted", "elapsed", time.Since(covStart))
 	if err != nil {
 		return err
 	}
@@ -316,7 +325,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		if err != nil {
 			return err
 		}
-		printOracleNote(g, unchecked)
+		printOracleNote(g, unchecked, res)
 		rep.unchecked = unchecked
 	}
 	if err := rep.finish(res, writes, since, indexes, cov); err != nil {
@@ -635,7 +644,16 @@ func printCoverage(g *globals, cov []mappings.TableCoverage) {
 
 // printOracleNote says what the oracle checked independently: every field
 // but those listed (expressions run on the shared engine).
-func printOracleNote(g *globals, unchecked []oracle.Unchecked) {
+func printOracleNote(g *globals, unchecked []oracle.Unchecked, res *pipeline.VerifyResult) {
+	var parts []string
+	for _, c := range res.Collections {
+		if c.OracleParts > 1 {
+			parts = append(parts, fmt.Sprintf("%s in %d", c.Collection, c.OracleParts))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(g.stdout, "oracle: built in parts on as many connections: %s\n", strings.Join(parts, ", "))
+	}
 	if len(unchecked) == 0 {
 		fmt.Fprintln(g.stdout, "oracle: every field was computed independently of migrate's code (SQL built from the mapping, a second Types table)")
 		return
