@@ -365,7 +365,7 @@ func (e *dtEnv) runCase(f *difftest.Files) (res dtResult) {
 	}
 	if e.verify {
 		step("oracle dir")
-		if fl := e.verifyAgrees("oracle dir", mapping, src, out1, bs, rejects, nil, []string{"--oracle", "sql"}); fl != nil {
+		if fl := e.verifyAgrees("oracle dir", mapping, src, out1, bs, rejects, nil, oracleArgs(f)); fl != nil {
 			return fail(fl)
 		}
 	}
@@ -431,7 +431,7 @@ func (e *dtEnv) runCase(f *difftest.Files) (res dtResult) {
 		}
 		if e.verify {
 			step("oracle ferret")
-			if fl := e.verifyAgrees("oracle ferret", mapping, src, target, bs, rejects, only, []string{"--oracle", "sql"}); fl != nil {
+			if fl := e.verifyAgrees("oracle ferret", mapping, src, target, bs, rejects, only, oracleArgs(f)); fl != nil {
 				return fail(fl)
 			}
 		}
@@ -605,6 +605,12 @@ func ferretQuirks(fields []dtFieldDiff) bool {
 
 // pageSource is the source of a whole bucket page (not of one row).
 var pageSource = regexp.MustCompile(`\) page \d+$`)
+
+// oracleArgs are verify's flags for the oracle: its parts follow the
+// case's number of workers (1 to 3).
+func oracleArgs(f *difftest.Files) []string {
+	return []string{"--oracle", "sql", "--oracle-workers", strconv.Itoa(max(f.Meta.Workers, 1))}
+}
 
 // perCollection replaces "collection source" entries by one
 // "collection: N rows" entry per collection.
