@@ -389,7 +389,7 @@ func (g *gen) foreignKey(t, p *Table, nullable bool) *FK {
 				fk.Enforced = false // a foreign key needs equal types
 			}
 		}
-		name := fmt.Sprintf("%s_%s", strings.ToLower(truncRunes(p.Name, 8)), rc)
+		name := fmt.Sprintf("%s_%s", strings.NewReplacer(".", "_", "$", "_").Replace(strings.ToLower(truncRunes(p.Name, 8))), rc)
 		if t.col(name) != nil {
 			name = fmt.Sprintf("%s_%d", name, len(t.Cols))
 		}

@@ -177,9 +177,9 @@ func (g *gen) bucket() *Node {
 	t := cands[g.n(len(cands))]
 	fk := t.FKs[g.n(len(t.FKs))]
 	by := fk.Cols
-	size := pick[any](g.rng, 1, 1, 2, 3, 10, 100000)
+	size := pick[any](g.rng, 1, 1, 2, 3, 10, 100000, 1000000)
 	if g.open("mappingnumbers") && g.chance(0.03) {
-		size = pick[any](g.rng, int64(9223372036854775807), int64(1)<<53, int64(2147483648))
+		size = pick[any](g.rng, int64(9223372036854775807), int64(1)<<53, int64(2147483648), 1000001)
 	}
 	b := M("by", by, "size", size)
 	if !g.tieFree(t) {

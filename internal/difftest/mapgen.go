@@ -337,7 +337,7 @@ func (g *gen) embedChild(x ectx, used map[string]bool) *Node {
 // limit draws a subset size: 1, small, or huge.
 func (g *gen) limit() any {
 	if g.open("mappingnumbers") && g.chance(0.03) {
-		return pick[any](g.rng, int64(9223372036854775807), int64(2147483648), int64(1)<<53)
+		return pick[any](g.rng, int64(9223372036854775807), int64(2147483648), int64(1)<<53, 1000001)
 	}
 	return pick[any](g.rng, 1, 1, 2, 3, 5, 1000000)
 }
