@@ -21,7 +21,7 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
 
-.PHONY: all help build tools deps test test-tools test-short demo bench bench-micro lint clean release image check-image man
+.PHONY: all help build tools deps test test-tools test-short fuzz demo bench bench-micro lint clean release image check-image man
 
 all: build
 
@@ -32,6 +32,7 @@ help:
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)')"
 	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
 	@echo "make test-short  go test -short, no servers"
+	@echo "make fuzz        the differential fuzzer for FUZZTIME (default 30m); SEED=N replays one case"
 	@echo "make demo        migrate testdata/examples/seed.sql with the person mapping and print the documents"
 	@echo "make bench       side-by-side benchmark (bench/results.json); SCALE=N persons"
 	@echo "make bench-micro Go micro-benchmarks"
@@ -55,8 +56,24 @@ deps:
 	scripts/deps.sh
 	$(MAKE) tools
 
+# The differential fuzzer (cmd/denorm TestDifftest) runs inside `make test`
+# for DIFFTEST_TIME of random cases (README, "Differential fuzzing").
+DIFFTEST_TIME ?= 3m
+export DENORM_DIFFTEST_TIME = $(DIFFTEST_TIME)
+
 test: deps build test-tools
 	scripts/testenv.sh $(GO) test $(TESTFLAGS) $(PKGS)
+
+# The differential fuzzer alone, as long as asked: FUZZTIME=2h make fuzz;
+# SEED=N replays the one case of that seed, MASTER=N a whole run,
+# OPEN=class,... draws closed classes too, CLOSE=class,... leaves classes
+# out. Failures are shrunk into
+# testdata/difftest/seed-N/.
+FUZZTIME ?= 30m
+fuzz: deps
+	DENORM_DIFFTEST_TIME=$(FUZZTIME) DENORM_DIFFTEST_SEED=$(SEED) DENORM_DIFFTEST_MASTER=$(MASTER) \
+	DENORM_DIFFTEST_OPEN=$(OPEN) DENORM_DIFFTEST_CLOSE=$(CLOSE) DENORM_DIFFTEST_KEEP=1 \
+	scripts/testenv.sh $(GO) test -count=1 -timeout 0 -v -run '^TestDifftest$$' ./cmd/denorm
 
 # The tools' own tests: the test server (an in-process FerretDB) and the
 # image builder (builds a release binary and its image, reads the tarball back

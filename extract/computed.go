@@ -83,6 +83,12 @@ func invalidValue(col *mappings.Column, decoded any, err error) transform.Invali
 		iv.Text = infinityText(x.InfinityModifier)
 	case pgtype.Date:
 		iv.Text = infinityText(x.InfinityModifier)
+	case pgtype.Numeric:
+		// a numeric a double cannot hold (numeric: double): its exact
+		// text, so that a key column holding it is still a position
+		if x.Valid {
+			iv.Text = numericText(col, &x)
+		}
 	case string:
 		iv.Text = x
 	}

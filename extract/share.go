@@ -28,7 +28,10 @@ func partPredicate(plan *mappings.CollectionPlan, p Part) []string {
 	}
 	var cols []int
 	if plan.Bucket != nil {
-		cols = plan.Bucket.By
+		// the parent key as PostgreSQL compares it (numeric 1.0 and 1.00,
+		// char padding, citext case): one parent, one part, whichever
+		// spelling each row holds
+		cols = plan.Bucket.ByKeys
 	} else {
 		for _, k := range plan.StreamOrder() {
 			cols = append(cols, k.Col)
@@ -36,7 +39,11 @@ func partPredicate(plan *mappings.CollectionPlan, p Part) []string {
 	}
 	refs := make([]string, len(cols))
 	for i, c := range cols {
-		refs[i] = colRef(plan.Root.Columns[c].Name)
+		col := plan.Root.Columns[c]
+		refs[i] = colRef(col.Name)
+		if col.Canon != "" {
+			refs[i] = mappings.CanonSQL(col.Canon, refs[i])
+		}
 	}
 	return []string{partCondition(refs, p)}
 }

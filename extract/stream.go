@@ -513,21 +513,47 @@ func groupOrder(n *mappings.Node) []string {
 	return out
 }
 
+// equalButDifferent are the types whose values PostgreSQL may call equal
+// while they print differently (numeric 1.0 and 1.00, -0 and 0, citext
+// 'A' and 'a', interval '1 day' and '24:00:00'): which one min or max
+// gives depends on the order the rows come in.
+var equalButDifferent = map[string]bool{"numeric": true, "float4": true, "float8": true, "citext": true, "interval": true}
+
 // aggregateExpr is the aggregate call of aggregate node n. A sum or an
 // average of floating point values depends on the order the values are
 // added in: they are added in the tie-break order of the table (its
 // primary key, or every column: tieBreak), so the result is the same
-// whatever plan PostgreSQL picks and wherever the rows sit.
+// whatever plan PostgreSQL picks and wherever the rows sit. Likewise min
+// and max of a type with equal values that print differently give the
+// first of them in that order.
 func aggregateExpr(n *mappings.Node) string {
 	arg := "*"
 	if n.Agg.Column != "" {
 		arg = colRef(n.Agg.Column)
 	}
 	order := ""
-	if t := n.Columns[0].TypeName; (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8") {
+	t := n.Columns[0].TypeName
+	switch {
+	case (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8"):
 		order = " ORDER BY " + strings.Join(tieBreak(n.Table, "t"), ", ")
+	case (n.Agg.Fn == "min" || n.Agg.Fn == "max") && equalButDifferent[t]:
+		// Of values equal to PostgreSQL that print differently, min and
+		// max keep the last one they are given: given in the reverse
+		// tie-break order, the first one in it.
+		desc := tieBreak(n.Table, "t")
+		for i := range desc {
+			desc[i] += " DESC"
+		}
+		order = " ORDER BY " + strings.Join(desc, ", ")
 	}
-	return fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
+	agg := fmt.Sprintf("%s(%s%s)", n.Agg.Fn, arg, order)
+	if c := n.Columns[0]; !nativeTypes[c.TypeName] {
+		// min/max of an enum, inet, time..., sum/avg of an interval or
+		// money: read as the type's text, as SelectExpr reads a column of
+		// it (Convert expects that)
+		agg = "(" + agg + ")::pg_catalog.text"
+	}
+	return agg
 }
 
 // inKeySet is the condition "the values refs (of SQL types types) are one

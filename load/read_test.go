@@ -23,6 +23,9 @@ func TestNormalizeIsJSONRoundTrip(t *testing.T) {
 		{{Key: "_id", Value: "a"}, {Key: "nested", Value: transform.Doc{{Key: "n", Value: int64(7)}, {Key: "arr", Value: transform.Array{int64(1), int32(2), 3.0, "x", nil, transform.Array{int64(9)}}}}}},
 		{{Key: "_id", Value: 2.5}, {Key: "f", Value: 1.0}, {Key: "z", Value: math.Copysign(0, -1)}, {Key: "nan", Value: math.NaN()},
 			{Key: "inf", Value: math.Inf(-1)}, {Key: "small", Value: 1e-300}, {Key: "large", Value: 1e300}, {Key: "frac", Value: 0.1 + 0.2}},
+		// PostgreSQL's NaN (float8 and float4 alike, on x86) has its sign bit set
+		{{Key: "_id", Value: int32(4)}, {Key: "pgNaN", Value: math.Float64frombits(0xfff8000000000000)},
+			{Key: "in", Value: transform.Array{transform.Doc{{Key: "x", Value: math.Float64frombits(0x7ff8000000000002)}}}}},
 		{{Key: "_id", Value: int32(3)}, {Key: "t", Value: ts}, {Key: "old", Value: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)},
 			{Key: "far", Value: time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC)}, {Key: "b", Value: true},
 			{Key: "d", Value: transform.Decimal("12.50")}, {Key: "u", Value: transform.UUID{1, 2, 3}}, {Key: "bin", Value: transform.Binary{0, 255}},

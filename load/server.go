@@ -117,7 +117,7 @@ func ConnectCause(err error) string {
 
 func (s *serverTarget) Caps() Caps {
 	f := s.server.ferretDB()
-	return Caps{Parallel: true, Delete: true, NoDecimal128: f, EmptyFirst: f, Server: s.server.String()}
+	return Caps{Parallel: true, Delete: true, NoDecimal128: f, NoQuoteInNames: f, EmptyFirst: f, Server: s.server.String()}
 }
 
 // Prepare does nothing: collections are created by their first write, and

@@ -154,6 +154,11 @@ type Caps struct {
 	// (NUMERIC in the default numeric mode): FerretDB 1.24 closes the
 	// connection on one. Such documents are rejected before sending.
 	NoDecimal128 bool
+	// NoQuoteInNames: the server cannot store a top-level field name
+	// holding a double quote: FerretDB 1.24 (SQLite) fails the whole
+	// insert with InternalError "malformed JSON" (embedded documents'
+	// names are fine).
+	NoQuoteInNames bool
 	// EmptyFirst: a fresh run empties its collections (its document
 	// types, in a shared collection) before writing, as --restart does.
 	// Set for FerretDB 1.24, which finds a document by an integer _id by

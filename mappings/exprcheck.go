@@ -96,7 +96,7 @@ func RunExpr(prog *vm.Program, env map[string]any) (any, error) {
 	} else {
 		e.Msg = err.Error()
 	}
-	e.Msg = strings.TrimPrefix(firstLine(e.Msg), "runtime error: ")
+	e.Msg = exprWords(strings.TrimPrefix(firstLine(e.Msg), "runtime error: "))
 	return nil, e
 }
 

@@ -3,6 +3,7 @@ package mappings
 import (
 	"math"
 	"math/big"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestCheckedArithmetic(t *testing.T) {
 		{src: "-5", want: -5},
 		{src: "i8 == 9223372036854775807", want: true},
 		// Every other run-time error is a one-line reason too.
-		{src: "m.missing.x", fail: "cannot fetch x from <nil>"},
+		{src: "m.missing.x", fail: "cannot fetch x from nil"},
 	} {
 		t.Run(c.src, func(t *testing.T) {
 			prog, err := compileChecked(c.src, env)
@@ -205,4 +206,36 @@ func FuzzCheckedIntegers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestExprWords: an expression failing on a row is reported in a user's
+// words - nil for a NULL column with the ?? default that avoids it, no Go
+// type names (interface {}, <nil>, reflect) - in the builder and the
+// oracle alike, which both run RunExpr (found by the differential fuzzer:
+// "interface conversion: interface {} is nil, not bool" in reject files).
+func TestExprWords(t *testing.T) {
+	env := map[string]any{"b": true, "n": 1, "s": "x", "arr": []any{1}, "i": 5}
+	row := map[string]any{"b": nil, "n": nil, "s": nil, "arr": []any{1}, "i": 5}
+	for _, c := range []struct{ src, want string }{
+		{"b ? 1 : 0", "a nil value where a bool is needed (a NULL column is nil in an expression: give it a default with ??, as in col ?? 0)"},
+		{"!b", "a nil value where a bool is needed (a NULL column is nil"},
+		{"n + 1", "invalid operation: nil + int (a NULL column is nil"},
+		{"upper(s)", "a nil value where a string is needed"},
+		{"len(s)", "invalid argument for len (nil)"},
+		{"i % 0", "division by zero: 5 % 0"},
+	} {
+		prog, err := compileChecked(c.src, env)
+		if err != nil {
+			t.Fatalf("%s: compile: %v", c.src, err)
+		}
+		_, err = RunExpr(prog, row)
+		if err == nil {
+			t.Fatalf("%s: no error", c.src)
+		}
+		if got := err.Error(); !strings.HasPrefix(got, c.want) || strings.Contains(got, "\n") {
+			t.Errorf("%s: %q, want one line beginning %q", c.src, got, c.want)
+		} else if m := regexp.MustCompile(`interface|<nil>|reflect|runtime error`).FindString(got); m != "" {
+			t.Errorf("%s: %q names Go's %q", c.src, got, m)
+		}
+	}
 }

@@ -236,7 +236,11 @@ type Relation struct {
 	// values are the value columns of an id array of composite keys (a
 	// link's, see Node.Values).
 	values []string
-	pos    positions
+	// order names the columns ordering an id array that Resolve orders
+	// itself (a link's values, an id array's value by default), as they
+	// are: a name may hold blanks, which an orderBy entry cannot.
+	order []string
+	pos   positions
 }
 
 // Through is the join table a relation is reached through.

@@ -7,13 +7,14 @@ import (
 
 // IDOverlap is a pair of document entries of one collection whose _ids
 // may be equal: their id values are of one kind (numbers with numbers,
-// strings with strings, documents with the same field names...) and no
+// strings with strings, documents with the same fields of the same
+// kinds...) and no
 // idPrefix keeps them apart. A directory target would then hold two
 // documents with one _id; a server refuses the second.
 type IDOverlap struct {
 	A, B *CollectionPlan
 	// Kind says what the ids of both are: "number", "string", "uuid", a
-	// composite "document {a, b}"...
+	// composite "document {a: number, b: string}"...
 	Kind string
 }
 
@@ -45,13 +46,24 @@ func IDKind(cp *CollectionPlan) string {
 		return fmt.Sprintf("string starting %q", cp.IDPrefix)
 	}
 	if len(cp.IDCols) > 1 {
-		return "document {" + strings.Join(cp.IDNames, ", ") + "}"
+		// field by field: documents of other field kinds never meet
+		parts := make([]string, len(cp.IDCols))
+		for i, col := range cp.IDCols {
+			parts[i] = cp.IDNames[i] + ": " + valueKind(cp, col)
+		}
+		return "document {" + strings.Join(parts, ", ") + "}"
 	}
-	c := cp.Root.Columns[cp.IDCols[0]]
+	return valueKind(cp, cp.IDCols[0])
+}
+
+// valueKind is the kind of the values of root column col of cp, as
+// MongoDB compares them.
+func valueKind(cp *CollectionPlan, col int) string {
+	c := cp.Root.Columns[col]
 	switch {
 	case isInt(c.TypeName) || isFloat(c.TypeName):
 		return "number"
-	case c.TypeName == "numeric" && cp.Root.Numeric[cp.IDCols[0]] == NumericString:
+	case c.TypeName == "numeric" && cp.Root.Numeric[col] == NumericString:
 		return "string"
 	case c.TypeName == "numeric":
 		return "number"

@@ -278,8 +278,9 @@ type AggPlan struct {
 	Fn string
 	// Column is the column read (empty for count(*)).
 	Column string
-	// Zero: the aggregate over no rows is 0 (count and sum of numbers),
-	// rather than NULL (left out).
+	// Zero: the aggregate over no rows is 0 (count, and sum of numbers
+	// written as numbers: not money, written as its text), rather than
+	// NULL (left out).
 	Zero bool
 }
 

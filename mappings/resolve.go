@@ -252,12 +252,12 @@ func (r *resolver) resolveLinks() map[string][]*linkField {
 			}
 			lf := &linkField{name: name, table: l.Table, rel: rel}
 			if len(o.cols) == 1 {
-				rel.Column, rel.OrderBy = o.cols[0], StringList{o.cols[0]}
+				rel.Column, rel.order = o.cols[0], []string{o.cols[0]}
 			} else if values, names, err := linkValueNames(o.c, o.cols, o.parents); err != nil {
 				r.add(s.s.pos.self, "links: %s: %v", l.Table, err)
 				continue
 			} else {
-				rel.OrderBy = StringList(slices.Clone(values))
+				rel.order = slices.Clone(values)
 				lf.values, lf.names = values, names
 			}
 			if o.c != nil {
@@ -925,8 +925,9 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			return nil
 		}
 	}
-	// Order: the declared order; an id array defaults to its values.
-	orderBy := rel.OrderBy
+	// Order: the declared order; an id array defaults to its values,
+	// named as they are (order).
+	orderBy, order := rel.OrderBy, rel.order
 	if kind == NodeIds && len(rel.values) > 0 {
 		for _, col := range rel.values {
 			n.Values = append(n.Values, r.need(n, col))
@@ -937,8 +938,8 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 			return nil
 		}
 		n.Value = r.need(n, col)
-		if len(orderBy) == 0 {
-			orderBy = StringList{col}
+		if len(orderBy) == 0 && len(order) == 0 {
+			order = []string{col}
 		}
 	}
 	if kind != NodeAggregate {
@@ -953,6 +954,14 @@ func (r *resolver) relation(parent *Node, rel *Relation, path string, kind NodeK
 				continue
 			}
 			n.Order = append(n.Order, OrderCol{Col: c, Desc: desc})
+		}
+		for _, col := range order {
+			c := r.need(n, col)
+			if c < 0 {
+				r.add(rel.pos.self, "%s: table %q has no column %q", path, t.Name, col)
+				continue
+			}
+			n.Order = append(n.Order, OrderCol{Col: c})
 		}
 	}
 	if n.Object {
@@ -1082,7 +1091,7 @@ func (r *resolver) aggregate(n *Node, rel *Relation, path string) bool {
 		r.add(rel.pos.at("fn"), "%s: %v", path, err)
 		return false
 	}
-	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N")
+	agg.Zero = rel.Fn == "count" || (rel.Fn == "sum" && res.Category == "N" && res.TypeName != "money")
 	n.Agg = agg
 	res.TimestampText = r.file.Timestamp == TimestampString
 	n.Columns = []Column{res}
@@ -1153,11 +1162,24 @@ func (r *resolver) cycle(n *Node, rel *Relation) bool {
 	for i, j := range rel.Join {
 		// p joined gp by p.JoinCols[i] = gp.ParentCols[i]; n joins p by
 		// j.Column (in n's table = gp's) = j.Parent (in p's table).
-		if p.Columns[p.JoinCols[i]].Name != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
+		if joinColName(p, i) != j.Parent || gp.Columns[p.ParentCols[i]].Name != j.Column {
 			return false
 		}
 	}
 	return true
+}
+
+// joinColName is the name of n's column in its i-th join pair while n is
+// resolved: a key computed by PostgreSQL (a date, a numeric...) is still
+// among JoinKeyCols, its JoinCols entry set only by finishJoinKeys.
+func joinColName(n *Node, i int) string {
+	if c := n.JoinCols[i]; c >= 0 {
+		return n.Columns[c].Name
+	}
+	if i < len(n.keyExtra) && n.keyExtra[i] >= 0 {
+		return n.JoinKeyCols[n.keyExtra[i]].Name
+	}
+	return ""
 }
 
 // cycleThrough is cycle for a many-to-many embed: n reaches its

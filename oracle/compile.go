@@ -938,12 +938,26 @@ func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column,
 		arg = src.col(a.Column)
 	}
 	res := aggregateResult(a.Fn, col)
+	if len(n.Columns) > 0 {
+		// the mapping's modes for the result (timestamp: string,
+		// char: keep), as a column of its type is written
+		res.TimestampText, res.KeepPadding = n.Columns[0].TimestampText, n.Columns[0].KeepPadding
+	}
 	call := a.Fn + "(*)"
 	if arg != "" {
 		call = a.Fn + "(" + arg
 		if f := familyOf(col.TypeName); (a.Fn == "sum" || a.Fn == "avg") && (f == famFloat4 || f == famFloat8) {
 			// Floating point sums depend on the order of the terms.
 			call += " ORDER BY " + strings.Join(c.tiebreak(n.Table, src), ", ")
+		} else if (a.Fn == "min" || a.Fn == "max") && (f == famFloat4 || f == famFloat8 || col.TypeName == "numeric" || col.TypeName == "citext" || col.TypeName == "interval") {
+			// Of equal values that print differently (1.0 and 1.00), the
+			// first in tie-break order: min and max keep the last they
+			// are given.
+			var desc []string
+			for _, o := range c.tiebreak(n.Table, src) {
+				desc = append(desc, o+" DESC")
+			}
+			call += " ORDER BY " + strings.Join(desc, ", ")
 		}
 		call += ")"
 	}
@@ -1094,14 +1108,17 @@ func keyText(col mappings.Column, ref string) string {
 }
 
 // sourceName is the SQL of a root row's name in messages:
-// `person (id)=(42)`.
+// `person (id)=(42)`, as transform.SourceKey names it: a NULL is NULL, and
+// a column a bucket's stream order names twice is named once.
 func (c *compiler) sourceName(cp *mappings.CollectionPlan, root *rowSource) string {
-	names := make([]string, len(cp.IDCols))
-	vals := make([]string, len(cp.IDCols))
+	var names, vals []string
 	for i, ci := range cp.IDCols {
+		if slices.Contains(cp.IDCols[:i], ci) {
+			continue
+		}
 		col := cp.Root.Columns[ci]
-		names[i] = col.Name
-		vals[i] = "(" + root.column(col) + ")::pg_catalog.text"
+		names = append(names, col.Name)
+		vals = append(vals, "COALESCE(("+root.column(col)+")::pg_catalog.text, 'NULL')")
 	}
 	return fmt.Sprintf("%s || pg_catalog.concat_ws(', ', %s) || ')'", quoteLiteral(cp.Root.Table.Name+" ("+strings.Join(names, ", ")+")=("), strings.Join(vals, ", "))
 }

@@ -71,7 +71,9 @@ func arrayValue(r *reader, vt valueType, path string) (any, error) {
 			out = append(out, nil)
 			continue
 		}
-		if r.peek() == '[' {
+		if r.peek() == '[' && vt.fam != famJSON {
+			// (a json or jsonb element may be a JSON array: a
+			// one-dimensional jsonb[] holding one is written as it is)
 			return nil, reject(path, "the %s value is an array of arrays", vt.desc)
 		}
 		v, err := scalar(r, vt, fmt.Sprintf("%s.%d", path, len(out)))

@@ -41,3 +41,30 @@ func TestTargetProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetProblemsQuoteNames: FerretDB 1.24 fails a whole insert
+// ("malformed JSON") on a top-level field name holding a double quote
+// (found by the differential fuzzer): such names the mapping gives - a
+// document's fields, a bucket page's fields - are refused before anything
+// is written, naming the field; embedded names and other servers pass.
+func TestTargetProblemsQuoteNames(t *testing.T) {
+	embed := &mappings.Node{Fields: []mappings.FieldPlan{{Kind: mappings.FieldColumn, Name: `in"side`}}}
+	docs := &mappings.CollectionPlan{Name: "people", Root: &mappings.Node{Fields: []mappings.FieldPlan{
+		{Kind: mappings.FieldColumn, Name: "name"},
+		{Kind: mappings.FieldAggregate, Name: `count"s`, Pos: mappings.Pos{Line: 7, Col: 11}},
+		{Kind: mappings.FieldEmbed, Name: "kids", Embed: embed},
+		{Kind: mappings.FieldColumn, Pivot: &mappings.Ref{}},
+	}}}
+	pages := &mappings.CollectionPlan{Name: "comments", Pos: mappings.Pos{Line: 12, Col: 5}, Root: &mappings.Node{},
+		Bucket: &mappings.BucketPlan{ByNames: []string{`post"Id`}, Items: "items", Page: "page"}}
+	plan := &mappings.Plan{File: &mappings.File{Path: "m.yaml"}, Collections: []*mappings.CollectionPlan{docs, pages}}
+	ferret := load.Caps{NoQuoteInNames: true, Server: "FerretDB 1.24.0"}
+	ps := TargetProblems(plan, ferret)
+	if len(ps) != 2 || !strings.HasPrefix(ps[0].String(), `m.yaml:7:11: people: field name "count\"s" holds a double quote`) ||
+		!strings.Contains(ps[0].Msg, "(FerretDB 1.24.0) cannot store") || !strings.HasPrefix(ps[1].String(), `m.yaml:12:5: comments: field name "post\"Id"`) {
+		t.Errorf("problems on FerretDB: %v", ps)
+	}
+	if ps := TargetProblems(plan, load.Caps{Server: "MongoDB 7.0.14"}); ps != nil {
+		t.Errorf("problems on MongoDB: %v", ps)
+	}
+}

@@ -238,7 +238,10 @@ func keysText(n *mappings.Node, row []any, keys []int) (string, error) {
 // compares them (IDKeys), as keysText gives it: "book-b1", "line-42-3".
 // A value that has no text stands in as Invalid (the row is rejected).
 func prefixedID(cp *mappings.CollectionPlan, row []any) any {
-	for _, c := range cp.IDCols {
+	// The text comes from the id's keys (IDKeys): a value no document
+	// holds as itself (±infinity in a timestamp) has a text there, and
+	// only a key that could not be read rejects the row.
+	for _, c := range cp.IDKeys {
 		if iv, ok := row[c].(Invalid); ok {
 			return iv
 		}

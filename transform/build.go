@@ -8,6 +8,7 @@
 package transform
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"time"
@@ -88,13 +89,18 @@ func ID(cp *mappings.CollectionPlan, row []any) any {
 	return d
 }
 
-// SourceKey names a root row for messages: `person (id)=(42)`. It runs
-// for every document, so it builds the text in one allocation.
+// SourceKey names a root row for messages: `person (id)=(42)`; a NULL is
+// NULL, a bytea \x and its hex digits, a timestamp its RFC 3339 text, and a column a bucket's stream order names twice (a by column
+// also in orderBy) is named once. It runs for every document, so it
+// builds the text in one allocation.
 func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 	var buf [96]byte
 	b := append(buf[:0], cp.Root.Table.Name...)
 	b = append(b, " ("...)
 	for i, c := range cp.IDCols {
+		if repeated(cp.IDCols, i) {
+			continue
+		}
 		if i > 0 {
 			b = append(b, ", "...)
 		}
@@ -102,10 +108,15 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 	}
 	b = append(b, ")=("...)
 	for i, c := range cp.IDCols {
+		if repeated(cp.IDCols, i) {
+			continue
+		}
 		if i > 0 {
 			b = append(b, ", "...)
 		}
 		switch v := row[c].(type) {
+		case nil:
+			b = append(b, "NULL"...)
 		case int32:
 			b = strconv.AppendInt(b, int64(v), 10)
 		case int64:
@@ -114,12 +125,27 @@ func SourceKey(cp *mappings.CollectionPlan, row []any) string {
 			b = append(b, v...)
 		case UUID:
 			b = appendUUID(b, v)
+		case Binary:
+			b = append(b, `\x`...) // bytea as PostgreSQL writes it
+			b = hex.AppendEncode(b, v)
+		case time.Time:
+			b = v.UTC().AppendFormat(b, time.RFC3339Nano)
 		default:
 			b = fmt.Append(b, v)
 		}
 	}
 	b = append(b, ')')
 	return string(b)
+}
+
+// repeated reports whether cols[i] is also an earlier entry of cols.
+func repeated(cols []int, i int) bool {
+	for _, c := range cols[:i] {
+		if c == cols[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // appendFields appends n's fields for row to d.

@@ -22,16 +22,27 @@ func (v Invalid) String() string {
 }
 
 // invalidIn returns the error of an Invalid value v is, or holds as a
-// direct element (an id array, a composite _id); nil when there is none.
+// direct element (an id array, a composite _id) or as a value of a
+// document in an array (an id array of composite keys); nil when there is
+// none.
 // Embedded documents are checked as they are built.
 func invalidIn(v any) error {
 	switch x := v.(type) {
 	case Invalid:
 		return x.Err
 	case Array:
-		for _, e := range x {
-			if iv, ok := e.(Invalid); ok {
-				return iv.Err
+		for i, e := range x {
+			switch y := e.(type) {
+			case Invalid:
+				return y.Err
+			case Doc:
+				// an id array of composite keys (a link's): each item a
+				// document of key values
+				for _, f := range y {
+					if iv, ok := f.Value.(Invalid); ok {
+						return fmt.Errorf("%d.%s: %w", i, f.Key, iv.Err)
+					}
+				}
 			}
 		}
 	case Doc:

@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -97,5 +98,31 @@ collections:
 	}
 	if d := cmp.Diff([]string{"a-1-0:i", "a-1-1:i", "a-0:i"}, pageIDs(docs)); d != "" {
 		t.Errorf("pages (-want +got):\n%s", d)
+	}
+}
+
+// TestSourceKeyText: the source named in rejects and verify's reports is
+// in a user's words: NULL (not Go's <nil>), bytea as \x and hex (not a
+// Go byte slice), a timestamp as RFC 3339, and a bucket's by column that
+// its orderBy names again only once (found by the differential fuzzer).
+func TestSourceKeyText(t *testing.T) {
+	p := plan(t, `
+version: 1
+collections:
+  - name: comments
+    table: comment
+    bucket: {by: post_id, size: 10, orderBy: [post_id, created_at]}
+    fields: [author]
+  - {name: posts, table: post, fields: [name]}
+`)
+	comments, posts := p.Collections[0], p.Collections[1]
+	at := time.Date(2024, 1, 2, 3, 4, 5, 123_000_000, time.FixedZone("x", 3600))
+	r := row(t, comments.Root, map[string]any{"post_id": nil, "created_at": at, "id": int32(7), "author": "a"})
+	if got, want := SourceKey(comments, r), "comment (post_id, created_at, id)=(NULL, 2024-01-02T02:04:05.123Z, 7)"; got != want {
+		t.Errorf("bucket row: %s, want %s", got, want)
+	}
+	r = row(t, posts.Root, map[string]any{"id": Binary{0, 0xff}, "name": "n"})
+	if got, want := SourceKey(posts, r), `post (id)=(\x00ff)`; got != want {
+		t.Errorf("bytea key: %s, want %s", got, want)
 	}
 }

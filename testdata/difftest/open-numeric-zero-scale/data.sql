@@ -1,0 +1,3 @@
+INSERT INTO "p" VALUES (1);
+INSERT INTO "t" VALUES (0.0, 0.00, 1), (1.50, 0, 1), (2, -0.000, 1);
+ANALYZE;

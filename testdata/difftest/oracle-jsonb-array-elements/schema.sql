@@ -1,0 +1,1 @@
+CREATE TABLE "t" ("id" integer PRIMARY KEY, "j" jsonb[], "n" json[]);

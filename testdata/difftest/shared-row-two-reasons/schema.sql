@@ -1,0 +1,6 @@
+CREATE TABLE "city0" (
+  "ïd" integer NOT NULL,
+  "title" jsonb,
+  "aB" bigint,
+  PRIMARY KEY ("ïd")
+);
