@@ -234,6 +234,9 @@ func float32To64(f float32) float64 {
 func numericValue(col *mappings.Column, s string, mode mappings.NumericMode) (any, error) {
 	switch mode {
 	case mappings.NumericDecimal, "":
+		if err := transform.DecimalFits(s); err != nil {
+			return nil, fmt.Errorf("%s value %s is %w; use numeric mode string", typeDesc(col), abbrev(s), err)
+		}
 		return transform.Decimal(s), nil
 	case mappings.NumericString:
 		return s, nil
@@ -511,6 +514,9 @@ func jsonNumber(s string, mode mappings.NumericMode) (any, error) {
 			return nil, fmt.Errorf("number %s is %w; use numeric mode decimal or string", abbrev(s), err)
 		}
 		return f, nil
+	}
+	if err := transform.DecimalFits(s); err != nil {
+		return nil, fmt.Errorf("number %s is %w; use numeric mode string", abbrev(s), err)
 	}
 	return transform.Decimal(s), nil
 }

@@ -214,6 +214,9 @@ func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 		}
 		switch mode {
 		case mappings.NumericDecimal, "":
+			if len(buf) > 34 && transform.DecimalFits(string(buf)) != nil { // 34 bytes hold at most 34 digits
+				return nil, false // numericValue says why
+			}
 			return a.decimal(buf), true
 		case mappings.NumericString:
 			return a.string(buf), true
@@ -235,9 +238,10 @@ const (
 
 // appendNumericWire appends to dst the text of the numeric value src (in
 // the binary format), following pgx's decoding of it into a
-// pgtype.Numeric and numericText's printing of that: a zero takes
-// zeroScale fractional digits (the column's declared scale; pgx drops the
-// display scale of zeros). digits is scratch space. ok is false for bytes
+// pgtype.Numeric and numericText's printing of that, but for a zero,
+// which keeps its display scale (at least zeroScale, the column's
+// declared scale), as PostgreSQL prints it; pgx drops it (slow reads it
+// from the wire too). digits is scratch space. ok is false for bytes
 // pgx would refuse or that PostgreSQL never sends (a digit over 9999, only
 // zero digits): the codec path handles those.
 func appendNumericWire(dst, digits, src []byte, zeroScale int) (outDst, outDigits []byte, ok bool) {
@@ -257,7 +261,8 @@ func appendNumericWire(dst, digits, src []byte, zeroScale int) (outDst, outDigit
 		return append(dst, "-Infinity"...), digits, true
 	}
 	if ndigits == 0 {
-		return appendZero(dst, 0, zeroScale), digits, true
+		// a zero keeps its display scale (0.00 is not 0)
+		return appendZero(dst, 0, max(dscale, zeroScale)), digits, true
 	}
 	if len(src) != 8+2*ndigits {
 		return dst, digits, false
@@ -514,6 +519,16 @@ func (d *rowDecoder) slow(c *decodeCol, src []byte) (any, error) {
 	}
 	if err != nil {
 		return v, err
+	}
+	if n, isNum := v.(pgtype.Numeric); isNum && c.fmt == pgx.BinaryFormatCode && len(src) >= 8 && n.Valid && !n.NaN && n.InfinityModifier == 0 && (n.Int == nil || n.Int.Sign() == 0) {
+		// pgx drops a zero's display scale; the wire has it (0.00)
+		dscale := int(int16(binary.BigEndian.Uint16(src[6:])))
+		text := string(appendZero(nil, 0, max(dscale, numericScale(c.col.Type))))
+		out, err := numericValue(&c.col, text, c.mode)
+		if err != nil {
+			return v, err
+		}
+		return out, nil
 	}
 	out, err := Convert(c.col, v, c.mode)
 	if err != nil {

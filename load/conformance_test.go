@@ -79,7 +79,7 @@ var conformTargets = []conformTarget{
 			}
 		},
 		// The test server is FerretDB (buildInfo's ferretdbVersion).
-		caps:      Caps{Parallel: true, Delete: true, NoDecimal128: true, EmptyFirst: true, Server: "FerretDB"},
+		caps:      Caps{Parallel: true, Delete: true, NoDecimal128: true, NoQuoteInNames: true, EmptyFirst: true, Server: "FerretDB"},
 		shardNote: "FerretDB has no sharding",
 	},
 }

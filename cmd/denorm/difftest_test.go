@@ -515,18 +515,7 @@ func (e *dtEnv) verifyAgrees(step, mapping, src, target, bs string, rejects []dt
 		return &dtFailure{Kind: "verify report", Step: step, Detail: err.Error()}
 	}
 	var unbuildable, missing []string
-	pageRejects := map[string]bool{}
-	for _, r := range rejects {
-		if pageSource.MatchString(r.Source) {
-			pageRejects[r.Collection] = true
-		}
-	}
 	for _, d := range rep.Differences {
-		if extra != nil && pageRejects[d.Collection] && !e.cfg.Open["bucketpage"] {
-			// open finding bucketpage: the oracle rejects the item row,
-			// migrate the page, so every page after it differs too
-			continue
-		}
 		switch d.Kind {
 		case "unbuildable":
 			unbuildable = append(unbuildable, d.Collection+keySep+d.Source)
@@ -535,9 +524,6 @@ func (e *dtEnv) verifyAgrees(step, mapping, src, target, bs string, rejects []dt
 		case "different":
 			if serverOnly != nil && ferretQuirks(d.Fields) {
 				continue
-			}
-			if extra != nil && !e.cfg.Open["numericzero"] && numericZeroScale(d.Fields) {
-				continue // an open finding (difftest.Classes["numericzero"])
 			}
 			fallthrough
 		default:
@@ -551,15 +537,6 @@ func (e *dtEnv) verifyAgrees(step, mapping, src, target, bs string, rejects []dt
 		// PostgreSQL's text): the same rows per collection is what counts
 		unbuildable, missing = perCollection(unbuildable), perCollection(missing)
 		rejects, serverOnly = rejectsPerCollection(rejects), rejectsPerCollection(serverOnly)
-		// open finding (the note's F9): a value only encoding finds
-		// (a decimal beyond Decimal128, a name the data makes) rejects a
-		// whole bucket page in migrate, one item row in the oracle
-		for c := range pageRejects {
-			if e.cfg.Open["bucketpage"] {
-				break
-			}
-			rejects = slices.DeleteFunc(rejects, func(r dtReject) bool { return r.Collection == c })
-		}
 	}
 	if w := rejectKeys(rejects); !slices.Equal(slices.Compact(unbuildable), w) {
 		var only1, only2 []string
@@ -607,8 +584,6 @@ func ferretQuirks(fields []dtFieldDiff) bool {
 	return true
 }
 
-// pageSource is the source of a whole bucket page (not of one row).
-var pageSource = regexp.MustCompile(`\) page \d+$`)
 
 // oracleArgs are verify's flags for the oracle: its parts follow the
 // case's number of workers (1 to 3).
@@ -641,22 +616,6 @@ func rejectsPerCollection(rs []dtReject) []dtReject {
 		out = append(out, dtReject{Collection: c, Source: n})
 	}
 	return out
-}
-
-// numericZeroScale says whether every field difference is a numeric
-// zero written without its scale ("0" where the oracle has "0.00" or
-// "0E-20"): the open finding numericzero.
-func numericZeroScale(fields []dtFieldDiff) bool {
-	if len(fields) == 0 {
-		return false
-	}
-	zero := regexp.MustCompile(`^\{"\$numberDecimal":"-?0(\.0+|E-\d+)?"\}$|^"-?0(\.0+)?"$`)
-	for _, f := range fields {
-		if !zero.Match(f.Expected) || !zero.Match(f.Found) {
-			return false
-		}
-	}
-	return true
 }
 
 // dtDoc is one document in canonical form, by _id.
