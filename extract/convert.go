@@ -123,6 +123,14 @@ func Convert(col mappings.Column, v any, numeric mappings.NumericMode) (any, err
 
 func convertScalar(col *mappings.Column, v any, numeric mappings.NumericMode) (any, error) {
 	switch col.TypeName {
+	case "float4", "float8":
+		if s, ok := v.(string); ok {
+			return exactFloat(col, s) // an exact sum or average (exactSum)
+		}
+	case "interval":
+		if v == intervalOverflow {
+			return nil, fmt.Errorf("the sum of the interval values is out of range for an interval (months and days each within ±2^31, microseconds within ±2^63)")
+		}
 	case "json", "jsonb":
 		switch x := v.(type) {
 		case string:
@@ -213,6 +221,54 @@ func infinityError(col *mappings.Column, m pgtype.InfinityModifier) error {
 		s = "-infinity"
 	}
 	return fmt.Errorf("%s value %s cannot be written: a BSON date has no infinity; filter such rows out or cast the column (e.g. to text) in the mapping", typeDesc(col), s)
+}
+
+// exactFloat rounds exactSum's text of a float sum (the exact decimal
+// sum) or average (the exact sum, "/" and the count) to the nearest value
+// of col's type, a real widened as float32To64 does. A value beyond the
+// type's range is an error: the row is rejected.
+func exactFloat(col *mappings.Column, s string) (any, error) {
+	switch s {
+	case "NaN":
+		return math.NaN(), nil
+	case "Infinity":
+		return math.Inf(1), nil
+	case "-Infinity":
+		return math.Inf(-1), nil
+	}
+	bits := 64
+	if col.TypeName == "float4" {
+		bits = 32
+	}
+	what := "sum"
+	var f float64
+	if num, count, avg := strings.Cut(s, "/"); avg {
+		what = "average"
+		r, ok := new(big.Rat).SetString(num)
+		d, dok := new(big.Rat).SetString(count)
+		if !ok || !dok || d.Sign() == 0 {
+			return nil, fmt.Errorf("%s: not an exact average: %q", typeDesc(col), abbrev(s))
+		}
+		r.Quo(r, d)
+		if bits == 32 {
+			g, _ := r.Float32()
+			f = float64(g)
+		} else {
+			f, _ = r.Float64()
+		}
+	} else {
+		var err error
+		if f, err = strconv.ParseFloat(s, bits); err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, fmt.Errorf("%s: not an exact sum: %q", typeDesc(col), abbrev(s))
+		}
+	}
+	if math.IsInf(f, 0) {
+		return nil, fmt.Errorf("the %s of the %s values, %s, is out of range for %s", what, typeDesc(col), abbrev(strings.Replace(s, "/", " / ", 1)), typeDesc(col))
+	}
+	if bits == 32 {
+		return float32To64(float32(f)), nil
+	}
+	return f, nil
 }
 
 // float32To64 widens a real through its shortest decimal text, so 0.1::real

@@ -130,6 +130,15 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 			}
 		case "numeric":
 			return nil // not selected as text: let Convert report it
+		case "float4", "float8":
+			return nil // an exact sum or average (exactSum): Convert rounds it
+		case "interval":
+			return func(a *arena, src []byte) (any, bool) {
+				if string(src) == intervalOverflow {
+					return nil, false // Convert says why
+				}
+				return a.string(src), true
+			}
 		}
 		return stringValue
 	case col.TypeName == "bpchar" && oid == pgtype.BPCharOID && !col.KeepPadding:

@@ -519,23 +519,28 @@ func groupOrder(n *mappings.Node) []string {
 // gives depends on the order the rows come in.
 var equalButDifferent = map[string]bool{"numeric": true, "float4": true, "float8": true, "citext": true, "interval": true}
 
-// aggregateExpr is the aggregate call of aggregate node n. A sum or an
-// average of floating point values depends on the order the values are
-// added in: they are added in the tie-break order of the table (its
-// primary key, or every column: tieBreak), so the result is the same
-// whatever plan PostgreSQL picks and wherever the rows sit. Likewise min
-// and max of a type with equal values that print differently give the
-// first of them in that order.
+// aggregateExpr is the aggregate call of aggregate node n. Sums and
+// averages of real, double precision and interval values are exact
+// (exactSum): PostgreSQL's own add in the order the rows come and end the
+// query on an overflow. Min and max of a type with equal values that
+// print differently give the first of them in the table's tie-break
+// order (its primary key, or every column: tieBreak), whatever plan
+// PostgreSQL picks and wherever the rows sit.
 func aggregateExpr(n *mappings.Node) string {
 	arg := "*"
 	if n.Agg.Column != "" {
 		arg = colRef(n.Agg.Column)
 	}
+	if n.Agg.Column != "" && (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") {
+		if src := n.Table.Column(n.Agg.Column); src != nil {
+			if e, ok := exactSum(n.Agg.Fn, arg, src.TypeName); ok {
+				return e
+			}
+		}
+	}
 	order := ""
 	t := n.Columns[0].TypeName
 	switch {
-	case (n.Agg.Fn == "sum" || n.Agg.Fn == "avg") && (t == "float4" || t == "float8"):
-		order = " ORDER BY " + strings.Join(tieBreak(n.Table, "t"), ", ")
 	case (n.Agg.Fn == "min" || n.Agg.Fn == "max") && equalButDifferent[t]:
 		// Of values equal to PostgreSQL that print differently, min and
 		// max keep the last one they are given: given in the reverse
@@ -555,6 +560,58 @@ func aggregateExpr(n *mappings.Node) string {
 	}
 	return agg
 }
+
+// Sums and averages of floating point and interval values, exactly.
+//
+// PostgreSQL adds real and double precision values one by one in
+// floating point, in whatever order the rows come (so the last digits
+// depend on the plan), and ends the whole query ("value out of range:
+// overflow", "interval out of range") when a partial sum overflows, also
+// when the final one would not. Here the values are added exactly, in
+// NUMERIC, and rounded once when read (Convert): a float sum or average
+// is the value nearest to the exact one (NaN and ±Infinity as
+// PostgreSQL's float arithmetic gives them), whatever the order; a
+// result beyond the type's range rejects the row of the document that
+// would hold it, in words, and the run goes on.
+//
+// The SQL gives text: for a float sum, NaN, Infinity, -Infinity or the
+// exact sum of the values' shortest decimals (extra_float_digits = 1);
+// for an average, the same sum, "/" and the count; for an interval sum,
+// the interval of the exact sums of its months, days and microseconds
+// (PostgreSQL adds the three apart), built by make_interval from parts
+// that cannot overflow, or intervalOverflow when a sum is beyond its
+// field's range; an interval average divides that sum by the count as
+// PostgreSQL's avg does (interval_div).
+func exactSum(fn, arg, typ string) (string, bool) {
+	switch typ {
+	case "float4", "float8":
+		special := func(v string) string { return fmt.Sprintf("bool_or(%s = '%s')", arg, v) }
+		finite := fmt.Sprintf("sum(%s::pg_catalog.text::pg_catalog.numeric) FILTER (WHERE %s NOT IN ('Infinity', '-Infinity', 'NaN'))", arg, arg)
+		value := finite + "::pg_catalog.text"
+		if fn == "avg" {
+			value = fmt.Sprintf("%s::pg_catalog.text || '/' || count(%s)::pg_catalog.text", finite, arg)
+		}
+		return fmt.Sprintf("CASE WHEN count(%[1]s) = 0 THEN NULL WHEN %[2]s OR (%[3]s AND %[4]s) THEN 'NaN' WHEN %[3]s THEN 'Infinity' WHEN %[4]s THEN '-Infinity' ELSE %[5]s END",
+			arg, special("NaN"), special("Infinity"), special("-Infinity"), value), true
+	case "interval":
+		months := fmt.Sprintf("sum(extract(year FROM %[1]s)::pg_catalog.numeric * 12 + extract(month FROM %[1]s)::pg_catalog.numeric)", arg)
+		days := fmt.Sprintf("sum(extract(day FROM %s)::pg_catalog.numeric)", arg)
+		micros := fmt.Sprintf("sum(extract(hour FROM %[1]s)::pg_catalog.numeric * 3600000000 + extract(minute FROM %[1]s)::pg_catalog.numeric * 60000000 + extract(microseconds FROM %[1]s)::pg_catalog.numeric)", arg)
+		hours := "trunc(" + micros + " / 3600000000)"
+		total := fmt.Sprintf("make_interval(months => %[1]s::int4, days => %[2]s::int4) + make_interval(hours => trunc(%[3]s / 2)::int4) + make_interval(hours => (%[3]s - trunc(%[3]s / 2))::int4, secs => ((%[4]s - %[3]s * 3600000000) / 1000000)::float8)",
+			months, days, hours, micros)
+		if fn == "avg" {
+			total = fmt.Sprintf("(%s) / count(%s)::float8", total, arg)
+		}
+		return fmt.Sprintf("CASE WHEN count(%[1]s) = 0 THEN NULL WHEN %[2]s NOT BETWEEN -2147483648 AND 2147483647 OR %[3]s NOT BETWEEN -2147483648 AND 2147483647 OR %[4]s NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN '%[5]s' ELSE (%[6]s)::pg_catalog.text END",
+			arg, months, days, micros, intervalOverflow, total), true
+	}
+	return "", false
+}
+
+// intervalOverflow is exactSum's text for an interval sum beyond an
+// interval's range (no interval prints so).
+const intervalOverflow = "out of range"
 
 // inKeySet is the condition "the values refs (of SQL types types) are one
 // of the keys given as parallel text arrays $1, $2, ...", each text cast

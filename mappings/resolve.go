@@ -1126,10 +1126,8 @@ func aggregateType(fn string, src *Column) (Column, error) {
 			return bigint, nil
 		case "int8", "numeric":
 			return numeric, nil
-		case "float4", "float8":
-			return double, nil
-		case "money", "interval":
-			return c, nil
+		case "float4", "float8", "money", "interval":
+			return c, nil // a sum of reals is a real, as PostgreSQL's
 		}
 	case "avg":
 		switch src.TypeName {

@@ -340,6 +340,10 @@ type rowSource struct {
 	plain bool
 	// where is one more condition on the rows (a sample).
 	where string
+	// fence keeps PostgreSQL from pulling the subquery up (OFFSET 0):
+	// its sql: fields are computed on the rows its conditions keep, not
+	// below an outer join on every row of the table (reachedOnly).
+	fence bool
 }
 
 func (c *compiler) source(n *mappings.Node) *rowSource {
@@ -406,6 +410,9 @@ func (s *rowSource) render() string {
 	}
 	if len(where) > 0 {
 		fmt.Fprintf(&b, " WHERE %s", strings.Join(where, " AND "))
+	}
+	if s.fence {
+		b.WriteString(" OFFSET 0")
 	}
 	fmt.Fprintf(&b, ") AS %s", s.alias)
 	return b.String()
@@ -571,6 +578,12 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 				r.src.where = c.split.cond(q+quoteIdent(p.Column), false)
 			}
 		}
+		if reached := reachedOnly(child); reached != "" {
+			if r.src.where != "" {
+				reached = r.src.where + " AND " + reached
+			}
+			r.src.where, r.src.fence = reached, true
+		}
 		return r
 	}
 	if ns.identity == nil {
@@ -588,6 +601,53 @@ func (c *compiler) relation(ns *nodeSQL, child *mappings.Node) *rel {
 	}
 	r.cond = c.joinCond(child, r.src, r.keys)
 	return r
+}
+
+// reachedOnly is, for a node with sql: fields read by keyed grouping
+// (which reads the whole table), the condition that a row of it (t) is
+// joined by a row of its parent that its own filter, and its ancestors'
+// joins and filters up to a join table, keep: "" when it has no sql:
+// field. migrate computes an sql: field only on the rows it reads for a
+// document, and PostgreSQL may fail on others (a date past timestamp's
+// range in date_part): the oracle must not compute it on rows no document
+// holds.
+func reachedOnly(n *mappings.Node) string {
+	sql := false
+	for _, col := range n.Columns {
+		sql = sql || col.SQL != ""
+	}
+	if !sql {
+		return ""
+	}
+	return joinedBy(n, "t", 0)
+}
+
+// joinedBy is the condition that the row alias (of node n) is joined by
+// a row of n's parent kept by the parent's filter and, recursively, by
+// its own parent; "" at the root or past a join table.
+func joinedBy(n *mappings.Node, alias string, depth int) string {
+	p := n.Parent
+	if p == nil || n.Through != nil || len(n.On) == 0 || depth > 8 {
+		return ""
+	}
+	a := "a" + strconv.Itoa(depth)
+	var mine, theirs []string
+	for _, o := range n.On {
+		mine = append(mine, alias+"."+quoteIdent(o.Column))
+		theirs = append(theirs, a+"."+quoteIdent(o.Parent))
+	}
+	var where []string
+	if p.Filter != "" {
+		where = append(where, "("+p.Filter+")")
+	}
+	if up := joinedBy(p, a, depth+1); up != "" {
+		where = append(where, up)
+	}
+	q := fmt.Sprintf("(%s) IN (SELECT %s FROM %s AS %s", strings.Join(mine, ", "), strings.Join(theirs, ", "), only(p.Table), a)
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + ")"
 }
 
 // sameKeyTypes reports whether every pair of child's join columns (with
@@ -843,8 +903,9 @@ func (c *compiler) field(n *mappings.Node, ns *nodeSQL, f *mappings.FieldPlan) (
 	case mappings.FieldAggregate:
 		child := f.Embed
 		r := c.relation(ns, child)
-		res, call := c.aggregate(child, r.src)
+		res, call, exact := c.aggregate(child, r.src)
 		fs.kind, fs.vt = fAggregate, typeOf(res, child.Numeric[0])
+		fs.vt.exactSum = exact
 		fs.zero = aggregateZero(child.Agg.Fn, res, child.Numeric[0])
 		r.aggregated(constant(call), constant("v"), constant(""))
 		ns.joins = append(ns.joins, r.j)
@@ -928,8 +989,9 @@ func (c *compiler) tiebreak(t *mappings.Table, src *rowSource) []string {
 	return items
 }
 
-// aggregate is an aggregate node's result column and SQL call.
-func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column, string) {
+// aggregate is an aggregate node's result column and SQL call; exact
+// says the call gives exactSum's text, not the value.
+func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (res mappings.Column, call string, exact bool) {
 	a := n.Agg
 	var arg string
 	var col *mappings.Column
@@ -937,19 +999,19 @@ func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column,
 		col = n.Table.Column(a.Column)
 		arg = src.col(a.Column)
 	}
-	res := aggregateResult(a.Fn, col)
+	res = aggregateResult(a.Fn, col)
 	if len(n.Columns) > 0 {
 		// the mapping's modes for the result (timestamp: string,
 		// char: keep), as a column of its type is written
 		res.TimestampText, res.KeepPadding = n.Columns[0].TimestampText, n.Columns[0].KeepPadding
 	}
-	call := a.Fn + "(*)"
+	if e := exactSum(a.Fn, arg, col); e != "" {
+		return res, e, true
+	}
+	call = a.Fn + "(*)"
 	if arg != "" {
 		call = a.Fn + "(" + arg
-		if f := familyOf(col.TypeName); (a.Fn == "sum" || a.Fn == "avg") && (f == famFloat4 || f == famFloat8) {
-			// Floating point sums depend on the order of the terms.
-			call += " ORDER BY " + strings.Join(c.tiebreak(n.Table, src), ", ")
-		} else if (a.Fn == "min" || a.Fn == "max") && (f == famFloat4 || f == famFloat8 || col.TypeName == "numeric" || col.TypeName == "citext" || col.TypeName == "interval") {
+		if f := familyOf(col.TypeName); (a.Fn == "min" || a.Fn == "max") && (f == famFloat4 || f == famFloat8 || col.TypeName == "numeric" || col.TypeName == "citext" || col.TypeName == "interval") {
 			// Of equal values that print differently (1.0 and 1.00), the
 			// first in tie-break order: min and max keep the last they
 			// are given.
@@ -961,8 +1023,64 @@ func (c *compiler) aggregate(n *mappings.Node, src *rowSource) (mappings.Column,
 		}
 		call += ")"
 	}
-	return res, call
+	return res, call, false
 }
+
+// exactSum is the SQL of a sum or an average of a real, double precision
+// or interval column arg (col) as text the converter rounds (scalar), or
+// "". The README's rule: such sums are exact, rounded once, and a result
+// beyond the type's range rejects the row.
+//
+//   - real, double precision: NaN when a NaN is summed or both
+//     infinities are, else the infinity summed, else the exact NUMERIC
+//     sum of the values' texts (their shortest decimals); an average
+//     follows it with "/" and the number of values;
+//   - interval: PostgreSQL adds intervals field by field (months, days,
+//     microseconds). Each field's exact sum; "overflow" when one leaves
+//     its range (int32, int32, int64), else the interval of the three
+//     (an average: divided by the count as PostgreSQL's avg divides).
+func exactSum(fn, arg string, col *mappings.Column) string {
+	if col == nil || (fn != "sum" && fn != "avg") {
+		return ""
+	}
+	switch familyOf(col.TypeName) {
+	case famFloat4, famFloat8:
+		has := func(v string) string { return "count(*) FILTER (WHERE " + arg + " = '" + v + "'::pg_catalog.float8) > 0" }
+		exact := "sum((" + arg + ")::pg_catalog.text::pg_catalog.numeric) FILTER (WHERE pg_catalog.float8(" + arg + ") NOT IN ('NaN'::pg_catalog.float8, 'Infinity'::pg_catalog.float8, '-Infinity'::pg_catalog.float8))"
+		text := "(" + exact + ")::pg_catalog.text"
+		if fn == "avg" {
+			text = "pg_catalog.concat(" + exact + ", '/', count(" + arg + "))"
+		}
+		return "CASE WHEN count(" + arg + ") = 0 THEN NULL" +
+			" WHEN " + has("NaN") + " OR (" + has("Infinity") + " AND " + has("-Infinity") + ") THEN 'NaN'" +
+			" WHEN " + has("Infinity") + " THEN 'Infinity'" +
+			" WHEN " + has("-Infinity") + " THEN '-Infinity'" +
+			" ELSE " + text + " END"
+	}
+	if col.TypeName != "interval" {
+		return ""
+	}
+	field := func(unit string) string { return "EXTRACT(" + unit + " FROM " + arg + ")::pg_catalog.numeric" }
+	months := "sum(" + field("YEAR") + " * 12 + " + field("MONTH") + ")"
+	days := "sum(" + field("DAY") + ")"
+	micros := "sum(" + field("HOUR") + " * 3600000000 + " + field("MINUTE") + " * 60000000 + " + field("MICROSECONDS") + ")"
+	hours := "trunc(" + micros + " / 3600000000)"
+	half := "trunc(" + hours + " / 2)"
+	rest := "((" + micros + " - " + hours + " * 3600000000) / 1000000)::pg_catalog.float8"
+	total := "pg_catalog.make_interval(months => (" + months + ")::pg_catalog.int4, days => (" + days + ")::pg_catalog.int4)" +
+		" + pg_catalog.make_interval(hours => (" + half + ")::pg_catalog.int4)" +
+		" + pg_catalog.make_interval(hours => (" + hours + " - " + half + ")::pg_catalog.int4, secs => " + rest + ")"
+	if fn == "avg" {
+		total = "(" + total + ") / count(" + arg + ")::pg_catalog.float8"
+	}
+	const int32Range, int64Range = "BETWEEN -2147483648 AND 2147483647", "BETWEEN -9223372036854775808 AND 9223372036854775807"
+	return "CASE WHEN count(" + arg + ") = 0 THEN NULL" +
+		" WHEN " + months + " " + int32Range + " AND " + days + " " + int32Range + " AND " + micros + " " + int64Range +
+		" THEN (" + total + ")::pg_catalog.text ELSE '" + intervalOverflow + "' END"
+}
+
+// intervalOverflow is exactSum's text for an interval sum out of range.
+const intervalOverflow = "overflow"
 
 // aggregateResult is PostgreSQL's result type of fn over a column of
 // type col (count(*) when col is nil).

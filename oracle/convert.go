@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -126,6 +127,9 @@ func scalar(r *reader, vt valueType, path string) (any, error) {
 		case "-Infinity":
 			return math.Inf(-1), nil
 		}
+		if vt.exactSum {
+			return roundSum(s, vt, path)
+		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, r.fail("%s is not a float", s)
@@ -139,6 +143,9 @@ func scalar(r *reader, vt valueType, path string) (any, error) {
 	s, err := r.str()
 	if err != nil {
 		return nil, err
+	}
+	if vt.exactSum && s == intervalOverflow {
+		return nil, reject(path, "the interval sum is out of range (a field beyond its integer)")
 	}
 	switch vt.fam {
 	case famBpchar:
@@ -361,4 +368,39 @@ func decimalParts(s string) (digits string, exp int, neg bool, ok bool) {
 	// The first significant digit sits at position lead of intPart+frac;
 	// the decimal point after len(intPart) digits.
 	return all, e + len(intPart) - lead, neg, true
+}
+
+// roundSum rounds exactSum's text of a float sum (the exact decimal sum)
+// or average ("sum/count") to the nearest value of vt's family: a real
+// is rounded to 32 bits and written as the double of its shortest
+// decimal, as real columns are. Beyond the family's range: unbuildable.
+func roundSum(s string, vt valueType, path string) (any, error) {
+	q := new(big.Rat)
+	num, den, avg := strings.Cut(s, "/")
+	if _, ok := q.SetString(num); !ok {
+		return nil, fmt.Errorf("%s: %q is not an exact sum", path, s)
+	}
+	if avg {
+		d, ok := new(big.Rat).SetString(den)
+		if !ok || d.Sign() == 0 {
+			return nil, fmt.Errorf("%s: %q is not an exact average", path, s)
+		}
+		q.Quo(q, d)
+	}
+	if vt.fam == famFloat4 && !avg {
+		f32, _ := q.Float32()
+		if math.IsInf(float64(f32), 0) {
+			return nil, reject(path, "the sum %s is out of range for a real", short(s))
+		}
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(f32), 'g', -1, 32), 64)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	f, _ := q.Float64()
+	if math.IsInf(f, 0) {
+		return nil, reject(path, "the sum %s is out of range for a double", short(s))
+	}
+	return f, nil
 }

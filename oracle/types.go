@@ -106,6 +106,8 @@ type valueType struct {
 	timeText bool
 	// desc names the type in messages.
 	desc string
+	// exactSum: the value is exactSum's text of a sum or an average.
+	exactSum bool
 }
 
 // typeOf is the value type of column c of a node, written with numeric
