@@ -1045,7 +1045,9 @@ func exactSum(fn, arg string, col *mappings.Column) string {
 	}
 	switch familyOf(col.TypeName) {
 	case famFloat4, famFloat8:
-		has := func(v string) string { return "count(*) FILTER (WHERE " + arg + " = '" + v + "'::pg_catalog.float8) > 0" }
+		has := func(v string) string {
+			return "count(*) FILTER (WHERE " + arg + " = '" + v + "'::pg_catalog.float8) > 0"
+		}
 		exact := "sum((" + arg + ")::pg_catalog.text::pg_catalog.numeric) FILTER (WHERE pg_catalog.float8(" + arg + ") NOT IN ('NaN'::pg_catalog.float8, 'Infinity'::pg_catalog.float8, '-Infinity'::pg_catalog.float8))"
 		text := "(" + exact + ")::pg_catalog.text"
 		if fn == "avg" {

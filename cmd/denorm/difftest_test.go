@@ -584,7 +584,6 @@ func ferretQuirks(fields []dtFieldDiff) bool {
 	return true
 }
 
-
 // oracleArgs are verify's flags for the oracle: its parts follow the
 // case's number of workers (1 to 3).
 func oracleArgs(f *difftest.Files) []string {
