@@ -268,40 +268,12 @@ func fieldValue(r *reader, f *fieldShape) (any, error) {
 		if err := r.expect('['); err != nil {
 			return nil, err
 		}
-		out := bson.A{}
-		for first := true; ; first = false {
-			ok, err := r.more(']', first)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return out, nil
-			}
-			d, err := readDoc(r, f.sub)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-		}
+		return r.elements(func(int) (any, error) { return readDoc(r, f.sub) })
 	case fIds:
 		if err := r.expect('['); err != nil {
 			return nil, err
 		}
-		out := bson.A{}
-		for first := true; ; first = false {
-			ok, err := r.more(']', first)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return out, nil
-			}
-			v, err := value(r, f.vt, fmt.Sprintf("%s.%d", f.path, len(out)))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
+		return r.elements(func(i int) (any, error) { return value(r, f.vt, fmt.Sprintf("%s.%d", f.path, i)) })
 	case fAggregate:
 		v, err := value(r, f.vt, f.path)
 		if err != nil || v != nil {

@@ -59,30 +59,17 @@ func arrayValue(r *reader, vt valueType, path string) (any, error) {
 	if err := r.expect('['); err != nil {
 		return nil, err
 	}
-	out := bson.A{}
-	for first := true; ; first = false {
-		ok, err := r.more(']', first)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
+	return r.elements(func(i int) (any, error) {
 		if r.null() {
-			out = append(out, nil)
-			continue
+			return nil, nil
 		}
 		if r.peek() == '[' && vt.fam != famJSON {
 			// (a json or jsonb element may be a JSON array: a
 			// one-dimensional jsonb[] holding one is written as it is)
 			return nil, reject(path, "the %s value is an array of arrays", vt.desc)
 		}
-		v, err := scalar(r, vt, fmt.Sprintf("%s.%d", path, len(out)))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
+		return scalar(r, vt, fmt.Sprintf("%s.%d", path, i))
+	})
 }
 
 // scalar converts one non-NULL value of vt's family.
@@ -271,21 +258,7 @@ func jsonValue(r *reader, mode mappings.NumericMode, path string, depth int) (an
 		}
 	case '[':
 		r.i++
-		arr := bson.A{}
-		for first := true; ; first = false {
-			ok, err := r.more(']', first)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return arr, nil
-			}
-			v, err := jsonValue(r, mode, fmt.Sprintf("%s.%d", path, len(arr)), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
+		return r.elements(func(i int) (any, error) { return jsonValue(r, mode, fmt.Sprintf("%s.%d", path, i), depth+1) })
 	case '"':
 		return r.str()
 	case 't', 'f':

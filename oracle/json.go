@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // reader walks the JSON text PostgreSQL built, one value at a time, in the
@@ -62,6 +64,26 @@ func (r *reader) expect(c byte) error {
 	}
 	r.i++
 	return nil
+}
+
+// elements reads the elements of a JSON array whose '[' is read, each by
+// elem given its index, up to its ']'.
+func (r *reader) elements(elem func(i int) (any, error)) (bson.A, error) {
+	out := bson.A{}
+	for first := true; ; first = false {
+		ok, err := r.more(']', first)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		v, err := elem(len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
 }
 
 // more reports, inside an object or array, whether another member

@@ -412,28 +412,32 @@ func (g *gen) embedThrough(x ectx, used map[string]bool) *Node {
 	return M("name", g.fieldName(used, "many"+far.Ref.Name), "embed", rel)
 }
 
+// related draws the rows related to x's table for an id array or an
+// aggregate: through a join table (with chance through), else a child
+// table by its foreign key (fk). rel is nil when there are none.
+func (g *gen) related(x ectx, through float64) (rel *Node, target *Table, fk *FK) {
+	if g.chance(through) {
+		j, near, far := g.through(x.t)
+		if j == nil {
+			return nil, nil, nil
+		}
+		th, jm := throughNode(j, near, far)
+		return M("table", far.Ref.MappingName(), "through", th, "join", jm), far.Ref, nil
+	}
+	ch := g.children(x.t)
+	if len(ch) == 0 {
+		return nil, nil, nil
+	}
+	k := ch[g.n(len(ch))]
+	return M("table", k.c.MappingName(), "join", joinMap(k.fk, true)), k.c, k.fk
+}
+
 // idsField is an id array of related rows (children, or through a join
 // table).
 func (g *gen) idsField(x ectx, used map[string]bool) *Node {
-	var rel *Node
-	var target *Table
-	var fk *FK
-	if g.chance(0.3) {
-		j, near, far := g.through(x.t)
-		if j == nil {
-			return nil
-		}
-		th, jm := throughNode(j, near, far)
-		rel = M("table", far.Ref.MappingName(), "through", th, "join", jm)
-		target = far.Ref
-	} else {
-		ch := g.children(x.t)
-		if len(ch) == 0 {
-			return nil
-		}
-		k := ch[g.n(len(ch))]
-		rel = M("table", k.c.MappingName(), "join", joinMap(k.fk, true))
-		target, fk = k.c, k.fk
+	rel, target, fk := g.related(x, 0.3)
+	if rel == nil {
+		return nil
 	}
 	if len(target.PK) != 1 || g.chance(0.3) {
 		cols := target.Cols
@@ -470,25 +474,9 @@ func (g *gen) idsField(x ectx, used map[string]bool) *Node {
 
 // aggregate is count/sum/min/max/avg over related rows.
 func (g *gen) aggregate(x ectx, used map[string]bool) *Node {
-	var rel *Node
-	var target *Table
-	var fk *FK
-	if g.chance(0.25) {
-		j, near, far := g.through(x.t)
-		if j == nil {
-			return nil
-		}
-		th, jm := throughNode(j, near, far)
-		rel = M("table", far.Ref.MappingName(), "through", th, "join", jm)
-		target = far.Ref
-	} else {
-		ch := g.children(x.t)
-		if len(ch) == 0 {
-			return nil
-		}
-		k := ch[g.n(len(ch))]
-		rel = M("table", k.c.MappingName(), "join", joinMap(k.fk, true))
-		target, fk = k.c, k.fk
+	rel, target, fk := g.related(x, 0.25)
+	if rel == nil {
+		return nil
 	}
 	fn := pick(g.rng, "count", "count", "sum", "min", "max", "avg")
 	var col *Column
