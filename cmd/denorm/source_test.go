@@ -474,14 +474,14 @@ func TestInfinityKeysRejected(t *testing.T) {
 		`{"_id":{"$date":"2024-01-03T10:00:00Z"},"v":5,"notes":[]}`,
 	}
 	wantRejects := map[string]string{
-		"reading (at)=(-infinity)":              "_id: column \"at\": timestamp without time zone value -infinity cannot be written",
-		"reading (at)=(infinity)":               "_id: column \"at\": timestamp without time zone value infinity cannot be written",
-		"day (d)=(-infinity)":                   "date value -infinity cannot be written",
-		"day (d)=(infinity)":                    "date value infinity cannot be written",
-		"stamp (t)=(-infinity)":                 "timestamp with time zone value -infinity cannot be written",
-		"stamp (t)=(infinity)":                  "timestamp with time zone value infinity cannot be written",
-		"sample (at, id, id)=(-infinity, 1, 1)": "bucket parent key at: column \"at\": timestamp without time zone value -infinity",
-		"sample (at, id, id)=(infinity, 4, 4)":  "bucket parent key at: column \"at\": timestamp without time zone value infinity",
+		"reading (at)=(-infinity)":       "_id: column \"at\": timestamp without time zone value -infinity cannot be written",
+		"reading (at)=(infinity)":        "_id: column \"at\": timestamp without time zone value infinity cannot be written",
+		"day (d)=(-infinity)":            "date value -infinity cannot be written",
+		"day (d)=(infinity)":             "date value infinity cannot be written",
+		"stamp (t)=(-infinity)":          "timestamp with time zone value -infinity cannot be written",
+		"stamp (t)=(infinity)":           "timestamp with time zone value infinity cannot be written",
+		"sample (at, id)=(-infinity, 1)": "bucket parent key at: column \"at\": timestamp without time zone value -infinity",
+		"sample (at, id)=(infinity, 4)":  "bucket parent key at: column \"at\": timestamp without time zone value infinity",
 	}
 	for _, tg := range sourceTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
