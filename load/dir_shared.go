@@ -66,6 +66,22 @@ func newTypeFilter(want []transform.Field) (*typeFilter, error) {
 	return m, nil
 }
 
+// TypeMatcher returns the test of whether a BSON document is of one of
+// types (document types of a shared collection), as a run tells the
+// documents it replaces from those of other mappings; nil when types is
+// empty (the collection is written whole). One goroutine at a time may
+// call it.
+func TypeMatcher(types []transform.Field) (func(doc []byte) bool, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	m, err := newTypeFilter(types)
+	if err != nil {
+		return nil, err
+	}
+	return m.matchDoc, nil
+}
+
 // match reports whether one line (a relaxed Extended JSON document) has
 // one of the types.
 func (m *typeFilter) match(line []byte) (bool, error) {

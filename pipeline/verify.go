@@ -127,6 +127,10 @@ type VerifyStats struct {
 	Duplicate   int64 `json:"duplicate"`
 	Unbuildable int64 `json:"unbuildable"`
 	Dangling    int64 `json:"danglingRefs"`
+	// OtherTypes counts the documents of a shared collection that are of
+	// document types the mapping does not write (another mapping's):
+	// neither found nor compared.
+	OtherTypes int64 `json:"otherTypes,omitempty"`
 	// OracleParts is, with the oracle, the number of parts (connections)
 	// its documents were built in.
 	OracleParts int `json:"oracleParts,omitempty"`
@@ -247,8 +251,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	defer cancel()
 	found := make([]VerifyStats, len(order))
 	foundErr := make(chan error, 1)
+	types := map[string][]transform.Field{}
+	for _, c := range TargetCollections(plan) {
+		types[c.Name] = c.Types
+	}
 	go func() {
-		err := v.scanFound(sctx, order, found)
+		err := v.scanFound(sctx, order, types, found)
 		if err != nil {
 			cancel()
 		}
@@ -273,7 +281,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		return nil, fErr
 	}
 	for i, name := range order {
-		v.stats[name].Found, v.stats[name].Exists = found[i].Found, found[i].Exists
+		v.stats[name].Found, v.stats[name].Exists, v.stats[name].OtherTypes = found[i].Found, found[i].Exists, found[i].OtherTypes
 	}
 	if err := v.cmp.flush(); err != nil {
 		return nil, err
@@ -335,11 +343,21 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 }
 
 // scanFound reads every collection of order from the target into the
-// found side, counting into found (by position in order).
-func (v *verifier) scanFound(ctx context.Context, order []string, found []VerifyStats) error {
+// found side, counting into found (by position in order). In a shared
+// collection, the documents of other types than the plan's (types, by
+// collection) are another mapping's: counted apart, not compared.
+func (v *verifier) scanFound(ctx context.Context, order []string, types map[string][]transform.Field, found []VerifyStats) error {
 	for i, name := range order {
 		st := &found[i]
+		mine, err := load.TypeMatcher(types[name])
+		if err != nil {
+			return err
+		}
 		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
+			if mine != nil && !mine(doc) {
+				st.OtherTypes++ // another mapping's document type
+				return nil
+			}
 			st.Found++
 			if err := v.cmp.add(&v.cmp.found, name, doc, ""); err != nil {
 				return err

@@ -393,6 +393,11 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract
 		}
 		fmt.Fprintf(w, "%-20s %10d %10d %10d %8d %10d %9d %9d %8d%s\n", c.Collection, c.Expected, c.Found, c.Identical, c.Missing, c.Unexpected, c.Different, c.Dangling, c.Duplicate+c.Unbuildable, note)
 	}
+	for _, c := range res.Collections {
+		if c.OtherTypes > 0 {
+			fmt.Fprintf(w, "%s: %d documents of other types (another mapping's, by the discriminator) were not compared\n", c.Collection, c.OtherTypes)
+		}
+	}
 	fmt.Fprintf(w, "source snapshot taken %s; %s\n", snapTime.UTC().Format(time.RFC3339), elapsed.Round(time.Millisecond))
 	docs, refs := res.Differences(), res.Dangling()
 	changed := int64(0)
