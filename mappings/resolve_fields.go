@@ -55,32 +55,8 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			r.add(pos.at("exclude"), "%s: exclude: table %q has no column %q", where, t.Name, col)
 		}
 	}
-	lookups := map[string]*Node{}
-	for _, l := range e.Lookups {
-		if ln := r.relation(n, l, where+"."+l.Name, NodeLookup); ln != nil {
-			lookups[l.Name] = ln
-		}
-	}
-	ref := func(s string, p Pos) (Ref, bool) {
-		if i := strings.IndexByte(s, '.'); i >= 0 {
-			ln := lookups[s[:i]]
-			if ln == nil {
-				return Ref{}, false // reported by check, or the lookup failed to resolve
-			}
-			c := r.need(ln, s[i+1:])
-			if c < 0 {
-				r.add(p, "%s: lookup %q (table %q) has no column %q", where, s[:i], ln.Table.Name, s[i+1:])
-				return Ref{}, false
-			}
-			return Ref{Lookup: ln, Col: c}, true
-		}
-		c := r.need(n, s)
-		if c < 0 {
-			r.add(p, "%s: table %q has no column %q", where, t.Name, s)
-			return Ref{}, false
-		}
-		return Ref{Col: c}, true
-	}
+	lookups := r.lookups(n, e)
+	ref := func(s string, p Pos) (Ref, bool) { return r.fieldRef(n, lookups, s, p) }
 	fields := e.Fields
 	if fields == nil {
 		fields = []*Field{{All: true, pos: pos}}
