@@ -5,6 +5,24 @@ import (
 	"strings"
 )
 
+// Resolving: Resolve checks a parsed file against the catalog and
+// compiles its Plan. This file holds the walk every pattern shares: the
+// links first, then each collection's root and _id (its fields go to
+// entity), and the columns each node reads (need). Each pattern is
+// resolved in its own file:
+//
+//	resolve_table.go      tables a mapping names, and notices about them
+//	resolve_fields.go     the fields of a document or embedded document
+//	resolve_relation.go   the join of every relation to its parent
+//	resolve_embed.go      embeds (the cycle check)
+//	resolve_lookup.go     lookups, and the lookup.column a field reads
+//	resolve_ids.go        id arrays and links
+//	resolve_aggregate.go  aggregates
+//	resolve_bucket.go     bucket collections
+//
+// Discriminators are checked in check.go (discriminatorValue) and set on
+// the plan by ResolveAll; the indexes they need are in index.go.
+
 // Resolve checks the file against the catalog and compiles the plan. It
 // reports every problem found, as Problems.
 func Resolve(f *File, cat *Catalog) (*Plan, error) {
