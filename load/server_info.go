@@ -2,8 +2,11 @@ package load
 
 // What a server is. Servers speaking the MongoDB wire protocol differ in
 // what they store and where they stall; FerretDB reports itself in
-// buildInfo (ferretdbVersion), so its quirks are handled here, for it
-// alone (see TESTING.md and Caps).
+// buildInfo (ferretdbVersion), and serverInfo.ferretDB is what the server
+// target asks wherever FerretDB 1.24 needs another way (server.go: Caps
+// and writes; delete.go; index.go). The differences themselves are told
+// in Caps' fields and in the README (migrate's "Targets", and "Known
+// limitations").
 
 import (
 	"context"
