@@ -1,10 +1,6 @@
 package transform
 
-import (
-	"unsafe"
-
-	"github.com/denorm/denorm/internal/box"
-)
+import "github.com/denorm/denorm/internal/box"
 
 // Slab hands out the fields of documents, the items of arrays, and the
 // boxes of embedded documents and arrays from shared blocks: one
@@ -54,8 +50,8 @@ func (s *Slab) array(n int) Array {
 }
 
 var (
-	docType   = box.TypeOf(Doc(nil))
-	arrayType = box.TypeOf(Array(nil))
+	docType   = box.SliceType[Doc]()
+	arrayType = box.SliceType[Array]()
 )
 
 // boxDoc returns d as a value.
@@ -65,7 +61,7 @@ func (s *Slab) boxDoc(d Doc) any {
 	}
 	p := s.docs.take(1, slabBlock/8, s.keep)[:1]
 	p[0] = d
-	return box.At(docType, unsafe.Pointer(&p[0]))
+	return docType.At(&p[0])
 }
 
 // boxArray returns a as a value.
@@ -75,7 +71,7 @@ func (s *Slab) boxArray(a Array) any {
 	}
 	p := s.arrays.take(1, slabBlock/8, s.keep)[:1]
 	p[0] = a
-	return box.At(arrayType, unsafe.Pointer(&p[0]))
+	return arrayType.At(&p[0])
 }
 
 // blocks is a list of blocks filled in order; the blocks up to cur are in
