@@ -36,6 +36,15 @@ const (
 )
 
 // arena boxes the values of one decoder. It is used by one goroutine.
+//
+// The reuse rule: the arena never takes memory back. When a typed slice or
+// a byte block is full, next and text start a new one and let the old one
+// go; the garbage collector keeps it while any value in it is referenced.
+// So the values it hands out (strings, numbers, times, byte slices) may be
+// kept for as long as anyone likes - past their batch, in the value cache,
+// in a checkpoint's position - and nothing here is poisoned under
+// denorm_poison, since nothing is reused. They are never written after
+// they are handed out.
 type arena struct {
 	strs  []string
 	decs  []transform.Decimal
