@@ -107,7 +107,10 @@ type Target interface {
 
 	// Scan calls fn with every document of collection (BSON), in the
 	// target's own order (not _id order), one at a time. A collection that
-	// does not exist is empty: exists is false.
+	// does not exist is empty: exists is false. doc is valid until fn
+	// returns: the targets reuse its memory for the next document (a
+	// directory poisons it first under denorm_poison), so fn copies what
+	// it keeps.
 	Scan(ctx context.Context, collection string, fn func(doc []byte) error) (exists bool, err error)
 
 	// Normalize returns a document (BSON) as the target would give it back
