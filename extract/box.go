@@ -17,14 +17,14 @@ import (
 // blocks.
 
 var (
-	stringType  = box.TypeOf("")
-	decimalType = box.TypeOf(transform.Decimal(""))
-	timeType    = box.TypeOf(time.Time{})
-	int32Type   = box.TypeOf(int32(0))
-	int64Type   = box.TypeOf(int64(0))
-	float64Type = box.TypeOf(float64(0))
-	uuidType    = box.TypeOf(transform.UUID{})
-	binaryType  = box.TypeOf(transform.Binary(nil))
+	stringType  = box.TypeOf[string]()
+	decimalType = box.TypeOf[transform.Decimal]()
+	timeType    = box.TypeOf[time.Time]()
+	int32Type   = box.TypeOf[int32]()
+	int64Type   = box.TypeOf[int64]()
+	float64Type = box.TypeOf[float64]()
+	uuidType    = box.TypeOf[transform.UUID]()
+	binaryType  = box.SliceType[transform.Binary]()
 )
 
 // Block sizes: values per typed slice, bytes per byte block, and the
@@ -36,6 +36,15 @@ const (
 )
 
 // arena boxes the values of one decoder. It is used by one goroutine.
+//
+// The reuse rule: the arena never takes memory back. When a typed slice or
+// a byte block is full, next and text start a new one and let the old one
+// go; the garbage collector keeps it while any value in it is referenced.
+// So the values it hands out (strings, numbers, times, byte slices) may be
+// kept for as long as anyone likes - past their batch, in the value cache,
+// in a checkpoint's position - and nothing here is poisoned under
+// denorm_poison, since nothing is reused. They are never written after
+// they are handed out.
 type arena struct {
 	strs  []string
 	decs  []transform.Decimal
@@ -80,7 +89,7 @@ func (a *arena) string(b []byte) any {
 	}
 	p := next(&a.strs)
 	*p = a.text(b)
-	return box.At(stringType, unsafe.Pointer(p))
+	return stringType.At(p)
 }
 
 func (a *arena) decimal(b []byte) any {
@@ -89,7 +98,7 @@ func (a *arena) decimal(b []byte) any {
 	}
 	p := next(&a.decs)
 	*p = transform.Decimal(a.text(b))
-	return box.At(decimalType, unsafe.Pointer(p))
+	return decimalType.At(p)
 }
 
 func (a *arena) time(t time.Time) any {
@@ -98,7 +107,7 @@ func (a *arena) time(t time.Time) any {
 	}
 	p := next(&a.times)
 	*p = t
-	return box.At(timeType, unsafe.Pointer(p))
+	return timeType.At(p)
 }
 
 func (a *arena) int32(v int32) any {
@@ -107,7 +116,7 @@ func (a *arena) int32(v int32) any {
 	}
 	p := next(&a.i32s)
 	*p = v
-	return box.At(int32Type, unsafe.Pointer(p))
+	return int32Type.At(p)
 }
 
 func (a *arena) int64(v int64) any {
@@ -116,7 +125,7 @@ func (a *arena) int64(v int64) any {
 	}
 	p := next(&a.i64s)
 	*p = v
-	return box.At(int64Type, unsafe.Pointer(p))
+	return int64Type.At(p)
 }
 
 func (a *arena) float64(v float64) any {
@@ -125,7 +134,7 @@ func (a *arena) float64(v float64) any {
 	}
 	p := next(&a.f64s)
 	*p = v
-	return box.At(float64Type, unsafe.Pointer(p))
+	return float64Type.At(p)
 }
 
 func (a *arena) uuid(b []byte) any {
@@ -134,7 +143,7 @@ func (a *arena) uuid(b []byte) any {
 	}
 	p := next(&a.uuids)
 	*p = transform.UUID(b)
-	return box.At(uuidType, unsafe.Pointer(p))
+	return uuidType.At(p)
 }
 
 // binary copies b (the value must not share the wire buffer).
@@ -151,5 +160,5 @@ func (a *arena) binary(b []byte) any {
 	start := len(a.bytes)
 	a.bytes = append(a.bytes, b...)
 	*p = transform.Binary(a.bytes[start:len(a.bytes):len(a.bytes)])
-	return box.At(binaryType, unsafe.Pointer(p))
+	return binaryType.At(p)
 }

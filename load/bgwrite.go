@@ -3,6 +3,8 @@ package load
 import (
 	"io"
 	"sync"
+
+	"github.com/denorm/denorm/internal/poison"
 )
 
 // bgWriter is a buffered writer that hands full buffers to a goroutine of
@@ -49,7 +51,9 @@ func (b *bgWriter) loop() {
 				b.mu.Unlock()
 			}
 		}
-		b.free <- buf[:0]
+		if buf = poison.Reuse(buf); buf != nil { // w must not keep it (io.Writer): it is reused
+			b.free <- buf[:0]
+		}
 		b.wg.Done()
 	}
 }

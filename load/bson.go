@@ -88,6 +88,9 @@ func appendFields(dst []byte, d transform.Doc) ([]byte, error) {
 	var err error
 	for i := range d {
 		f := &d[i]
+		// Not the field-name rule (mappings.FieldNameFaults, which the
+		// writers check first with transform.CheckKeys): the encoding's own
+		// limit, as a BSON key ends at a NUL, for any document encoded.
 		if strings.IndexByte(f.Key, 0) >= 0 {
 			return dst, &pathError{keys: []string{f.Key}, msg: "a BSON key cannot contain a NUL character"}
 		}

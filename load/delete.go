@@ -49,15 +49,16 @@ const deleteChunk = 1000
 const DefaultDeleteChunk = 30000
 
 // Delete removes the documents sel picks with deleteMany, in chunks of
-// deleteChunk _ids (and of deleteChunk alternatives of Any); on FerretDB
-// no command matches more than Options.DeleteChunk documents (see the
-// top of this file).
+// deleteChunk _ids (and of deleteChunk alternatives of Any); on a server
+// whose profile says so (FerretDB: emptyByDrop, deleteInRuns) no command
+// matches more than Options.DeleteChunk documents (see the top of this
+// file).
 func (s *serverTarget) Delete(ctx context.Context, collection string, sel Selection) (int64, error) {
 	coll := s.db.Collection(collection)
 	what := fmt.Sprintf("delete from %q", collection)
 	if sel.all() {
 		what = fmt.Sprintf("empty collection %q", collection)
-		if s.server.ferretDB() {
+		if s.profile.emptyByDrop {
 			n, dropped, err := s.dropAndIndex(ctx, coll)
 			if err != nil {
 				return n, fmt.Errorf("%s: %w", what, err)
@@ -86,7 +87,7 @@ func (s *serverTarget) Delete(ctx context.Context, collection string, sel Select
 				return n, fmt.Errorf("%s: %w", what, err)
 			}
 			var d int64
-			if ids == nil && s.server.ferretDB() {
+			if ids == nil && s.profile.deleteInRuns {
 				// Not bounded by its _ids: bounded by chunks.
 				d, err = s.deleteChunked(ctx, coll, filter)
 			} else {

@@ -84,8 +84,9 @@ const keySlots = 256 // the hash's top 8 bits
 // CheckKeys.
 var errUnstorable = errors.New("a field name or nesting no target can hold")
 
-// appendKey writes key and its colon. It refuses a name holding NUL and,
-// when check is set, any name transform.NameOK refuses. Only names NameOK
+// appendKey writes key and its colon. It refuses a name holding NUL (as
+// the BSON encoder does: the encoding's limit) and, when check is set, any
+// name the field-name rule refuses (transform.NameOK). Only names NameOK
 // accepts are remembered.
 func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error) {
 	var e *keyText

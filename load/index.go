@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -234,9 +235,7 @@ func (s *serverTarget) CreateIndexes(ctx context.Context, collection string, idx
 		var ce mongo.CommandError
 		if errors.As(err, &ce) {
 			switch {
-			case ce.Code == 238 || ce.Code == 115 || (ce.Code == 27 && s.server.ferretDB()):
-				// NotImplemented, CommandNotSupported; FerretDB answers a
-				// hashed key with IndexNotFound.
+			case slices.Contains(s.profile.unsupportedIndex, ce.Code):
 				ie.Unsupported = true
 			case ce.Code == 85 || ce.Code == 86:
 				ie.Conflict = true
@@ -345,10 +344,7 @@ func (s *serverTarget) Shard(ctx context.Context, collection string, key []mappi
 	case !notFound(err):
 		return ShardOutcome{}, fmt.Errorf("shard %q: %w", collection, err)
 	}
-	none := "the server is not a sharded cluster (neither shardCollection nor Cosmos DB's CreateCollection exists)"
-	if s.server.ferretDB() {
-		none = "FerretDB has no sharding (shardCollection and Cosmos DB's CreateCollection: command not found)"
-	}
+	none := s.profile.noSharding
 	cmd, cerr := cosmosCommand(collection, key)
 	if cerr != nil {
 		// Not a sharded MongoDB; and a Cosmos DB would refuse this key.

@@ -12,6 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/denorm/denorm/internal/poison"
 )
 
 // Reading back what a target holds, for verify: Scan and Normalize of
@@ -82,8 +84,9 @@ func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte)
 		if len(b) == 0 {
 			continue
 		}
+		// doc is reused for every line: fn must not keep it (Target.Scan).
 		var err error
-		if doc, err = UnmarshalExtJSON(doc[:0], b); err != nil {
+		if doc, err = UnmarshalExtJSON(poison.Reuse(doc)[:0], b); err != nil {
 			return true, fmt.Errorf("%s:%d: not an Extended JSON document: %w", path, line, err)
 		}
 		if err := fn(doc); err != nil {

@@ -28,8 +28,11 @@ type serverTarget struct {
 	uri    connstr.String
 	opt    Options
 	op     time.Duration // bound of one operation (opTimeout); 0: none
-	// server is what buildInfo says the server is (serverInfo).
-	server serverInfo
+	// profile is what the server can and cannot do (server_profile.go),
+	// chosen from what its buildInfo says; server names it with its
+	// version (Caps.Server).
+	profile *serverProfile
+	server  string
 
 	mu     sync.Mutex
 	closed map[string]bool // batches a connection closed on once (isolate.go)
@@ -72,7 +75,9 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		return nil, ce
 	}
 	db := client.Database(dbName)
-	return &serverTarget{client: client, db: db, uri: uri, opt: opt.withDefaults(), op: opTimeout(uri), server: readServerInfo(ctx, db)}, nil
+	info := readServerInfo(ctx, db)
+	p := profileOf(info)
+	return &serverTarget{client: client, db: db, uri: uri, opt: opt.withDefaults(), op: opTimeout(uri), profile: p, server: p.describe(info)}, nil
 }
 
 // connectAttempt is how long one attempt to reach a server lasts when
@@ -115,10 +120,8 @@ func ConnectCause(err error) string {
 	return msg
 }
 
-func (s *serverTarget) Caps() Caps {
-	f := s.server.ferretDB()
-	return Caps{Parallel: true, Delete: true, NoDecimal128: f, NoQuoteInNames: f, EmptyFirst: f, Server: s.server.String()}
-}
+// Caps are the server profile's.
+func (s *serverTarget) Caps() Caps { return s.profile.caps(s.server) }
 
 // Prepare does nothing: collections are created by their first write, and
 // documents written after a checkpoint are replaced when written again.
@@ -138,9 +141,9 @@ func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
 // one on servers where a lookup by _id scans the collection (FerretDB on
 // SQLite: upserting every document made loading quadratic) - and only the
 // documents refused as duplicate keys (a rerun, or the batch replayed when
-// resuming) are then replaced with upserts (replace), or on FerretDB
-// deleted and inserted again (reinsert). Either way a rerun gives the same
-// result.
+// resuming) are then written again as the server's profile says: replaced
+// with upserts (replace), or on FerretDB deleted and inserted again
+// (reinsert). Either way a rerun gives the same result.
 func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
@@ -189,12 +192,7 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		if err != nil {
 			return fmt.Errorf("write %d documents to %q: %w", len(raws), collection, err)
 		}
-		if s.server.ferretDB() {
-			err = s.reinsert(ctx, coll, again, araws, reject)
-		} else {
-			err = s.replace(ctx, coll, again, araws, reject)
-		}
-		if err != nil {
+		if err := s.profile.rewrite(s, ctx, coll, again, araws, reject); err != nil {
 			return err
 		}
 		raws, batch, bytes = raws[:0], batch[:0], 0
@@ -202,7 +200,7 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 	}
 	for _, d := range docs {
 		raw, err := encode(d, s.opt.MaxDocSize)
-		if err == nil && s.server.ferretDB() && hasDecimal128(raw) {
+		if err == nil && s.profile.noDecimal128 && hasDecimal128(raw) {
 			err = s.noDecimal128()
 		}
 		if err != nil {

@@ -12,8 +12,11 @@
 // checkpoint being resumed), so replaying a batch changes nothing.
 //
 // Limits: a directory target has one writer (no --workers, --partition)
-// and cannot delete chosen documents (no sync); FerretDB's quirks (README.md,
-// "Known limitations") are handled here and nowhere else.
+// and cannot delete chosen documents (no sync). Servers differ (FerretDB's
+// quirks: README.md, "Known limitations"): each known server's differences
+// are one serverProfile (server_profile.go), chosen when the target
+// connects, which the server target reads and Caps is derived from;
+// nothing else here or above asks which server it talks to.
 package load
 
 import (
@@ -104,7 +107,10 @@ type Target interface {
 
 	// Scan calls fn with every document of collection (BSON), in the
 	// target's own order (not _id order), one at a time. A collection that
-	// does not exist is empty: exists is false.
+	// does not exist is empty: exists is false. doc is valid until fn
+	// returns: the targets reuse its memory for the next document (a
+	// directory poisons it first under denorm_poison), so fn copies what
+	// it keeps.
 	Scan(ctx context.Context, collection string, fn func(doc []byte) error) (exists bool, err error)
 
 	// Normalize returns a document (BSON) as the target would give it back
@@ -140,7 +146,8 @@ type Target interface {
 	Close(ctx context.Context) error
 }
 
-// Caps are what a target can do beyond what every target does.
+// Caps are what a target can do beyond what every target does. A server
+// target's come from its serverProfile.
 type Caps struct {
 	// Parallel: several handles (Reopen, other processes) may write the
 	// same collections at once, in any order: --workers and --partition.

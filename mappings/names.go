@@ -25,19 +25,67 @@ const MaxDepth = 100
 // of a directory target); load.CheckpointCollection has the same value.
 const reservedCollection = "_denorm"
 
+// NameFaults is the set of what makes a field name one no target can
+// store, one bit each.
+type NameFaults uint8
+
+const (
+	NameEmpty  NameFaults = 1 << iota // the name is empty
+	NameDollar                        // it starts with "$"
+	NameDot                           // it holds "."
+	NameNUL                           // it holds a NUL
+)
+
+// FieldNameFaults is the field-name rule, its one implementation: servers
+// treat a name starting with "$" as an operator, and a "." as a path
+// (FerretDB refuses both; relaxed Extended JSON reads {"$date": ...} back
+// as a date); BSON names end at a NUL; and a name cannot be empty. The
+// mapping's names are checked with it at validate (FieldNameProblem), the
+// names that come from data at build time (transform.CheckKeys and
+// transform.NameOK, which load's writers use too); each spells the faults
+// in its own words and order. One pass over a short name, as it runs on
+// every field written.
+func FieldNameFaults(name string) NameFaults {
+	if name == "" {
+		return NameEmpty
+	}
+	var f NameFaults
+	if name[0] == '$' {
+		f |= NameDollar
+	}
+	if len(name) > 32 {
+		if strings.IndexByte(name, '.') >= 0 {
+			f |= NameDot
+		}
+		if strings.IndexByte(name, 0) >= 0 {
+			f |= NameNUL
+		}
+		return f
+	}
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '.':
+			f |= NameDot
+		case 0:
+			f |= NameNUL
+		}
+	}
+	return f
+}
+
 // FieldNameProblem says why a target cannot store a field named name, or
-// returns "" when it can. Servers treat a name starting with "$" as an
-// operator, and a "." as a path (FerretDB refuses both; relaxed Extended
-// JSON reads {"$date": ...} back as a date); BSON names end at a NUL.
+// returns "" when it can: FieldNameFaults, and the mapping's names must
+// also be valid UTF-8.
 func FieldNameProblem(name string) string {
+	f := FieldNameFaults(name)
 	switch {
-	case name == "":
+	case f&NameEmpty != 0:
 		return "the name is empty"
-	case strings.IndexByte(name, 0) >= 0:
+	case f&NameNUL != 0:
 		return "the name contains a NUL character"
-	case name[0] == '$':
+	case f&NameDollar != 0:
 		return `the name starts with "$"`
-	case strings.IndexByte(name, '.') >= 0:
+	case f&NameDot != 0:
 		return `the name contains "."`
 	case !utf8.ValidString(name):
 		return "the name is not valid UTF-8"

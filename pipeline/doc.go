@@ -2,21 +2,52 @@
 // snapshot of the source (extract), the resolved mapping and, where it
 // has one, a target (load), runs behind an options struct, and returns
 // results and typed errors; cmd/denorm only turns flags into options and
-// results into text and exit codes. One file per engine:
+// results into text and exit codes. Its files, by role:
 //
-//	produce.go   Produce and ProduceKeys: the one path that builds documents
-//	             (read batches -> transform -> Built), shared by all below
-//	migrate.go   Run: migrate's runner - workers, partitions, checkpoints,
-//	             retries, reconnects
-//	job.go       PrepareJob: a named job's start, resume, restart or refusal
-//	plan.go      Plan: the dry run's report (transform/report)
-//	verify.go    Verify: rebuilt documents against the target's, sorted on
-//	             disk; dangling.go, its check of references
-//	sync.go      (to come) the sync engine, on ProduceKeys
+//	produce.go      Produce and ProduceKeys: the one path that builds
+//	                documents (read batches -> transform -> Built), shared
+//	                by all below
+//
+//	migrate.go      Run: migrate's runner - workers, partitions,
+//	                checkpoints, retries, reconnects
+//	indexphase.go   the job's last phase: the mapping's indexes, created
+//	                and recorded in the checkpoint
+//	index.go        shard keys and indexes created and checked; Subset and
+//	                Limit, the plan variants a run may ask for
+//	targetcheck.go  TargetProblems: what the target cannot store, refused
+//	                before anything is written
+//
+//	job.go          PrepareJob: a named job's start, resume, restart or
+//	                refusal
+//	lease.go        HoldLease: one writer per job (migrate and sync)
+//	own.go          which documents of a server are the job's, before any
+//	                is deleted (fresh runs on FerretDB, --restart)
+//	status.go       Status: what the jobs recorded in a target are doing
+//
+//	plan.go         Plan: the dry run's report (transform/report)
+//
+//	verify.go       Verify: rebuilt documents against the target's
+//	compare.go      the comparison verify and sync's diff pass share: both
+//	                sides hashed, sorted on disk, merged
+//	dangling.go     verify's check of references
+//	oracle.go       verify --oracle sql: the expected side built by the
+//	                independent oracle (package oracle)
+//
+//	sync.go         Sync: the sync job (logical or diff), its replication
+//	                slot and publication (StartLogical, for migrate --sync;
+//	                DropSync), writes, deletes, retries
+//	changes.go      logical passes: the slot's changes after the job's
+//	                position, batched at commits and applied in order
+//	fanout.go       from a changed row to every document it affects, rebuilt
+//	                with ProduceKeys
+//	diff.go         a diff pass: documents rebuilt from one snapshot, only
+//	                those that differ written (sync --method diff; logical
+//	                sync after a TRUNCATE or a huge transaction)
 //
 // Because every engine builds documents through Produce, what plan shows
-// is what migrate writes and what verify checks. Reading, building and
-// writing run concurrently, joined by channels of depth one whose pace is
-// the consumer's (the target's acknowledgements for migrate), so memory
-// is bounded by a few batches whatever the table size.
+// is what migrate writes, what sync rewrites and what verify checks.
+// Reading, building and writing run concurrently, joined by channels of
+// depth one whose pace is the consumer's (the target's acknowledgements
+// for migrate), so memory is bounded by a few batches whatever the table
+// size.
 package pipeline

@@ -115,7 +115,7 @@ type JobOptions struct {
 	// before its next write. Run the job under Lease.Context().
 	Lease *HeldLease
 	// Indexes, when set, makes building the plan's indexes the job's
-	// last phase, after loading (indexes.go): the job is done only once
+	// last phase, after loading (indexphase.go): the job is done only once
 	// the target holds them as declared.
 	Indexes *IndexPhase
 }

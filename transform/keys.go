@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/denorm/denorm/mappings"
 )
 
 // MaxDepth is the deepest nesting a document may have: the document
-// itself is level 1, and each embedded document or array adds one.
-// MongoDB refuses documents nested deeper than 100 levels.
-const MaxDepth = 100
+// itself is level 1, and each embedded document or array adds one
+// (mappings.MaxDepth, MongoDB's limit).
+const MaxDepth = mappings.MaxDepth
 
 // KeyError is a document no target can hold as built: a field name (from
 // a jsonb value, or a pivot's data) that starts with "$", holds "." or
@@ -87,22 +89,9 @@ func DistinctNames(d Doc) bool {
 	return true
 }
 
-// NameOK reports whether k can be a stored field name (keyProblem(k) is
-// ""), in one pass over k.
-func NameOK(k string) bool {
-	if k == "" || k[0] == '$' {
-		return false
-	}
-	if len(k) > 32 {
-		return strings.IndexByte(k, '.') < 0 && strings.IndexByte(k, 0) < 0
-	}
-	for i := 0; i < len(k); i++ {
-		if c := k[i]; c == '.' || c == 0 {
-			return false
-		}
-	}
-	return true
-}
+// NameOK reports whether k can be a stored field name: the field-name
+// rule, mappings.FieldNameFaults.
+func NameOK(k string) bool { return mappings.FieldNameFaults(k) == 0 }
 
 // valueOK is keysOK for a value found in a document at depth.
 func valueOK(v any, depth int) bool {
@@ -174,18 +163,19 @@ func checkValue(v any, path string, depth int) error {
 	return nil
 }
 
-// keyProblem says what is wrong with a field name, or "".
+// keyProblem says what is wrong with a field name, or "": the faults
+// mappings.FieldNameFaults finds, spelled for a reject (the names from
+// data need not be valid UTF-8, unlike a mapping's own).
 func keyProblem(k string) string {
-	if k == "" {
+	f := mappings.FieldNameFaults(k)
+	switch {
+	case f&mappings.NameEmpty != 0:
 		return "an empty field name"
-	}
-	if k[0] == '$' {
+	case f&mappings.NameDollar != 0:
 		return `a field name starting with "$" (an operator to a server; {"$date": ...} and the like turn into other types in Extended JSON)`
-	}
-	if strings.IndexByte(k, '.') >= 0 {
+	case f&mappings.NameDot != 0:
 		return `a field name holding "." (a path to a server)`
-	}
-	if strings.IndexByte(k, 0) >= 0 {
+	case f&mappings.NameNUL != 0:
 		return "a field name holding a NUL character"
 	}
 	return ""

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,27 @@ collections:
 	r = row(t, posts.Root, map[string]any{"id": Binary{0, 0xff}, "name": "n"})
 	if got, want := SourceKey(posts, r), `post (id)=(\x00ff)`; got != want {
 		t.Errorf("bytea key: %s, want %s", got, want)
+	}
+}
+
+// TestKeyProblem checks the reject's words for each fault of the
+// field-name rule, in its order, and that NameOK agrees with them.
+func TestKeyProblem(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, tc := range []struct{ name, want string }{
+		{"a", ""},
+		{long, ""},
+		{"\xff", ""}, // names from data need not be UTF-8
+		{"", "an empty field name"},
+		{"$a.b\x00", `a field name starting with "$" (an operator to a server; {"$date": ...} and the like turn into other types in Extended JSON)`},
+		{"a.b\x00", `a field name holding "." (a path to a server)`},
+		{long + "\x00", "a field name holding a NUL character"},
+	} {
+		if got := keyProblem(tc.name); got != tc.want {
+			t.Errorf("keyProblem(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+		if NameOK(tc.name) != (tc.want == "") {
+			t.Errorf("NameOK(%q) = %v", tc.name, NameOK(tc.name))
+		}
 	}
 }

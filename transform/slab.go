@@ -1,9 +1,8 @@
 package transform
 
 import (
-	"unsafe"
-
 	"github.com/denorm/denorm/internal/box"
+	"github.com/denorm/denorm/internal/poison"
 )
 
 // Slab hands out the fields of documents, the items of arrays, and the
@@ -31,7 +30,18 @@ type Slab struct {
 const slabBlock = 1024
 
 // Reset makes every block reusable, dropping the references they hold.
+// Under the denorm_poison build tag it instead overwrites everything handed
+// out since the last Reset (fields with poison.Key and poison.Value, items
+// with poison.Value, boxes with a document or array of them) and lets the
+// blocks go, so a document kept past its batch is garbage for good
+// (make test-poison).
 func (s *Slab) Reset() {
+	if poison.On {
+		s.fields.poison(poisonField)
+		s.items.poison(poison.Value)
+		s.docs.poison(poisonDoc)
+		s.arrays.poison(poisonArray)
+	}
 	s.keep = true
 	s.fields.reset()
 	s.items.reset()
@@ -39,6 +49,18 @@ func (s *Slab) Reset() {
 	s.arrays.reset()
 }
 
+// What Reset overwrites with under denorm_poison.
+var (
+	poisonField = Field{Key: poison.Key, Value: poison.Value}
+	poisonDoc   = Doc{poisonField}
+	poisonArray = Array{poison.Value}
+)
+
+// doc, array, boxDoc and boxArray hand out the slab's memory. The reuse
+// rule: what they return belongs to the batch being built, and must not be
+// used after the slab's next Reset (its consumer's Produce callback has
+// returned by then); what must outlive the batch is copied out of it
+// (encoded, or its scalar values kept). The tests under denorm_poison hold every caller to it.
 func (s *Slab) doc(n int) Doc {
 	if s == nil || n > slabBlock/4 {
 		return make(Doc, 0, n)
@@ -54,8 +76,8 @@ func (s *Slab) array(n int) Array {
 }
 
 var (
-	docType   = box.TypeOf(Doc(nil))
-	arrayType = box.TypeOf(Array(nil))
+	docType   = box.SliceType[Doc]()
+	arrayType = box.SliceType[Array]()
 )
 
 // boxDoc returns d as a value.
@@ -65,7 +87,7 @@ func (s *Slab) boxDoc(d Doc) any {
 	}
 	p := s.docs.take(1, slabBlock/8, s.keep)[:1]
 	p[0] = d
-	return box.At(docType, unsafe.Pointer(&p[0]))
+	return docType.At(&p[0])
 }
 
 // boxArray returns a as a value.
@@ -75,7 +97,7 @@ func (s *Slab) boxArray(a Array) any {
 	}
 	p := s.arrays.take(1, slabBlock/8, s.keep)[:1]
 	p[0] = a
-	return box.At(arrayType, unsafe.Pointer(&p[0]))
+	return arrayType.At(&p[0])
 }
 
 // blocks is a list of blocks filled in order; the blocks up to cur are in
@@ -109,6 +131,15 @@ func (b *blocks[T]) take(n, size int, keep bool) []T {
 	i := len(blk)
 	b.all[b.cur] = blk[:i+n]
 	return blk[i : i : i+n]
+}
+
+// poison overwrites every element in use with v and forgets the blocks,
+// so that nothing written later hides the poison.
+func (b *blocks[T]) poison(v T) {
+	for _, blk := range b.all {
+		poison.Fill(blk, v)
+	}
+	b.all, b.cur, b.stale = nil, 0, nil
 }
 
 // reset makes the blocks reusable. Refilling a block overwrites what it

@@ -824,8 +824,8 @@ func diffDocSets(a, b map[string][]dtDoc, skip map[string]bool) string {
 }
 
 // serverRefusal says whether a reject reason is FerretDB refusing a
-// document the directory holds (what TESTING.md lists: NaN doubles,
-// nested arrays, Decimal128 made by data).
+// document the directory holds (what the README's Known limitations
+// lists: NaN doubles, nested arrays, Decimal128 made by data).
 var serverRefusal = regexp.MustCompile(`(?i)target|server|refus|decimal`)
 
 // compareDirServer requires the directory and the server to hold the same

@@ -120,7 +120,7 @@ func TestInterruptStuckTarget(t *testing.T) {
 	src := personsDB(t, 4000)
 	mapping := example(t, "person")
 	// Batches under 100 documents: FerretDB stalls on a bulk write of 100
-	// or more replaces (TESTING.md), which the resume's replay would be.
+	// or more replaces (README: migrate, Targets), which the resume's replay would be.
 	base := []string{"migrate", "--progress", "lines", "--mapping", mapping, "--source", src, "--batch-size", "50", "--retry-for", "2m", "--job", "stuck"}
 	stop := func() {
 		if err := ferret.cmd.Process.Signal(syscall.SIGSTOP); err != nil {

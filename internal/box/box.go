@@ -4,11 +4,20 @@
 // allocates a small object to hold it. Code that makes many such values
 // in one go (a row's columns, a batch's documents) can instead keep the
 // values in slices of their type, filled in order, and make each
-// interface point at its element with At: one allocation serves hundreds
-// of values. The interfaces are ordinary values of their types: the garbage
-// collector sees the pointer into the slice and keeps the whole slice alive
-// while any of them is referenced. The element must not be written once
-// it is boxed: values stay immutable.
+// interface point at its element with Type.At: one allocation serves
+// hundreds of values. The interfaces are ordinary values of their types:
+// the garbage collector sees the pointer into the slice and keeps the whole
+// slice alive while any of them is referenced. The element must not be
+// written once it is boxed: values stay immutable.
+//
+// Only the types whose interface holds a pointer to the value can be boxed
+// so: strings, 32- and 64-bit numbers, 16-byte arrays, time.Time and
+// slices (Scalar, and SliceType). A pointer-shaped type (a pointer, map,
+// channel or function, or a struct or array of one of them) is stored in
+// the interface itself, not behind a pointer: boxing one by its address
+// would make an interface holding the address instead of the value. Such
+// types do not satisfy the constraints, so they do not compile
+// (TestPointerShapedRefused).
 //
 // The one assumption beyond the language is the layout of an interface
 // value (a type word and a data pointer), which reflect and the runtime
@@ -21,29 +30,47 @@ import (
 	"unsafe"
 )
 
+// Scalar is the types other than slices that Type.At boxes: none is
+// pointer-shaped. time.Time is listed by name: a struct type in general
+// may be (a struct of one pointer).
+type Scalar interface {
+	~string | ~int32 | ~int64 | ~float64 | ~[16]byte | time.Time
+}
+
+// Type is the type word of the interfaces of dynamic type T that At
+// makes. It is made only by TypeOf and SliceType, so only for the types
+// they accept.
+type Type[T any] struct{ word unsafe.Pointer }
+
+// TypeOf is the type word of T. It allocates: call it once per type (at
+// start-up), not per value.
+func TypeOf[T Scalar]() Type[T] { return typeWord[T]() }
+
+// SliceType is the type word of a slice type S.
+func SliceType[S ~[]E, E any]() Type[S] { return typeWord[S]() }
+
+func typeWord[T any]() Type[T] {
+	var v any = *new(T)
+	return Type[T]{(*eface)(unsafe.Pointer(&v)).typ}
+}
+
+// At makes an interface of type T whose value is *p, which must never be
+// written again. The interface holds p: *p is not copied.
+func (t Type[T]) At(p *T) (v any) {
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = t.word, unsafe.Pointer(p)
+	return v
+}
+
 // eface is the layout of an interface value of type any.
 type eface struct {
 	typ  unsafe.Pointer
 	data unsafe.Pointer
 }
 
-// Type is the type word of the interfaces At makes.
-type Type unsafe.Pointer
-
-// TypeOf is the type word of v's dynamic type.
-func TypeOf(v any) Type { return Type((*eface)(unsafe.Pointer(&v)).typ) }
-
 // DataOf is the data word of v: two interfaces holding the same boxed
 // value have the same one.
 func DataOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).data }
-
-// At makes an interface of type t whose value is at p, which must point
-// to a value of that type that is never written again.
-func At(t Type, p unsafe.Pointer) (v any) {
-	e := (*eface)(unsafe.Pointer(&v))
-	e.typ, e.data = unsafe.Pointer(t), p
-	return v
-}
 
 // Works is false when interfaces are not laid out as At assumes.
 var Works = check()
@@ -51,12 +78,12 @@ var Works = check()
 func check() bool {
 	s, tm, n, f := "a", time.Unix(1, 2).UTC(), int64(1<<40), 2.5
 	sl := []int{4, 5}
-	if At(TypeOf(s), unsafe.Pointer(&s)) != any(s) ||
-		At(TypeOf(tm), unsafe.Pointer(&tm)) != any(tm) ||
-		At(TypeOf(n), unsafe.Pointer(&n)) != any(n) ||
-		At(TypeOf(f), unsafe.Pointer(&f)) != any(f) {
+	if TypeOf[string]().At(&s) != any(s) ||
+		TypeOf[time.Time]().At(&tm) != any(tm) ||
+		TypeOf[int64]().At(&n) != any(n) ||
+		TypeOf[float64]().At(&f) != any(f) {
 		return false
 	}
-	got, ok := At(TypeOf(sl), unsafe.Pointer(&sl)).([]int)
+	got, ok := SliceType[[]int]().At(&sl).([]int)
 	return ok && len(got) == 2 && got[0] == 4 && got[1] == 5 && &got[0] == &sl[0]
 }

@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/denorm/denorm/internal/poison"
 )
 
 // runBuffer is the read buffer of each run merged: with up to maxRuns runs
@@ -232,6 +234,9 @@ func (r *run) next() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("sort run %s: %w", r.name, err)
 	}
+	// The buffers of the last record are reused: Key and Value are valid
+	// until Next (poison.Reuse).
+	r.key, r.val = poison.Reuse(r.key), poison.Reuse(r.val)
 	if cap(r.key) < int(kl) {
 		r.key = make([]byte, kl)
 	}

@@ -8,11 +8,11 @@
 //   - a small lookup table (a code and a label, referenced by foreign
 //     keys) is copied into the referencing documents as a value;
 //   - a child table belongs to one parent (its owner, chosen among its
-//     foreign keys by the rules of owner.go); it is embedded in the
-//     parent when the number of children per parent is bounded (judged on
-//     p99, not on the largest parent) and does not grow with time,
-//     including line items that also refer to a product (whose name is
-//     then copied next to the reference);
+//     foreign keys by the rules of chooseOwner, in classify.go); it is
+//     embedded in the parent when the number of children per parent is
+//     bounded (judged on p99, not on the largest parent) and does not grow
+//     with time, including line items that also refer to a product (whose
+//     name is then copied next to the reference);
 //   - a child that grows with time (an append-only history: an event time
 //     that its parent does not have) becomes a bucket collection, the
 //     parent embedding the most recent few;
