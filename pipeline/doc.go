@@ -8,6 +8,10 @@
 //	                documents (read batches -> transform -> Built), shared
 //	                by all below
 //
+//	migration.go    Migrate: migrate's sequence - the job prepared, --drop
+//	                (DropCollections), shard keys, indexes before, the
+//	                replication slot for --sync logical, Run, the lease
+//	                released
 //	migrate.go      Run: migrate's runner - workers, partitions,
 //	                checkpoints, retries, reconnects
 //	indexphase.go   the job's last phase: the mapping's indexes, created
@@ -25,6 +29,10 @@
 //	status.go       Status: what the jobs recorded in a target are doing
 //
 //	plan.go         Plan: the dry run's report (transform/report)
+//	validate.go     Validate: a mapping against the live catalog, its
+//	                queries, a target and logical sync
+//	advise.go       Advise: the catalog and statistics read, a mapping
+//	                drafted (mappings/advise) with its rows covered
 //
 //	verify.go       Verify: rebuilt documents against the target's
 //	compare.go      the comparison verify and sync's diff pass share: both

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/mappings/advise"
+	"github.com/denorm/denorm/pipeline"
 )
 
 type adviseOptions struct {
@@ -23,13 +24,6 @@ type adviseOptions struct {
 	report      string
 	numeric     string
 }
-
-// fanoutSampleAbove: children-per-parent figures of bigger tables come
-// from a TABLESAMPLE of about this many rows.
-const fanoutSampleAbove = 2_000_000
-
-// exactCountBelow: tables estimated smaller than this are counted exactly.
-const exactCountBelow = 100_000
 
 func newAdviseCmd(g *globals) *cobra.Command {
 	o := &adviseOptions{}
@@ -89,43 +83,14 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		return err
 	}
 	defer closeSnap()
-	tables, err := extract.ListTables(ctx, snap, o.schema)
-	if err != nil {
-		return err
-	}
-	if len(tables) == 0 {
+	text, choices, err := pipeline.Advise(ctx, pipeline.Advice{Snapshot: snap, Schema: o.schema, Numeric: mappings.NumericMode(o.numeric),
+		Catalog: func(cat *mappings.Catalog) error {
+			_, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity)
+			return err
+		}})
+	if errors.Is(err, pipeline.ErrNoTables) {
 		return usageError{fmt.Errorf("schema %q has no tables: give the schema holding your data with --schema", o.schema)}
 	}
-	cat, err := extract.ReadCatalog(ctx, snap, tables)
-	if err != nil {
-		return err
-	}
-	if _, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity); err != nil {
-		return err
-	}
-	act, err := extract.ReadActivity(ctx, snap, tables)
-	if err != nil {
-		return err
-	}
-	in := advise.Input{Schema: o.schema, Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]advise.Fanout{}, Numeric: mappings.NumericMode(o.numeric)}
-	for k, a := range act {
-		if t := cat.Tables[k]; t != nil && a.Rows < exactCountBelow {
-			if a.Rows, err = extract.CountRows(ctx, snap, t); err != nil {
-				return err
-			}
-		}
-		in.Activity[k] = a
-	}
-	for _, t := range cat.Tables {
-		for _, fk := range advise.ForeignKeys(cat, t) {
-			f, err := extract.ReadFanout(ctx, snap, t, fk.Columns, fanoutSampleAbove)
-			if err != nil {
-				return err
-			}
-			in.Fanout[advise.FanoutKey(t, fk)] = advise.Fanout{Parents: f.Parents, Avg: f.Avg, P99: f.P99, Max: f.Max}
-		}
-	}
-	text, choices, err := draftCovered(ctx, snap, cat, in)
 	if err != nil {
 		return err
 	}
@@ -149,46 +114,4 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))
 	}
 	return nil
-}
-
-// draftCovered drafts the mapping, counts in snap the rows of every table
-// the draft reads that reach no document (extract.Coverage), and drafts
-// again: tables whose rows have no parent to be stored under become
-// collections of their own (advise.Promotions), until none does; then the
-// final draft says, at each table, how many rows still reach no document
-// and why. Each round costs one coverage statement.
-func draftCovered(ctx context.Context, snap *extract.Snapshot, cat *mappings.Catalog, in advise.Input) (string, []advise.Choice, error) {
-	in.Promote = map[string]string{}
-	for round := 0; ; round++ {
-		text, choices, err := advise.Draft(in)
-		if err != nil {
-			return "", nil, err
-		}
-		f, err := mappings.Parse("advised.yaml", []byte(text))
-		if err == nil {
-			var plan *mappings.Plan
-			if plan, err = mappings.Resolve(f, cat); err == nil {
-				var cov []mappings.TableCoverage
-				if cov, err = extract.Coverage(ctx, snap, plan); err != nil {
-					return "", nil, err
-				}
-				promote := advise.Promotions(in, cov)
-				if len(promote) > 0 && round < len(cat.Tables) {
-					for q, why := range promote {
-						in.Promote[q] = why
-					}
-					continue
-				}
-				in.Coverage = map[string]mappings.TableCoverage{}
-				for _, c := range cov {
-					in.Coverage[c.Table] = c
-				}
-				return advise.Draft(in)
-			}
-		}
-		// The draft is valid by construction (tests hold it to that):
-		// this is a bug, told rather than a draft whose coverage is
-		// unknown.
-		return text, choices, fmt.Errorf("the draft does not resolve against the schema, so its coverage cannot be counted (please report this): %w", err)
-	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 )
 
@@ -178,24 +175,17 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	return line
 }
 
-// prepareJob takes the job's lease and loads or starts its checkpoint
-// (pipeline.PrepareJob), and says what it decided. done is true when a
-// --resume finds the job finished, which it reports on stdout. The
-// caller releases job.Lease.
-func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappings.Plan, target load.Target) (job *pipeline.Job, done bool, err error) {
+// jobSpec is the job o's flags name (pipeline.PrepareJob).
+func jobSpec(g *globals, o *migrateOptions) *pipeline.JobSpec {
 	j := &o.jobs
-	job, err = pipeline.PrepareJob(ctx, target, plan, pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+	return &pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
 		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version,
 		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }},
-		Drop:  o.drop, Notice: func(msg string) { g.log.Warn(msg) }})
-	var finished *pipeline.JobFinishedError
-	if errors.As(err, &finished) {
-		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", finished.ID, finished.Finished.Format(time.RFC3339))
-		return nil, true, nil
-	}
-	if err != nil {
-		return nil, false, jobError(err, o)
-	}
+		Drop:  o.drop, Notice: func(msg string) { g.log.Warn(msg) }}
+}
+
+// tellPrepared says what preparing the job decided.
+func tellPrepared(g *globals, job *pipeline.Job) {
 	switch {
 	case job.Restarted:
 		g.log.Info("job restarted", "job", job.ID)
@@ -206,7 +196,6 @@ func prepareJob(ctx context.Context, g *globals, o *migrateOptions, plan *mappin
 		}
 		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
-	return job, false, nil
 }
 
 // jobError words pipeline.PrepareJob's refusals for the command line,
@@ -245,22 +234,18 @@ func jobError(err error, o *migrateOptions) error {
 	return err
 }
 
-// jobRunOptions fills the pipeline options for workers, reconnects and
-// checkpoints.
-func jobRunOptions(g *globals, o *migrateOptions, source *extract.Source, base pipeline.Options, store load.Checkpoints, cp *load.Checkpoint, lease *pipeline.HeldLease) pipeline.JobOptions {
+// jobRunOptions fills the pipeline options for batches, workers,
+// reconnects and checkpoints (pipeline.Migrate adds the job's).
+func jobRunOptions(g *globals, o *migrateOptions) pipeline.JobOptions {
 	return pipeline.JobOptions{
-		Options:         base,
+		Options:         pipeline.Options{BatchSize: o.batchSize},
 		Workers:         o.jobs.workers,
 		Partition:       o.jobs.part,
 		Partitions:      o.jobs.parts,
-		Checkpoints:     store,
-		Checkpoint:      cp,
 		CheckpointEvery: o.jobs.checkpointEvery,
-		Source:          source,
 		Retry:           load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		Notice:          func(msg string) { g.log.Warn(msg) },
 		Grace:           interruptGrace,
-		Lease:           lease,
 	}
 }
 

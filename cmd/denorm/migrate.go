@@ -15,7 +15,6 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/transform"
 	"github.com/denorm/denorm/transform/report"
 )
 
@@ -208,112 +207,75 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := o.jobs.checkTarget(target); err != nil {
 		return err
 	}
-	if ps := pipeline.TargetProblems(plan, target.Caps()); len(ps) > 0 {
-		return ps.Sorted() // before the job starts: nothing written
-	}
 
-	var (
-		store load.Checkpoints
-		cp    *load.Checkpoint
-		lease *pipeline.HeldLease
-	)
-	if o.jobs.job != "" {
-		job, done, err := prepareJob(ctx, g, o, plan, target)
-		if err != nil || done {
-			return err
-		}
-		store, cp, lease = job.Store, job.Checkpoint, job.Lease
-		defer lease.Release(context.WithoutCancel(ctx))
-		ctx = lease.Context()                  // ends when the lease is lost
-		store = gateCheckpoints(ctx, g, store) // DENORM_DEBUG_CHECKPOINT_GATE, for tests
-		sum.Job, sum.Resumed = o.jobs.job, cp.Resumes > 0
-		if err := sameEntries(cp, plan, o); err != nil {
-			return err
-		}
-	}
-	retry := load.RetryPolicy{For: o.jobs.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second}
-	notice := func(msg string) { g.logger().Info(msg) }
-	if o.drop {
-		if sum.Dropped, err = dropCollections(ctx, g, target, plan, o.target); err != nil {
-			return err
-		}
-	}
-	if sum.ShardKeys, err = pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
-		return err
-	}
-	if o.indexes == pipeline.IndexesBefore && (cp == nil || cp.Phase != load.PhaseIndexes) {
-		// (A job resumed in its index phase has its documents: the
-		// phase builds the indexes, and words a refusal as its own.)
-		if sum.Indexes, err = pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
-			return err
-		}
-	}
-	if o.syncMethod != "" {
-		if !target.Caps().Delete {
-			return usageError{fmt.Errorf("--sync logical: target %s is a directory, which sync cannot keep current (it replaces and deletes chosen documents); migrate to a server (mongodb://...)", o.target)}
-		}
-		switch {
-		case cp.Sync != nil && cp.Sync.Method == load.SyncLogical && cp.Sync.Position != "":
-			// A resumed migration: the slot has kept every change since
-			// the migration began; sync applies them.
-		case len(cp.Streams) > 0 && (o.jobs.resume || o.jobs.resumeOrStart):
-			return usageError{fmt.Errorf("job %q was started without --sync logical: a slot made now would miss the changes since it began; start it over with --restart --sync logical, or let it finish and continue it with 'denorm sync --method logical' (which then diffs the target once)", o.jobs.job)}
-		default:
-			replace := o.jobs.restart || (cp.Sync != nil && cp.Sync.Method == load.SyncLogical)
-			slotSnap, release, err := pipeline.StartLogical(ctx, snap.Source(), plan, store, cp, replace)
-			if err != nil {
-				return syncError(err, &syncOptions{mapping: o.mapping, target: o.target, job: o.jobs.job, source: o.source})
-			}
-			defer release()
+	m := pipeline.Migration{Snapshot: snap, Plan: plan, Target: target, Drop: o.drop, Indexes: o.indexes, Logical: o.syncMethod != "",
+		Info:    func(msg string) { g.logger().Info(msg) },
+		Store:   func(ctx context.Context, s load.Checkpoints) load.Checkpoints { return gateCheckpoints(ctx, g, s) },
+		Dropped: func(d pipeline.Dropped) { tellDropped(g, d, o.target) },
+		SlotCreated: func(cp *load.Checkpoint) {
 			g.log.Info("replication slot created; migrating the snapshot it exported", "job", o.jobs.job, "slot", cp.Sync.Slot, "position", cp.Sync.Position)
-			snap = slotSnap
+		},
+	}
+	if o.jobs.job != "" {
+		m.Job = jobSpec(g, o)
+		m.Prepared = func(job *pipeline.Job) error {
+			tellPrepared(g, job)
+			sum.Job, sum.Resumed = o.jobs.job, job.Checkpoint.Resumes > 0
+			return sameEntries(job.Checkpoint, plan, o)
 		}
 	}
-
-	rejects, err := openRejects(g, o.rejects, o.jobs.resume || o.jobs.resumeOrStart)
-	if err != nil {
-		return err
-	}
-	defer rejects.close()
-	prog := newProgress(g, o.progress)
-	start := time.Now()
-	runOpt := jobRunOptions(g, o, snap.Source(), pipeline.Options{
-		BatchSize: o.batchSize,
-		Progress:  prog.update,
-		Waiting:   prog.waiting,
-		Reject:    rejects.add,
-	}, store, cp, lease)
-	if o.indexes != pipeline.IndexesNone {
-		// The job's last phase: after loading, or, when they were made
-		// before it, to check that the target still holds them.
-		runOpt.Indexes = &pipeline.IndexPhase{Notice: notice}
-		if o.indexes == pipeline.IndexesAfter {
-			runOpt.Indexes.Created = func(ic pipeline.IndexesCreated) { sum.Indexes = append(sum.Indexes, ic) }
+	var (
+		rejects *rejectLog
+		prog    *progress
+	)
+	m.Run = jobRunOptions(g, o)
+	m.Starting = func(opt *pipeline.JobOptions) (err error) {
+		if rejects, err = openRejects(g, o.rejects, o.jobs.resume || o.jobs.resumeOrStart); err != nil {
+			return err
 		}
+		prog = newProgress(g, o.progress)
+		opt.Progress, opt.Waiting, opt.Reject = prog.update, prog.waiting, rejects.add
+		return nil
 	}
-	stats, err := pipeline.Run(ctx, snap, plan, target, runOpt)
+	res, err := pipeline.Migrate(ctx, m)
+	if rejects != nil {
+		defer rejects.close()
+	}
+	sum.Dropped, sum.ShardKeys, sum.Indexes = res.Dropped, res.ShardKeys, res.Indexes
+	if res.Finished != nil {
+		fmt.Fprintf(g.stdout, "job %s finished at %s: nothing to resume\n", res.Finished.ID, res.Finished.Finished.Format(time.RFC3339))
+		return nil
+	}
+	if !res.Loaded {
+		return migrateRefusal(err, o, res.Job != nil)
+	}
 	prog.finish()
-	var leaseErr error
-	if lease != nil {
-		// Released before the target closes: a server lease is a
-		// document written through the target's connection.
-		leaseErr = lease.Err()
-		if err := lease.Release(context.WithoutCancel(ctx)); err != nil && leaseErr == nil {
-			g.log.Warn("the job's lease was not released: it expires by itself", "error", err)
-		}
+	if res.ReleaseErr != nil && res.LeaseErr == nil {
+		g.log.Warn("the job's lease was not released: it expires by itself", "error", res.ReleaseErr)
 	}
 	if cerr := target.Close(ctx); err == nil && cerr != nil {
 		err = cerr
 	}
-	sum.Stats, sum.Elapsed = stats, time.Since(start)
+	sum.Stats, sum.Elapsed = res.Stats, time.Since(res.Started)
 	var ie *pipeline.InterruptedError
 	sum.Failed = err != nil && !errors.As(err, &ie)
 	printSummary(g, sum)
-	if leaseErr != nil {
-		return leaseLostError(leaseErr, o)
+	if res.LeaseErr != nil {
+		return leaseLostError(res.LeaseErr, o)
 	}
+	if err != nil {
+		return runFailure(err, o, res.Job != nil)
+	}
+	return rejects.result()
+}
+
+// runFailure words a migration that stopped while loading: interrupted,
+// its index phase refused, or its target stopped it; with the command
+// that continues the job (job: the run has one).
+func runFailure(err error, o *migrateOptions, job bool) error {
+	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
-		if store == nil {
+		if !job {
 			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
 		}
 		if ie.SaveErr != nil {
@@ -328,16 +290,13 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	}
 	var ipe *pipeline.IndexPhaseError
 	if errors.As(err, &ipe) {
-		if store == nil {
+		if !job {
 			return fmt.Errorf("%w\nthe documents are written; fix what is named above and migrate again, or create the indexes by hand", err)
 		}
 		return fmt.Errorf("%w\nthe job is not complete until its indexes are built: fix what is named above (the documents that break a unique index, an index that exists with other options), then continue with:\n  %s\nor finish the job without them (create them by hand later):\n  %s",
 			err, commandLine(o, "--resume"), commandLine(o, "--resume", "--indexes", "none"))
 	}
-	if err != nil {
-		return targetFailure(err, o, store != nil)
-	}
-	return rejects.result()
+	return targetFailure(err, o, job)
 }
 
 // targetFailure words a run the target stopped (a write, a flush to disk
@@ -377,37 +336,41 @@ func sameEntries(cp *load.Checkpoint, plan *mappings.Plan, o *migrateOptions) er
 	return nil
 }
 
-// dropCollections drops the plan's collections, saying what it drops. In
-// a shared collection it deletes only the documents of the plan's types:
-// the other types (another mapping's) and the collection's indexes stay.
-func dropCollections(ctx context.Context, g *globals, t load.Target, plan *mappings.Plan, uri string) ([]string, error) {
-	var dropped []string
-	for _, c := range pipeline.TargetCollections(plan) {
-		name := c.Name
-		if len(c.Types) > 0 {
-			for _, typ := range c.Types {
-				n, err := t.Delete(ctx, name, load.Selection{Match: []transform.Field{typ}})
-				if err != nil {
-					return dropped, err
-				}
-				g.logger().Warn(fmt.Sprintf("--drop: deleted %s of type %s=%v from shared collection %s in %s; documents of other types and the collection's indexes stay",
-					report.Plural(n, "document", "documents"), typ.Key, typ.Value, name, connstr.Parse(uri).Redacted()))
-			}
-			dropped = append(dropped, name)
-			continue
-		}
-		existed, err := t.Drop(ctx, name)
-		if err != nil {
-			return dropped, err
-		}
-		if existed {
-			dropped = append(dropped, name)
-			g.logger().Warn(fmt.Sprintf("--drop: dropped collection %s (its documents and indexes) from %s", name, connstr.Parse(uri).Redacted()))
-		} else {
-			g.logger().Info(fmt.Sprintf("--drop: no collection %s to drop", name))
-		}
+// migrateRefusal words what stopped a migration before it loaded: the
+// job's refusals (jobError), a --sync logical it cannot make. Other
+// errors pass unchanged.
+func migrateRefusal(err error, o *migrateOptions, prepared bool) error {
+	var (
+		notLogical *pipeline.NotLogicalError
+		slot       *pipeline.SlotError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case !prepared && o.jobs.job != "":
+		return jobError(err, o)
+	case errors.Is(err, pipeline.ErrLogicalNeedsDelete):
+		return usageError{fmt.Errorf("--sync logical: target %s is a directory, which sync cannot keep current (it replaces and deletes chosen documents); migrate to a server (mongodb://...)", o.target)}
+	case errors.As(err, &notLogical):
+		return usageError{fmt.Errorf("job %q was started without --sync logical: a slot made now would miss the changes since it began; start it over with --restart --sync logical, or let it finish and continue it with 'denorm sync --method logical' (which then diffs the target once)", o.jobs.job)}
+	case errors.As(err, &slot):
+		return syncError(slot.Err, &syncOptions{mapping: o.mapping, target: o.target, job: o.jobs.job, source: o.source})
 	}
-	return dropped, nil
+	return err
+}
+
+// tellDropped says what --drop dropped from the target at uri.
+func tellDropped(g *globals, d pipeline.Dropped, uri string) {
+	where := connstr.Parse(uri).Redacted()
+	switch {
+	case d.Type != nil:
+		g.logger().Warn(fmt.Sprintf("--drop: deleted %s of type %s=%v from shared collection %s in %s; documents of other types and the collection's indexes stay",
+			report.Plural(d.Deleted, "document", "documents"), d.Type.Key, d.Type.Value, d.Collection, where))
+	case d.Existed:
+		g.logger().Warn(fmt.Sprintf("--drop: dropped collection %s (its documents and indexes) from %s", d.Collection, where))
+	default:
+		g.logger().Info(fmt.Sprintf("--drop: no collection %s to drop", d.Collection))
+	}
 }
 
 // uncoveredError is migrate --fail-on-uncovered's refusal: source rows

@@ -174,14 +174,14 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	if _, server, err := load.ParseTarget(o.target); err == nil && !server {
-		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
-	}
 	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
 	if err != nil {
 		return err
 	}
 	defer target.Close(ctx)
+	if !target.Caps().Delete {
+		return usageError{fmt.Errorf("target %s is a directory: sync replaces and deletes chosen documents, which a directory of JSON Lines files cannot do; sync to a server (mongodb://...), or rerun migrate into the directory", o.target)}
+	}
 	if o.drop {
 		src, err := openSource(o.source, o.rowSecurity)
 		if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
@@ -87,81 +85,46 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	defer closeSnap()
 	warnRole(ctx, g, snap)
-	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
+	res, err := pipeline.Validate(ctx, pipeline.Validation{File: f, Snapshot: snap, Target: o.target, Logical: o.sync == load.SyncLogical,
+		Catalog: func(cat *mappings.Catalog) error {
+			// Before PostgreSQL checks the queries: with row_security off
+			// it refuses to plan a query row-level security would filter.
+			_, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity)
+			return err
+		}})
 	if err != nil {
 		return err
 	}
-	// Before PostgreSQL checks the queries: with row_security off it
-	// refuses to plan a query row-level security would filter.
-	if _, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity); err != nil {
-		return err
-	}
-	plan, ps := mappings.ResolveAll(f, cat)
-	ps = append(ps, extract.CheckQueries(ctx, snap, plan)...)
-	if o.target != "" && plan != nil {
-		tps, err := targetProblems(ctx, o.target, plan)
-		if err != nil {
-			return err
+	for _, w := range res.MayCollide {
+		if g.logFormat == logJSON {
+			g.logger().Warn(w.Msg, "file", w.File, "line", w.Pos.Line, "col", w.Pos.Col)
+			continue
 		}
-		ps = append(ps, tps...)
+		fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s\n", w.File, w.Pos.Line, w.Pos.Col, w.Msg)
 	}
-	if len(ps) == 0 {
-		// Document types of one collection that give one _id: refused
-		// when the source has such _ids, a warning when it may.
-		collisions, err := extract.CheckIDCollisions(ctx, snap, plan)
-		if err != nil {
-			return err
-		}
-		for _, c := range collisions {
-			if c.Count > 0 {
-				ps = append(ps, mappings.Problem{File: f.Path, Pos: c.B.Pos, Msg: c.Message() + "; " + extract.IDCollisionSuggestion})
-				continue
-			}
-			msg := c.Message() + "; " + extract.IDCollisionSuggestion
-			if g.logFormat == logJSON {
-				g.logger().Warn(msg, "file", f.Path, "line", c.B.Pos.Line, "col", c.B.Pos.Col)
-				continue
-			}
-			fmt.Fprintf(g.stderr, "%s:%d:%d: warning: %s\n", f.Path, c.B.Pos.Line, c.B.Pos.Col, msg)
-		}
+	if len(res.Problems) > 0 {
+		return res.Problems.Sorted()
 	}
-	if len(ps) > 0 {
-		return ps.Sorted()
-	}
+	plan := res.Plan
 	printNotices(g, plan.Notices)
 	if o.sync == load.SyncLogical {
-		lg, err := snap.Source().Logical("validate")
-		if err == nil {
-			err = pipeline.CheckLogical(ctx, snap, lg, plan)
-		}
 		var untrace *pipeline.UntraceableError
-		if errors.As(err, &untrace) {
+		if errors.As(res.Logical, &untrace) {
+			var ps mappings.Problems
 			for _, f := range untrace.Filters {
 				ps = append(ps, mappings.Problem{File: plan.File.Path, Pos: f.Node.FilterPos,
 					Msg: fmt.Sprintf("%s: logical sync cannot follow this filter: %s (use sync --method diff)", f.Node.Path, f.Why)})
 			}
 			return ps.Sorted()
 		}
-		if err != nil {
-			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, connstr.Parse(o.source).RedactError(err))
+		if res.Logical != nil {
+			return fmt.Errorf("%s: not ready for logical sync: %w", o.mapping, connstr.Parse(o.source).RedactError(res.Logical))
 		}
 		fmt.Fprintf(g.stdout, "%s: valid against the source database (%s), and ready for logical sync\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
 		return nil
 	}
 	fmt.Fprintf(g.stdout, "%s: valid against the source database (%s)\n", o.mapping, report.Plural(len(plan.Collections), "collection", "collections"))
 	return nil
-}
-
-// targetProblems opens the target at uri (read-only: nothing is written)
-// and checks plan against what it can store (pipeline.TargetProblems).
-// A directory target stores everything.
-func targetProblems(ctx context.Context, uri string, plan *mappings.Plan) (mappings.Problems, error) {
-	t, err := load.Open(ctx, uri, load.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close(ctx)
-	return pipeline.TargetProblems(plan, t.Caps()), nil
 }
 
 // printNotices writes what Resolve noticed about the source (tables whose
