@@ -50,8 +50,15 @@ func LoadedDB(t testing.TB, files ...string) string {
 // load fills (building it first if this server has none).
 func templateCopy(t testing.TB, loader string, files []string, load func(db string)) string {
 	t.Helper()
+	return createDB(t, templateName(t, loader, files), load)
+}
+
+// createDB creates a database that the test's end drops, and returns its
+// URL: empty when tpl is "", else a copy of the template tpl, which load
+// fills first if this server has none.
+func createDB(t testing.TB, tpl string, load func(db string)) string {
+	t.Helper()
 	admin := need(t, "DENORM_TEST_PG")
-	tpl := templateName(t, loader, files)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, admin)
@@ -59,11 +66,14 @@ func templateCopy(t testing.TB, loader string, files []string, load func(db stri
 		t.Fatalf("connect to test PostgreSQL: %v", err)
 	}
 	defer conn.Close(ctx)
-	if !databaseExists(t, ctx, conn, tpl) {
-		buildTemplate(t, ctx, conn, admin, tpl, load)
-	}
 	name := uniqueName(t)
-	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{tpl}.Sanitize()
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if tpl != "" {
+		if !databaseExists(t, ctx, conn, tpl) {
+			buildTemplate(t, ctx, conn, admin, tpl, load)
+		}
+		create += " TEMPLATE " + pgx.Identifier{tpl}.Sanitize()
+	}
 	for attempt := 1; ; attempt++ {
 		_, err = conn.Exec(ctx, create)
 		// "source database is being accessed by other users": a session
@@ -74,7 +84,7 @@ func templateCopy(t testing.TB, loader string, files []string, load func(db stri
 		time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("create database from template %s: %v", tpl, err)
+		t.Fatalf("%s: %v", create, err)
 	}
 	dropAtCleanup(t, admin, name)
 	return dbURL(t, admin, name)

@@ -70,20 +70,7 @@ func PostgresDB(t testing.TB, sqlFiles ...string) string {
 			}
 		})
 	}
-	admin := need(t, "DENORM_TEST_PG")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connect to test PostgreSQL: %v", err)
-	}
-	defer conn.Close(ctx)
-	name := uniqueName(t)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	dropAtCleanup(t, admin, name)
-	return dbURL(t, admin, name)
+	return createDB(t, "", nil)
 }
 
 // ExecFile runs an SQL file (simple protocol, several statements) in db.
