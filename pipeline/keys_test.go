@@ -284,8 +284,7 @@ func TestProduceKeysMatchesFullRun(t *testing.T) {
 	rules := testenv.PostgresDB(t,
 		filepath.Join(root, "testdata", "examples", "seed.sql"),
 		filepath.Join(root, "cmd", "denorm", "testdata", "rules-extra.sql"))
-	pagila := testenv.PostgresDB(t, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"))
-	testenv.PsqlFile(t, pagila, filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
+	pagila := testenv.LoadedDB(t, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"), filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
 	files, err := filepath.Glob(filepath.Join(root, "mappings", "examples", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example mappings: %v", err)

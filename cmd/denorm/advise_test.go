@@ -422,6 +422,7 @@ func safeKeys(dec *json.Decoder) error {
 // every reference kept has ref:; the staff password and the films'
 // tsvector are left out. Then plan on the draft counts what migrate wrote.
 func TestAdvisePagila(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	src := pagilaDB(t)
 	f, text, dir := advised(t, src, "--numeric", "double") // FerretDB has no Decimal128
 	docs := docCounts(t, dir)

@@ -31,6 +31,7 @@ ANALYZE;`, n))
 // depend on a parent's number of children. Runs are interleaved and
 // medians compared, as in TestBoundedMemory.
 func TestBucketBoundedMemory(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	mapping := example(t, "blog")
 	sizes := []int{100000, 1000000}

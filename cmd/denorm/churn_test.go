@@ -53,6 +53,7 @@ func churnVerify(ctx context.Context, r *churn.Run) error {
 // fresh migrate too). DENORM_TEST_SEED=N replays a seed,
 // DENORM_TEST_ROUNDS=N changes the number of rounds.
 func TestChurnRounds(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}

@@ -1145,6 +1145,7 @@ func envDuration(t testing.TB, name string, def time.Duration) time.Duration {
 // and requires each to end exact or loud; DENORM_DIFFTEST_SEED replays
 // one case.
 func TestDifftest(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	budget := envDuration(t, "DENORM_DIFFTEST_TIME", 3*time.Minute)
 	one := os.Getenv("DENORM_DIFFTEST_SEED")
 	if budget <= 0 && one == "" {
@@ -1374,6 +1375,7 @@ func (s *dtStats) log(t *testing.T, master uint64) {
 // TestDifftestCases replays every case under testdata/difftest/: each
 // must end as its case.json expects.
 func TestDifftestCases(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	root := repoPath(t, "testdata", "difftest")
 	if d := os.Getenv("DENORM_DIFFTEST_CASES"); d != "" {
 		root = d

@@ -85,6 +85,7 @@ func (f *ownFerret) stop() {
 // saved to a dead server, and the source connections are open when they
 // are terminated.
 func TestFaultRecovery(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin, mapping, src := crashSetup(t, 20000, 60, 600)
 	ferret := startOwnFerret(t)
 	base := []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "10", "--retry-for", "2m"}

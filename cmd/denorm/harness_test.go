@@ -79,19 +79,57 @@ FROM generate_series(1, (3 * %[1]d) / 2) g;
 ANALYZE;`, n))
 }
 
+// builtBinary is the denorm binary the process tests share: built once
+// per test process (go build of this package), removed by TestMain.
+var builtBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// parallelTests: the slow tests that need no process-wide state (no
+// t.Setenv, no working directory, no server-wide name of their own: each
+// has its own databases, target directories, job names and, where it
+// stops or kills a server, its own server) call t.Parallel(). Go runs them
+// after every sequential test of the package, -parallel (GOMAXPROCS by
+// default) at a time: most of their time is spent waiting on the servers,
+// on a child denorm process or on a timeout, and so overlaps. A test that
+// sets the environment (t.Setenv panics in a parallel test) stays
+// sequential.
+//
+// TestMain removes the shared denorm binary (denormBinary) after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBinary.dir != "" {
+		_ = os.RemoveAll(builtBinary.dir)
+	}
+	os.Exit(code)
+}
+
 // denormBinary builds denorm for the tests that run it as a process (to
-// kill it, measure it, or run several at once) and returns its path.
-// Those tests need the servers: the short suite skips them.
+// kill it, measure it, or run several at once) and returns its path: one
+// build per test process, shared by every such test (none of them writes
+// to it). Those tests need the servers: the short suite skips them.
 func denormBinary(tb testing.TB) string {
 	tb.Helper()
 	if testing.Short() {
 		tb.Skip("integration test: skipped in the short suite")
 	}
-	bin := filepath.Join(tb.TempDir(), "denorm")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
+	b := &builtBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "denorm-test-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "denorm")
+		if out, err := exec.Command("go", "build", "-o", b.path, ".").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
 	}
-	return bin
+	return b.path
 }
 
 // denormProc is a running denorm process.
@@ -188,7 +226,8 @@ type memFigures struct {
 }
 
 // medianMemory measures run(i) for every size i, five rounds interleaved
-// (so machine load hits every size alike), logs every figure and returns
+// (so machine load hits every size alike; three in `make test`, five in
+// `make test-long`: testenv.Count), logs every figure and returns
 // each size's medians of the working set, peak live heap and peak RSS
 // (each the median of its own five figures).
 //
@@ -200,7 +239,7 @@ type memFigures struct {
 // ceilings only.
 func medianMemory(t *testing.T, sizes int, run func(i int) memStats, name func(i int) string) []memFigures {
 	t.Helper()
-	const runs = 5
+	runs := testenv.Count(t, "runs per size", 3, 5)
 	all := make([][]memStats, sizes)
 	for r := 0; r < runs; r++ {
 		for i := range all {

@@ -115,6 +115,7 @@ func (w *watched) exit(t *testing.T, d time.Duration) (int, time.Duration) {
 // with every document. Then a second run is stopped the same way and a
 // second SIGINT quits at once.
 func TestInterruptStuckTarget(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	ferret := startOwnFerret(t)
 	src := personsDB(t, 4000)
@@ -223,6 +224,7 @@ func TestInterruptStuckTarget(t *testing.T) {
 // seconds, attempt by attempt, retried for --retry-for, and the error
 // names the cause, not the driver's topology dump.
 func TestUnreachableTarget(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	src := seedDB(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -256,6 +258,7 @@ func TestUnreachableTarget(t *testing.T) {
 // that report stops the run within seconds with the checkpoint saved; the
 // resume, on a healthy path, ends with the exact result.
 func TestInterruptStuckSource(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	mapping := filepath.Join(testenv.Root(t), "testdata", "resume", "crash.yaml")
 	src := crashSource(t, 600, 40, 400)
 	target, _ := testenv.MongoDB(t)

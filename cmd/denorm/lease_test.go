@@ -125,6 +125,7 @@ func expectExit(t *testing.T, bin string, code int, want []string, args ...strin
 // resume until then), and the resumed job is again exact. Then a run
 // that loses its lease (testLeaseLost).
 func TestJobLease(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin, mapping, src := crashSetup(t, 300, 300, 1500)
 	base := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "50", "--lease-ttl", "2s"}
 	for _, server := range []bool{false, true} {

@@ -69,6 +69,7 @@ collections:
 // identical and verify --oracle sql to find the documents that differ:
 // the proof does not share the builder's blind spots.
 func TestOracleCatchesBuilderMutations(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("builds denorm once per mutation: not in the short suite")
 	}

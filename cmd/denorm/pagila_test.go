@@ -24,15 +24,14 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// pagilaDB loads testdata/pagila (schema, then the data: COPY ... FROM
-// stdin, so through psql) into a fresh database.
+// pagilaDB is a fresh database holding testdata/pagila (schema, then the
+// data: COPY ... FROM stdin, so through psql), copied from the template
+// loaded once per server (testenv.LoadedDB).
 func pagilaDB(t *testing.T) string {
 	t.Helper()
 	root := testenv.Root(t)
-	db := testenv.PostgresDB(t)
 	start := time.Now()
-	testenv.PsqlFile(t, db, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"))
-	testenv.PsqlFile(t, db, filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
+	db := testenv.LoadedDB(t, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"), filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
 	testenv.Exec(t, db, "ANALYZE")
 	t.Logf("pagila loaded in %v", time.Since(start).Round(time.Millisecond))
 	return db
@@ -136,6 +135,7 @@ func pagilaDate(col string) string {
 // too slow for the suite; TestExamplesGolden and the rules tests cover the
 // server sink.
 func TestPagila(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	root := testenv.Root(t)
 	db := pagilaDB(t)
 	mapping := example(t, "pagila")

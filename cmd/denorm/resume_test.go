@@ -174,6 +174,7 @@ func compareTargets(t *testing.T, what string, want, got map[string][]string, ex
 // first delayed kill; a delayed kill lands wherever the run then is, and
 // the attempts after it resume from there.
 func TestCrashResume(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	// Small data and tiny batches: many checkpoints, a second or two a run.
 	bin, mapping, src := crashSetup(t, 1500, 1500, 6000)
 	// A killed run's server lease blocks the job until it expires: a

@@ -17,6 +17,7 @@ import (
 // and medians compared (medianMemory says why the working set, not the
 // RSS, is compared).
 func TestBoundedMemory(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	mapping := example(t, "person")
 	sizes := []int{50000, 500000}

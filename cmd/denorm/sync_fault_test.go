@@ -143,6 +143,7 @@ func lastPath(uri string) string { return uri[strings.LastIndex(uri, "/")+1:] }
 // a fresh migrate of the source and verify exits 0: the copy and the
 // stream joined with no gap and no overlap.
 func TestSyncWritesDuringCopy(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
@@ -206,6 +207,7 @@ type haltPoint struct {
 // fresh migrate of the source, and verify must exit 0. The counts come
 // from the seed (DENORM_TEST_SEED replays one).
 func TestSyncCrashResume(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	db := syncDB(t, "testdata/examples/seed.sql")
 	addSyncData(t, db, 300)
@@ -332,6 +334,7 @@ func (p *ownPostgres) db(t *testing.T, name string) string {
 // on; once the writer stops and sync has caught up, SIGTERM stops it
 // (exit 0) and the target is exactly a fresh migrate of the source.
 func TestSyncServerRestarts(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	pg := startOwnPostgres(t)
 	db := pg.db(t, "restarts")

@@ -19,15 +19,15 @@ import (
 const identityFull = "cmd/denorm/testdata/replica-identity-full.sql"
 
 // syncDB is a new database holding the SQL files (run with psql), with
-// every table's replica identity FULL.
+// every table's replica identity FULL: a copy of a template loaded once
+// per server (testenv.LoadedDB).
 func syncDB(t testing.TB, files ...string) string {
 	t.Helper()
-	db := testenv.PostgresDB(t)
-	for _, f := range files {
-		testenv.PsqlFile(t, db, repoPath(t, f))
+	var paths []string
+	for _, f := range append(files, identityFull) {
+		paths = append(paths, repoPath(t, f))
 	}
-	testenv.PsqlFile(t, db, repoPath(t, identityFull))
-	return db
+	return testenv.LoadedDB(t, paths...)
 }
 
 var jobSeq atomic.Int64

@@ -47,6 +47,7 @@ func verifyMemory(tb testing.TB, bin string, args ...string) (memStats, string) 
 // number of documents. Runs of both sizes are interleaved and medians
 // compared.
 func TestVerifyBoundedMemory(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	bin := denormBinary(t)
 	mapping := example(t, "person")
 	sizes := []int{20000, 200000}

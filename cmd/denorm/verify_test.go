@@ -46,10 +46,11 @@ func (l loadedDBs) get(t *testing.T, files []string) string {
 	if db, ok := l[key]; ok {
 		return db
 	}
-	db := testenv.PostgresDB(t)
-	for _, f := range files {
-		testenv.PsqlFile(t, db, repoPath(t, f))
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = repoPath(t, f)
 	}
+	db := testenv.LoadedDB(t, paths...)
 	l[key] = db
 	return db
 }
@@ -58,6 +59,7 @@ func (l loadedDBs) get(t *testing.T, files []string) string {
 // the server, then verify must find them identical (exit 0) and count every
 // expected document as identical.
 func TestVerifyExamples(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}

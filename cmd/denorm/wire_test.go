@@ -58,6 +58,7 @@ func withQuery(t *testing.T, u, query string) string {
 // rebuilds every document from the source, exits 0 - or with a clear
 // error within the timeouts the URLs set.
 func TestWireFaults(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
@@ -243,6 +244,7 @@ func TestWireFaults(t *testing.T) {
 // exact result. The outage ends when the output shows the eleventh
 // failed attempt, not after a fixed time.
 func TestSourceOutageWithinRetryFor(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}

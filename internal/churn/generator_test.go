@@ -21,10 +21,7 @@ func seedDB(t *testing.T) string {
 func pagilaDB(t *testing.T) string {
 	t.Helper()
 	root := testenv.Root(t)
-	db := testenv.PostgresDB(t)
-	testenv.PsqlFile(t, db, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"))
-	testenv.PsqlFile(t, db, filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
-	return db
+	return testenv.LoadedDB(t, filepath.Join(root, "testdata", "pagila", "pagila-schema.sql"), filepath.Join(root, "testdata", "pagila", "pagila-data.sql"))
 }
 
 func newGen(t *testing.T, db string, opt Options) *Generator {

@@ -134,6 +134,11 @@ func RunRounds(t *testing.T, cfg Config) []Result {
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 10
 	}
+	// make test-long (DENORM_TEST_LONG=1) runs twice the seeds, each for
+	// twice the rounds: the coverage asked of each seed and of the seeds
+	// together is the same, over more random writes.
+	cfg.Seeds = testenv.Count(t, "seeds", cfg.Seeds, 2*cfg.Seeds)
+	cfg.Rounds = testenv.Count(t, "rounds per seed", cfg.Rounds, 2*cfg.Rounds)
 	if s := os.Getenv("DENORM_TEST_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -165,10 +170,7 @@ func runSeed(t *testing.T, cfg Config, seed uint64) Result {
 	replay := replayCommand(t, seed)
 	t.Logf("seed %d, %d rounds (replay: %s)", seed, cfg.Rounds, replay)
 
-	src := testenv.PostgresDB(t)
-	for _, f := range cfg.SQL {
-		testenv.PsqlFile(t, src, f)
-	}
+	src := testenv.LoadedDB(t, cfg.SQL...)
 	testenv.Exec(t, src, "ANALYZE")
 	tm.Load = time.Since(start)
 

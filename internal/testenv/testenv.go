@@ -57,42 +57,20 @@ func Root(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// PostgresDB creates an empty database, runs the given SQL files in it and
-// returns its URL. The database is dropped when the test ends.
+// PostgresDB creates a database holding the given SQL files (ExecFile,
+// in order; none for an empty database) and returns its URL. With files,
+// the database is a copy of a template loaded once per server (LoadedDB
+// says how). The database is dropped when the test ends.
 func PostgresDB(t testing.TB, sqlFiles ...string) string {
 	t.Helper()
-	admin := need(t, "DENORM_TEST_PG")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connect to test PostgreSQL: %v", err)
+	if len(sqlFiles) > 0 {
+		return templateCopy(t, "exec", sqlFiles, func(db string) {
+			for _, f := range sqlFiles {
+				ExecFile(t, db, f)
+			}
+		})
 	}
-	defer conn.Close(ctx)
-	name := uniqueName(t)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return
-		}
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	dbURL := u.String()
-	for _, f := range sqlFiles {
-		ExecFile(t, dbURL, f)
-	}
-	return dbURL
+	return createDB(t, "", nil)
 }
 
 // ExecFile runs an SQL file (simple protocol, several statements) in db.
@@ -228,3 +206,26 @@ GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;`,
 }
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// LongEnv is the variable that asks for the long suite (make test-long):
+// the long randomized rounds and fault loops at their full length.
+const LongEnv = "DENORM_TEST_LONG"
+
+// Long tells whether the long suite was asked for (DENORM_TEST_LONG=1).
+func Long() bool {
+	v := os.Getenv(LongEnv)
+	return v != "" && v != "0"
+}
+
+// Count is n in the long suite (make test-long) and short otherwise, for
+// a test whose rounds, seeds or iterations `make test` shortens: the
+// shortened test says so in its log, names what the long suite runs, and
+// still asserts everything it asserts at full length.
+func Count(t testing.TB, what string, short, long int) int {
+	t.Helper()
+	if Long() || short >= long {
+		return long
+	}
+	t.Logf("%s: %d (the long suite, %s=1 or make test-long, runs %d)", what, short, LongEnv, long)
+	return short
+}
