@@ -82,6 +82,24 @@ func readRejects(t *testing.T, path string) []rejectLine {
 	return out
 }
 
+// checkRejects requires the reject file path to hold exactly want: the
+// reason of each rejected row, by its source.
+func checkRejects(t *testing.T, path string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, r := range readRejects(t, path) {
+		got[r.Source] = r.Error
+	}
+	for src, msg := range want {
+		if got[src] != msg {
+			t.Errorf("%s: rejected with\n  %q, want\n  %q", src, got[src], msg)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("rejected %v", got)
+	}
+}
+
 // TestRejectsNotAborts: every value a document cannot hold rejects its
 // row - listed in --rejects, exit 3 - never the run, on a directory and on
 // a server target (where FerretDB's refusal of NaN is found within

@@ -73,18 +73,7 @@ func TestSumsExactOrRejected(t *testing.T) {
 	if code != exitRejected {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitRejected, stdout, errs)
 	}
-	got := map[string]string{}
-	for _, r := range readRejects(t, rejects) {
-		got[r.Source] = r.Error
-	}
-	for s, msg := range wantRejects {
-		if got[s] != msg {
-			t.Errorf("%s: rejected with\n  %q, want\n  %q", s, got[s], msg)
-		}
-	}
-	if len(got) != len(wantRejects) {
-		t.Errorf("rejected %v", got)
-	}
+	checkRejects(t, rejects, wantRejects)
 	testenv.EqualDocs(t, "g", wantDocs, testenv.ReadLines(t, filepath.Join(out, "g.jsonl")))
 	for _, oracle := range [][]string{nil, {"--oracle", "sql"}} {
 		args := append([]string{"verify", "--mapping", mapping, "--source", src, "--target", out}, oracle...)

@@ -98,18 +98,7 @@ func TestValuesExactOrRejected(t *testing.T) {
 			if code != exitRejected {
 				t.Fatalf("exit %d, want %d\n%s%s", code, exitRejected, out, errs)
 			}
-			got := map[string]string{}
-			for _, r := range readRejects(t, rejects) {
-				got[r.Source] = r.Error
-			}
-			for src, msg := range wantRejects {
-				if got[src] != msg {
-					t.Errorf("%s: rejected with\n  %q, want\n  %q", src, got[src], msg)
-				}
-			}
-			if len(got) != len(wantRejects) {
-				t.Errorf("rejected %v", got)
-			}
+			checkRejects(t, rejects, wantRejects)
 			docs := func(coll string) []string {
 				if name == "server" {
 					return testenv.DumpCollection(t, db, coll)
