@@ -3,6 +3,7 @@ package difftest
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // mapping draws the mapping file: file-level modes, one to four
@@ -140,6 +141,10 @@ func (g *gen) indexes(n *Node) {
 	}
 }
 
+// camel is the mapping reference's default field name of a column
+// (first_name -> firstName), written again here because internal packages
+// import no layer (mappings.CamelCase is the product's): the first letter
+// of each later part upper-cased as a rune, as the reference says.
 func camel(col string) string {
 	parts := strings.Split(col, "_")
 	var b strings.Builder
@@ -152,7 +157,8 @@ func camel(col string) string {
 			continue
 		}
 		r := []rune(p)
-		b.WriteString(strings.ToUpper(string(r[0])) + string(r[1:]))
+		b.WriteRune(unicode.ToUpper(r[0]))
+		b.WriteString(string(r[1:]))
 	}
 	if b.Len() == 0 {
 		return col
