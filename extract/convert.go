@@ -249,13 +249,7 @@ func exactFloat(col *mappings.Column, s string) (any, error) {
 		if !ok || !dok || d.Sign() == 0 {
 			return nil, fmt.Errorf("%s: not an exact average: %q", typeDesc(col), abbrev(s))
 		}
-		r.Quo(r, d)
-		if bits == 32 {
-			g, _ := r.Float32()
-			f = float64(g)
-		} else {
-			f, _ = r.Float64()
-		}
+		f, _ = r.Quo(r, d).Float64() // an average is a double, of reals too
 	} else {
 		var err error
 		if f, err = strconv.ParseFloat(s, bits); err != nil && !errors.Is(err, strconv.ErrRange) {
