@@ -335,9 +335,13 @@ func envInput(r *reader, v envVar, path string) (any, error) {
 
 // exprInput is a value as expressions see it (the README: NUMERIC as a
 // double, which rejects the row when no double holds it; a uuid as its
-// text, binary as bytes, dates as times with their microseconds, JSON as
-// maps and lists, NULL as nil), from its BSON value.
+// text, binary as bytes, dates as times with their microseconds whatever
+// the column's timestamp mode, JSON as maps and lists, NULL as nil), from
+// its BSON value.
 func exprInput(r *reader, vt valueType, path string) (any, error) {
+	// timestamp: string is how a field writes its timestamps, not how an
+	// expression sees them: times, also in arrays
+	vt.timeText = false
 	if vt.fam == famNumeric && !vt.array {
 		if r.null() {
 			return nil, nil
