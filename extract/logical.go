@@ -60,6 +60,20 @@ func ParseLSN(s string) (LSN, error) {
 	return LSN(l), err
 }
 
+// MarshalText writes the position as String does: a record holds it as
+// PostgreSQL prints it, and reads it back typed.
+func (l LSN) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a position written by MarshalText.
+func (l *LSN) UnmarshalText(b []byte) error {
+	v, err := ParseLSN(string(b))
+	if err != nil {
+		return fmt.Errorf("position %q: %w", b, err)
+	}
+	*l = v
+	return nil
+}
+
 // maxIdentifier is PostgreSQL's identifier length limit (NAMEDATALEN - 1).
 const maxIdentifier = 63
 

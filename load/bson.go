@@ -181,12 +181,22 @@ func decimalAbbrev(s string) string {
 
 // DecodeDocument turns a BSON document made by AppendDocument back into
 // document values, so that AppendDocument of the result gives the same
-// bytes: sync writes documents that it built, compared by their BSON and
-// spilled to disk (see pipeline's diff pass). Types AppendDocument never
+// bytes (a directory target writes a document given as Raw so). Types AppendDocument never
 // writes (ObjectId, regular expressions, binary subtypes other than 0 and
 // 4, ...) are an error naming the field.
 func DecodeDocument(doc []byte) (transform.Doc, error) {
 	return decodeDoc(bsoncore.Document(doc), nil)
+}
+
+// LookupValue decodes one top-level field of a BSON document made by
+// AppendDocument (as DecodeDocument does): sync's diff pass writes the
+// bytes it compared and reads only their _id (and type) back.
+func LookupValue(doc []byte, key string) (any, error) {
+	v, err := bsoncore.Document(doc).LookupErr(key)
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %w", key, err)
+	}
+	return decodeValue(v, &keyPath{nil, key})
 }
 
 func decodeDoc(doc bsoncore.Document, parent *keyPath) (transform.Doc, error) {

@@ -166,6 +166,15 @@ func (s *dirTarget) Close(context.Context) error {
 // its BSON size is over the limit.
 func appendJSONLine(dst []byte, d transform.Document, maxSize int, keys *keyTexts) ([]byte, error) {
 	start := len(dst)
+	if d.Body == nil && d.Raw != nil {
+		// A document given as BSON only (sync, which directories do not
+		// take, writes such): its fields, to write as JSON.
+		body, err := DecodeDocument(d.Raw)
+		if err != nil {
+			return dst, err
+		}
+		d.Body = body
+	}
 	dst, size, err := keys.doc(dst, d.Body, 1) // checks what CheckKeys does, in the same walk
 	if err != nil {
 		// CheckKeys' problems come first, spelled by it.

@@ -57,7 +57,7 @@ func (h LeaseHolder) String() string {
 	return s
 }
 
-// LeaseState is what a store knows of one job's lease (Checkpoints.Leases).
+// LeaseState is what a store knows of one job's lease (RecordStore.Leases).
 type LeaseState struct {
 	// ID is the job's checkpoint id (CheckpointID).
 	ID     string
@@ -73,7 +73,7 @@ type LeaseState struct {
 }
 
 // Lease is a job's lease held by this process, from
-// Checkpoints.AcquireLease. One goroutine at a time uses it.
+// RecordStore.AcquireLease. One goroutine at a time uses it.
 type Lease interface {
 	// ID is the job's checkpoint id.
 	ID() string

@@ -27,11 +27,11 @@ import (
 // holds a job's lock for an instant to see whether anyone holds it.
 const lockWait = 250 * time.Millisecond
 
-func (s *dirCheckpoints) lockPath(id string) string {
-	return filepath.Join(s.dir, CheckpointCollection, id+".lock")
+func (s *dirRecords) lockPath(id string) string {
+	return filepath.Join(s.dir, RecordCollection, id+".lock")
 }
 
-func (s *dirCheckpoints) AcquireLease(ctx context.Context, id string, h LeaseHolder, _ time.Duration) (Lease, error) {
+func (s *dirRecords) AcquireLease(ctx context.Context, id string, h LeaseHolder, _ time.Duration) (Lease, error) {
 	path := s.lockPath(id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("take the lease of job %q: %w", id, newFileError(s.dir, "create", filepath.Dir(path), err))
@@ -86,8 +86,8 @@ func readHolder(path string) (LeaseHolder, error) {
 	return h, err
 }
 
-func (s *dirCheckpoints) Leases(ctx context.Context) ([]LeaseState, error) {
-	ents, err := os.ReadDir(filepath.Join(s.dir, CheckpointCollection))
+func (s *dirRecords) Leases(ctx context.Context) ([]LeaseState, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, RecordCollection))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -12,11 +12,11 @@ import (
 // Directory leases need flock (Unix); elsewhere a directory target
 // cannot hold a job's lease.
 
-func (s *dirCheckpoints) AcquireLease(context.Context, string, LeaseHolder, time.Duration) (Lease, error) {
+func (s *dirRecords) AcquireLease(context.Context, string, LeaseHolder, time.Duration) (Lease, error) {
 	return nil, &UnsupportedError{Target: "directory", Op: "lock a job on this operating system"}
 }
 
-func (s *dirCheckpoints) Leases(context.Context) ([]LeaseState, error) {
+func (s *dirRecords) Leases(context.Context) ([]LeaseState, error) {
 	return nil, errors.ErrUnsupported
 }
 

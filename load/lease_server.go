@@ -54,7 +54,7 @@ func leaseDocID(id string, gen int64) string { return fmt.Sprintf("%s%s/%d", lea
 
 // generations reads every lease document of job id; newest is the one
 // with the highest generation (nil: none).
-func (s *serverCheckpoints) generations(ctx context.Context, id string) (all []leaseDoc, newest *leaseDoc, err error) {
+func (s *serverRecords) generations(ctx context.Context, id string) (all []leaseDoc, newest *leaseDoc, err error) {
 	cur, err := s.coll.Find(ctx, bson.D{{Key: "lease", Value: id}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the lease of job %q in %s: %w", id, s.Where(), err)
@@ -73,7 +73,7 @@ func (s *serverCheckpoints) generations(ctx context.Context, id string) (all []l
 	return all, newest, nil
 }
 
-func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h LeaseHolder, ttl time.Duration) (Lease, error) {
+func (s *serverRecords) AcquireLease(ctx context.Context, id string, h LeaseHolder, ttl time.Duration) (Lease, error) {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
@@ -134,7 +134,7 @@ func (s *serverCheckpoints) AcquireLease(ctx context.Context, id string, h Lease
 	}
 }
 
-func (s *serverCheckpoints) Leases(ctx context.Context) ([]LeaseState, error) {
+func (s *serverRecords) Leases(ctx context.Context) ([]LeaseState, error) {
 	cur, err := s.coll.Find(ctx, bson.D{{Key: "lease", Value: bson.D{{Key: "$exists", Value: true}}}})
 	if err != nil {
 		return nil, fmt.Errorf("read leases in %s: %w", s.Where(), err)
@@ -165,7 +165,7 @@ func (s *serverCheckpoints) Leases(ctx context.Context) ([]LeaseState, error) {
 
 // serverLease is a generation this process inserted.
 type serverLease struct {
-	store      *serverCheckpoints
+	store      *serverRecords
 	id         string
 	doc        leaseDoc
 	ttl        time.Duration

@@ -19,8 +19,8 @@ import (
 func testLeases(t *testing.T, k conformTarget) {
 	uri, _ := k.fresh(t)
 	ctx := context.Background()
-	store := openTarget(t, uri, Options{}).Checkpoints()
-	other := openTarget(t, uri, Options{}).Checkpoints() // another process's handle
+	store := openTarget(t, uri, Options{}).Records()
+	other := openTarget(t, uri, Options{}).Records() // another process's handle
 	me := NewLeaseHolder("migrate")
 
 	l, err := store.AcquireLease(ctx, "j", me, time.Minute)
@@ -84,7 +84,7 @@ func testLeases(t *testing.T, k conformTarget) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := openTarget(t, uri, Options{}).Checkpoints()
+			s := openTarget(t, uri, Options{}).Records()
 			l, err := s.AcquireLease(ctx, "race", NewLeaseHolder("migrate"), time.Minute)
 			mu.Lock()
 			defer mu.Unlock()
@@ -116,8 +116,8 @@ func testLeases(t *testing.T, k conformTarget) {
 func testLeaseExpiry(t *testing.T, k conformTarget) {
 	uri, _ := k.fresh(t)
 	ctx := context.Background()
-	store := openTarget(t, uri, Options{}).Checkpoints()
-	other := openTarget(t, uri, Options{}).Checkpoints()
+	store := openTarget(t, uri, Options{}).Records()
+	other := openTarget(t, uri, Options{}).Records()
 	const ttl = 300 * time.Millisecond
 	old, err := store.AcquireLease(ctx, "j", NewLeaseHolder("migrate"), ttl)
 	if err != nil {

@@ -112,7 +112,7 @@ type serverOwners struct{ s *serverTarget }
 // Owners is the server's owner records, in _denorm.
 func (s *serverTarget) Owners() Owners { return serverOwners{s} }
 
-func (o serverOwners) coll() *mongo.Collection { return o.s.db.Collection(CheckpointCollection) }
+func (o serverOwners) coll() *mongo.Collection { return o.s.db.Collection(RecordCollection) }
 
 func (o serverOwners) Count(ctx context.Context, collection string, sel Selection) (int64, error) {
 	filter, err := deleteFilter(sel, nil, nil)
@@ -172,7 +172,7 @@ func (o serverOwners) Load(ctx context.Context, collection string, typ *transfor
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s from %s: %w", id, CheckpointCollection, err)
+		return nil, fmt.Errorf("read %s from %s: %w", id, RecordCollection, err)
 	}
 	var j ownerJSON
 	if err := json.Unmarshal([]byte(d.Owner), &j); err != nil || j.Collection != collection {
@@ -197,7 +197,7 @@ func (o serverOwners) Save(ctx context.Context, ow *Owner) error {
 	defer cancel()
 	d := ownerDoc{ID: id, Updated: ow.Updated, Owner: string(b)}
 	if _, err := o.coll().ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, d, options.Replace().SetUpsert(true)); err != nil {
-		return fmt.Errorf("save %s to %s: %w", id, CheckpointCollection, err)
+		return fmt.Errorf("save %s to %s: %w", id, RecordCollection, err)
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func (o serverOwners) Delete(ctx context.Context, collection string, typ *transf
 	ctx, cancel := bound(ctx, o.s.op)
 	defer cancel()
 	if _, err := o.coll().DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
-		return fmt.Errorf("delete %s from %s: %w", id, CheckpointCollection, err)
+		return fmt.Errorf("delete %s from %s: %w", id, RecordCollection, err)
 	}
 	return nil
 }

@@ -44,13 +44,13 @@ const DefaultMaxDocSize = 16 << 20
 //     (--indexes); verify calls Indexes.
 //   - verify calls Scan once per collection, and Normalize on every
 //     expected document.
-//   - migrate's job handling and status use Checkpoints.
+//   - the job package (a job's record, lease and status) uses Records.
 //   - Close is called once per handle, also after errors; a second call
 //     (a deferred one) releases nothing and its error can be ignored.
 //
 // Goroutines: one goroutine at a time uses a handle. Handles from Reopen
 // are independent and may be used at the same time as the others, each by
-// its own goroutine. On a Parallel target, Sync and the store Checkpoints
+// its own goroutine. On a Parallel target, Sync and the store Records
 // returns may also be called (by one goroutine at a time) while another
 // goroutine writes through the handle: a server's Sync does nothing, and
 // its store shares the driver's client, which is safe for concurrent use.
@@ -97,9 +97,11 @@ type Target interface {
 	// selections need Caps.Delete, else an *UnsupportedError.
 	Delete(ctx context.Context, collection string, sel Selection) (int64, error)
 
-	// Checkpoints is the target's checkpoint store: the _denorm collection
-	// of a server database, <dir>/_denorm/<id>.json of a directory.
-	Checkpoints() Checkpoints
+	// Records is the target's record store, where the job package keeps
+	// each job's record (its checkpoint) and lease: the _denorm
+	// collection of a server database, <dir>/_denorm/<id>.json of a
+	// directory.
+	Records() RecordStore
 
 	// Owners is a server's records of the collections denorm wrote
 	// (owner.go); nil for a directory.
@@ -278,8 +280,15 @@ func Open(ctx context.Context, uri string, opt Options) (Target, error) {
 	return openDir(uri, opt), nil
 }
 
-// encode encodes a document and rejects it when over the limit.
+// encode encodes a document (or takes its Raw bytes) and rejects it when
+// over the limit.
 func encode(d transform.Document, maxSize int) ([]byte, error) {
+	if d.Raw != nil {
+		if len(d.Raw) > maxSize {
+			return nil, &TooLargeError{Size: len(d.Raw), Limit: maxSize}
+		}
+		return d.Raw, nil
+	}
 	if err := transform.CheckKeys(d.Body); err != nil {
 		return nil, err
 	}

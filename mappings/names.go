@@ -22,7 +22,7 @@ const MaxCollectionName = 235
 const MaxDepth = 100
 
 // reservedCollection is the checkpoint store's collection (and directory
-// of a directory target); load.CheckpointCollection has the same value.
+// of a directory target); load.RecordCollection has the same value.
 const reservedCollection = "_denorm"
 
 // NameFaults is the set of what makes a field name one no target can

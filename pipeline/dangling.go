@@ -16,6 +16,7 @@ import (
 
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline/compare"
 )
 
 // DanglingRef is a stored reference (a field declared with ref:) to a
@@ -80,7 +81,7 @@ func (v *verifier) collectRefs(coll string, doc []byte) error {
 				return
 			}
 			val, _ := json.Marshal(danglingVal{Collection: coll, ID: idv.JSON(), Path: strings.Join(path, ".")})
-			werr = v.refs.Add(idKey(p.coll, ref), val)
+			werr = v.refs.Add(compare.IDKey(p.coll, ref), val)
 		})
 		if werr != nil {
 			return werr
@@ -102,23 +103,23 @@ func (v *verifier) dangling(ctx context.Context) error {
 		return err
 	}
 	defer ri.Close()
-	f, err := v.cmp.found.cursor()
+	f, err := v.cmp.Found.Cursor()
 	if err != nil {
 		return err
 	}
-	defer f.it.Close()
+	defer f.Close()
 	n := 0
 	for ri.Next() {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		key := ri.Key()
-		for f.cur.ok && bytes.Compare(f.cur.key, key) < 0 {
-			if err := f.next(); err != nil {
+		for f.At() != nil && bytes.Compare(f.At(), key) < 0 {
+			if err := f.Next(); err != nil {
 				return err
 			}
 		}
-		if f.cur.ok && bytes.Equal(f.cur.key, key) {
+		if f.At() != nil && bytes.Equal(f.At(), key) {
 			continue
 		}
 		var dv danglingVal

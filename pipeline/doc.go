@@ -13,20 +13,19 @@
 //	                replication slot for --sync logical, Run, the lease
 //	                released
 //	migrate.go      Run: migrate's runner - workers, partitions,
-//	                checkpoints, retries, reconnects
+//	                positions advanced through the job (package job) once
+//	                the target acknowledged them, retries, reconnects
 //	indexphase.go   the job's last phase: the mapping's indexes, created
-//	                and recorded in the checkpoint
+//	                and recorded in the job's record
 //	index.go        shard keys and indexes created and checked; Subset and
 //	                Limit, the plan variants a run may ask for
 //	targetcheck.go  TargetProblems: what the target cannot store, refused
 //	                before anything is written
 //
-//	job.go          PrepareJob: a named job's start, resume, restart or
-//	                refusal
-//	lease.go        HoldLease: one writer per job (migrate and sync)
+//	restart.go      PrepareJob: job.Prepare with a restart that deletes
+//	                what the job wrote; the collections a run writes
 //	own.go          which documents of a server are the job's, before any
 //	                is deleted (fresh runs on FerretDB, --restart)
-//	status.go       Status: what the jobs recorded in a target are doing
 //
 //	plan.go         Plan: the dry run's report (transform/report)
 //	validate.go     Validate: a mapping against the live catalog, its
@@ -35,22 +34,15 @@
 //	                drafted (mappings/advise) with its rows covered
 //
 //	verify.go       Verify: rebuilt documents against the target's
-//	compare.go      the comparison verify and sync's diff pass share: both
-//	                sides hashed, sorted on disk, merged
 //	dangling.go     verify's check of references
 //	oracle.go       verify --oracle sql: the expected side built by the
 //	                independent oracle (package oracle)
 //
-//	sync.go         Sync: the sync job (logical or diff), its replication
-//	                slot and publication (StartLogical, for migrate --sync;
-//	                DropSync), writes, deletes, retries
-//	changes.go      logical passes: the slot's changes after the job's
-//	                position, batched at commits and applied in order
-//	fanout.go       from a changed row to every document it affects, rebuilt
-//	                with ProduceKeys
-//	diff.go         a diff pass: documents rebuilt from one snapshot, only
-//	                those that differ written (sync --method diff; logical
-//	                sync after a TRUNCATE or a huge transaction)
+// Beneath it, rooms of their own: pipeline/compare (the comparison verify
+// and sync's diff pass share: both sides hashed, sorted on disk, merged)
+// and pipeline/syncer (sync: the logical stream, the diff pass and the
+// fan-out). What a job is - its record, positions, lease, replication
+// slot, status - is package job's, below pipeline.
 //
 // Because every engine builds documents through Produce, what plan shows
 // is what migrate writes, what sync rewrites and what verify checks.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform/report"
@@ -40,7 +41,7 @@ type IndexPhaseError struct {
 	Err error
 	// Built of Total indexes are held as declared.
 	Built, Total int
-	Checkpoint   *load.Checkpoint
+	Checkpoint   *job.Record
 }
 
 func (e *IndexPhaseError) Error() string {
@@ -53,26 +54,22 @@ func (e *IndexPhaseError) Unwrap() error { return e.Err }
 // *InterruptedError when ctx ends, a *TargetError when the target fails,
 // an *IndexPhaseError when indexes are missing at the end.
 func (r *runner) indexes(ctx context.Context) error {
-	r.mu.Lock()
 	old := map[string]bool{}
-	for _, ix := range r.cp.Indexes {
+	for _, ix := range r.job.Record().Indexes {
 		old[ix.Collection+"\x00"+ix.Name] = ix.Built
 	}
-	var want []load.IndexState
+	var want []job.IndexState
 	for _, set := range r.plan.Indexes {
 		for _, ix := range set.Indexes {
-			want = append(want, load.IndexState{Collection: set.Collection, Name: ix.Name, Built: old[set.Collection+"\x00"+ix.Name]})
+			want = append(want, job.IndexState{Collection: set.Collection, Name: ix.Name, Built: old[set.Collection+"\x00"+ix.Name]})
 		}
 	}
 	if len(want) == 0 {
-		r.cp.Indexes = nil
-		r.mu.Unlock()
+		r.job.Update(func(rec *job.Record) { rec.Indexes = nil })
 		return nil
 	}
-	r.cp.Phase, r.cp.Collection, r.cp.Indexes = load.PhaseIndexes, "", want
-	err := r.save(ctx, true)
-	r.mu.Unlock()
-	if err != nil {
+	r.job.Update(func(rec *job.Record) { rec.Phase, rec.Collection, rec.Indexes = job.PhaseIndexes, "", want })
+	if err := r.save(ctx); err != nil {
 		return r.targetError(err)
 	}
 	var refused []error
@@ -90,10 +87,9 @@ func (r *runner) indexes(ctx context.Context) error {
 		refused = append(refused, errs...)
 	}
 	if len(refused) > 0 {
-		r.mu.Lock()
-		built, total := r.cp.IndexesBuilt()
-		r.mu.Unlock()
-		return &IndexPhaseError{Err: errors.Join(refused...), Built: built, Total: total, Checkpoint: r.cp}
+		rec := r.job.Record()
+		built, total := rec.IndexesBuilt()
+		return &IndexPhaseError{Err: errors.Join(refused...), Built: built, Total: total, Checkpoint: rec}
 	}
 	return nil
 }
@@ -121,21 +117,21 @@ func (r *runner) indexSet(ctx context.Context, set mappings.IndexSet) ([]error, 
 	}
 	// What the target holds now, whatever happened: an interrupted or
 	// failed command may have created some of them.
-	gctx, cancel := graceContext(ctx, r.opt.Grace)
+	gctx, cancel := job.GraceContext(ctx, r.opt.Grace)
 	checks, cerr := checkIndexSet(gctx, r.target, set)
 	cancel()
-	r.mu.Lock()
 	if cerr == nil {
-		for _, c := range checks {
-			for i := range r.cp.Indexes {
-				if s := &r.cp.Indexes[i]; s.Collection == c.Collection && s.Name == c.Index {
-					s.Built = c.State == IndexOK
+		r.job.Update(func(rec *job.Record) {
+			for _, c := range checks {
+				for i := range rec.Indexes {
+					if s := &rec.Indexes[i]; s.Collection == c.Collection && s.Name == c.Index {
+						s.Built = c.State == IndexOK
+					}
 				}
 			}
-		}
+		})
 	}
-	serr := r.save(ctx, true)
-	r.mu.Unlock()
+	serr := r.save(ctx)
 	switch {
 	case ctx.Err() != nil:
 		return nil, r.interrupted(ctx)
@@ -172,8 +168,6 @@ func (r *runner) indexSet(ctx context.Context, set mappings.IndexSet) ([]error, 
 // interrupted is the *InterruptedError of a run whose context ended,
 // with the checkpoint saved (within the grace period) where it stands.
 func (r *runner) interrupted(ctx context.Context) error {
-	r.mu.Lock()
-	serr := r.save(ctx, true)
-	r.mu.Unlock()
-	return &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx), SaveErr: serr}
+	serr := r.save(ctx)
+	return &InterruptedError{Checkpoint: r.job.Record(), Cause: context.Cause(ctx), SaveErr: serr}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/backoff"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -91,12 +93,16 @@ type JobOptions struct {
 	// Partition i of Partitions: this run handles only that share of every
 	// root table (Partitions <= 1: all of it).
 	Partition, Partitions int
-	// Checkpoints, when set, receives Checkpoint after every acknowledged
-	// batch (at most every CheckpointEvery). Checkpoint holds the positions
-	// to resume from (its Streams) and the job's identity; Run updates it.
-	Checkpoints     load.Checkpoints
-	Checkpoint      *load.Checkpoint
+	// Job, when set, is the run's job (job.Prepare): its record holds the
+	// positions to resume from (its Streams), which Run advances after
+	// every acknowledged batch (saved at most every CheckpointEvery), and
+	// every batch is written only after its lease's Check, so a run that
+	// lost its job stops before its next write. Run the job under
+	// Job.Lease.Context(). Nil: a run without a record.
+	Job             *job.Job
 	CheckpointEvery time.Duration
+	// Saved, when set, is told of every record saved.
+	Saved func(*job.Record)
 	// Source opens new source connections: for workers and to reconnect
 	// after the source connection was lost. Nil: no workers, no reconnects.
 	Source *extract.Source
@@ -110,10 +116,6 @@ type JobOptions struct {
 	// too (default 5 s): an interrupt stops within seconds even when the
 	// target hangs.
 	Grace time.Duration
-	// Lease, when set, is the job's lease (PrepareJob): every batch is
-	// written only after Lease.Check, so a run that lost its job stops
-	// before its next write. Run the job under Lease.Context().
-	Lease *HeldLease
 	// Indexes, when set, makes building the plan's indexes the job's
 	// last phase, after loading (indexphase.go): the job is done only once
 	// the target holds them as declared.
@@ -123,7 +125,7 @@ type JobOptions struct {
 // InterruptedError is a run stopped by its context (a signal) after the
 // in-flight batch was written and the checkpoint saved.
 type InterruptedError struct {
-	Checkpoint *load.Checkpoint
+	Checkpoint *job.Record
 	Cause      error
 	// SaveErr is why the checkpoint could not be saved at the interrupt
 	// (a target that stopped answering); the one saved before stands.
@@ -150,7 +152,7 @@ func (e sinkError) Unwrap() error { return e.error }
 // continues from it.
 type TargetError struct {
 	Err        error
-	Checkpoint *load.Checkpoint
+	Checkpoint *job.Record
 }
 
 func (e *TargetError) Error() string { return e.Err.Error() }
@@ -160,7 +162,7 @@ func (e *TargetError) Unwrap() error { return e.Err }
 func (r *runner) targetError(err error) error {
 	var se sinkError
 	if errors.As(err, &se) {
-		return &TargetError{Err: se.error, Checkpoint: r.cp}
+		return &TargetError{Err: se.error, Checkpoint: r.job.Record()}
 	}
 	return err
 }
@@ -188,15 +190,16 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	if opt.Workers > 1 && opt.Source == nil {
 		return nil, fmt.Errorf("workers need Source")
 	}
-	r := &runner{opt: opt, plan: plan, snapID: snap.ID, cp: opt.Checkpoint, target: target}
-	if r.cp == nil {
-		r.cp = &load.Checkpoint{Workers: opt.Workers, Partitions: opt.Partitions, Partition: opt.Partition}
+	r := &runner{opt: opt, plan: plan, snapID: snap.ID, job: opt.Job, target: target}
+	if r.job == nil {
+		r.job = job.Transient(target, opt.Workers, opt.Partition, opt.Partitions)
 	}
 	r.notice = opt.Notice
 	if r.notice == nil {
 		r.notice = func(string) {}
 	}
-	if len(r.cp.Streams) == 0 && opt.Partitions == 1 {
+	r.job.SetSaving(job.Saving{Retry: r.retryPolicy(), Grace: opt.Grace, Every: opt.CheckpointEvery, Saved: opt.Saved})
+	if len(r.job.Record().Streams) == 0 && opt.Partitions == 1 {
 		// A fresh run (not a resume, not one partition of several): on a
 		// server that cannot replace documents in place cheaply, the
 		// job's documents are deleted first, so the run only inserts;
@@ -207,17 +210,20 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 			return nil, fmt.Errorf("before a fresh run: %w", err)
 		}
 	}
-	r.cp.Phase = load.PhaseRunning
-	r.cp.Snapshot = snap.ID
-	r.initStreams()
-	r.cp.RunStarted, r.cp.RunRows = time.Now().UTC(), 0
-	for _, s := range r.cp.Streams {
-		r.cp.RunRows += s.Rows
-	}
+	r.job.Update(func(rec *job.Record) {
+		rec.Phase = job.PhaseRunning
+		rec.Snapshot = snap.ID
+		r.initStreams(rec)
+		rec.RunStarted, rec.RunRows = time.Now().UTC(), 0
+		for _, s := range rec.Streams {
+			rec.RunRows += s.Rows
+		}
+	})
 	names := TargetCollections(plan)
-	// A resumed run's checkpoint holds what Sync returned: a directory
+	// A resumed run's record holds what Sync returned: a directory
 	// target truncates its files back to it.
-	if err := target.Prepare(ctx, names, r.cp.Files); err != nil {
+	files := r.job.Record().Files
+	if err := target.Prepare(ctx, names, files); err != nil {
 		var fe *load.FileError
 		if errors.As(err, &fe) {
 			err = r.targetError(sinkError{err})
@@ -235,7 +241,7 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 		if err != nil {
 			return nil, err
 		}
-		if err := t.Prepare(ctx, names, r.cp.Files); err != nil {
+		if err := t.Prepare(ctx, names, files); err != nil {
 			_ = t.Close(ctx)
 			return nil, err
 		}
@@ -262,10 +268,8 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
 				// Save what was acknowledged (workers save after each
 				// batch unless CheckpointEvery makes them rarer).
-				r.mu.Lock()
-				serr := r.save(ctx, true)
-				r.mu.Unlock()
-				return all, &InterruptedError{Checkpoint: r.cp, Cause: context.Cause(ctx), SaveErr: serr}
+				serr := r.save(ctx)
+				return all, &InterruptedError{Checkpoint: r.job.Record(), Cause: context.Cause(ctx), SaveErr: serr}
 			}
 			return all, r.targetError(err)
 		}
@@ -278,13 +282,10 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 			return all, err
 		}
 	} else {
-		r.cp.Indexes = nil // --indexes none: the job builds none
+		r.job.Update(func(rec *job.Record) { rec.Indexes = nil }) // --indexes none: the job builds none
 	}
-	r.mu.Lock()
-	r.cp.Phase, r.cp.Collection = load.PhaseDone, ""
-	err := r.save(ctx, true)
-	r.mu.Unlock()
-	return all, r.targetError(err)
+	r.job.Update(func(rec *job.Record) { rec.Phase, rec.Collection = job.PhaseDone, "" })
+	return all, r.targetError(r.save(ctx))
 }
 
 type runner struct {
@@ -297,9 +298,8 @@ type runner struct {
 	writers []load.Writer
 	notice  func(string)
 
-	mu        sync.Mutex // guards cp, the stats and saving
-	cp        *load.Checkpoint
-	lastSaved time.Time
+	mu  sync.Mutex // guards the stats
+	job *job.Job
 
 	opMu sync.Mutex // guards ops
 	// ops is what each worker waits for (the watchdog reports long ones).
@@ -370,18 +370,6 @@ func (r *runner) watch() func() {
 	return func() { close(stop); <-done }
 }
 
-// graceContext is a context that outlives ctx by grace: cancelled grace
-// after ctx is, or when the returned function is called. A write started
-// before an interrupt gets grace to be acknowledged.
-func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
-	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
-	return gctx, func() {
-		stop()
-		cancel()
-	}
-}
-
 func (r *runner) retryPolicy() load.RetryPolicy {
 	p := r.opt.Retry
 	p.Log = func(attempt int, wait time.Duration, err error) {
@@ -390,83 +378,59 @@ func (r *runner) retryPolicy() load.RetryPolicy {
 	return p
 }
 
-// initStreams gives every entry x worker a stream state, before any
-// worker holds a pointer into the slice, with its share of the root
-// table's estimated rows.
-func (r *runner) initStreams() {
+// initStreams gives every entry x worker a stream in rec, with its share
+// of the root table's estimated rows.
+func (r *runner) initStreams(rec *job.Record) {
 	for e, cp := range r.plan.Collections {
 		var estimate int64
 		if est := cp.Root.Table.Estimate; est > 0 {
 			estimate = max(1, est/int64(r.opt.Workers*r.opt.Partitions))
 		}
 		for w := 0; w < r.opt.Workers; w++ {
-			s := r.state(e, w)
-			if s == nil {
-				r.cp.Streams = append(r.cp.Streams, load.StreamState{Entry: e, Collection: cp.Name, Worker: w})
-				s = &r.cp.Streams[len(r.cp.Streams)-1]
+			i := slices.IndexFunc(rec.Streams, func(s job.Stream) bool { return s.Entry == e && s.Worker == w })
+			if i < 0 {
+				rec.Streams = append(rec.Streams, job.Stream{Entry: e, Collection: cp.Name, Worker: w})
+				i = len(rec.Streams) - 1
 			}
-			s.Estimate = estimate
+			rec.Streams[i].Estimate = estimate
 		}
 	}
 }
 
-// state is entry e's worker w's stream.
-func (r *runner) state(e, w int) *load.StreamState {
-	for i := range r.cp.Streams {
-		if s := &r.cp.Streams[i]; s.Entry == e && s.Worker == w {
-			return s
-		}
+// save saves the job's record now; a failure is the target's.
+func (r *runner) save(ctx context.Context) error {
+	if err := r.job.Save(ctx); err != nil {
+		return sinkError{err}
 	}
 	return nil
 }
 
-// save writes the checkpoint (r.mu held) when one is due.
-func (r *runner) save(ctx context.Context, force bool) error {
-	if r.opt.Checkpoints == nil {
-		return nil
-	}
-	if !force && r.opt.CheckpointEvery > 0 && time.Since(r.lastSaved) < r.opt.CheckpointEvery {
-		return nil
-	}
-	files, err := r.target.Sync(ctx)
-	if err != nil {
+// advance moves a stream's position once the target acknowledged what it
+// covers (job.Job.Advance); a failure to save is the target's.
+func (r *runner) advance(ctx context.Context, p job.StreamAt) error {
+	if err := r.job.Advance(ctx, p); err != nil {
 		return sinkError{err}
 	}
-	r.cp.Files = files
-	prev := r.cp.Updated
-	r.cp.Updated = time.Now().UTC()
-	// A checkpoint being saved is not torn by an interrupt, but a target
-	// that does not answer does not hold the run past the grace period.
-	wctx, cancel := graceContext(ctx, r.opt.Grace)
-	defer cancel()
-	err = load.Retry(ctx, r.retryPolicy(), func() error { return r.opt.Checkpoints.Save(wctx, r.cp) })
-	if err != nil {
-		r.cp.Updated = prev // the time of the checkpoint that stands
-		return sinkError{err}
-	}
-	r.lastSaved = time.Now()
 	return nil
 }
 
 func (r *runner) entry(ctx context.Context, snap *extract.Snapshot, e int, cp *mappings.CollectionPlan) (Stats, error) {
 	start := time.Now()
 	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil}
-	r.mu.Lock()
+	rec := r.job.Record()
 	done := true
 	for w := 0; w < r.opt.Workers; w++ {
-		s := r.state(e, w)
+		s, _ := rec.Stream(e, w)
 		st.Rows, st.Written, st.Failed = st.Rows+s.Rows, st.Written+s.Written, st.Failed+s.Failed
 		done = done && s.Done
 	}
 	st.PriorRows, st.PriorWritten, st.PriorFailed = st.Rows, st.Written, st.Failed
 	if done {
-		r.mu.Unlock()
 		st.Done = true
 		return st, nil
 	}
-	r.cp.Collection = cp.Name
-	err := r.save(ctx, true)
-	r.mu.Unlock()
+	r.job.Update(func(rec *job.Record) { rec.Collection = cp.Name })
+	err := r.save(ctx)
 	if err != nil {
 		return st, err
 	}
@@ -489,9 +453,9 @@ func (r *runner) entry(ctx context.Context, snap *extract.Snapshot, e int, cp *m
 // connection is lost. ctx ends with the first worker's failure; sig is the
 // run's context (signals).
 func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int, cp *mappings.CollectionPlan, w int, st *Stats, start time.Time) error {
-	r.mu.Lock()
-	s := r.state(e, w)
-	r.mu.Unlock()
+	// s is the stream's state: this worker's alone, handed to the job
+	// (advance) once the target acknowledged what it says.
+	s, _ := r.job.Record().Stream(e, w)
 	if s.Done {
 		return nil
 	}
@@ -517,7 +481,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		var pendingRows int64
 		progressed := false
 		r.begin(w, cp.Name, "source")
-		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: keyOf(s.After), Pager: s.Pager, Part: part, Reuse: true}, func(b Built) error {
+		err := Produce(ctx, ws, cp, ProduceOptions{BatchSize: r.opt.BatchSize, After: s.After, Pager: s.Pager, Part: part, Reuse: true}, func(b Built) error {
 			defer r.begin(w, cp.Name, "source")
 			r.end(w)
 			if sig.Err() != nil {
@@ -535,11 +499,11 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 				// The write in flight gets Grace to complete when a signal
 				// arrives; if it is cancelled then, nothing of the batch
 				// counts as acknowledged (the checkpoint stays before it).
-				wctx, cancel := graceContext(sig, r.opt.Grace)
+				wctx, cancel := job.GraceContext(sig, r.opt.Grace)
 				// Waiting for the target until the callback returns: the
 				// lease check, the write, then the checkpoint after it.
 				r.begin(w, cp.Name, "target")
-				if l := r.opt.Lease; l != nil {
+				if l := r.job.Lease; l != nil {
 					if err := load.Retry(wctx, r.retryPolicy(), func() error { return l.Check(wctx) }); err != nil {
 						cancel()
 						return sinkError{err}
@@ -570,12 +534,12 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			s.Written += written
 			s.Failed += failed
 			if b.After != nil {
-				s.After, s.Pager = textKey(b.After), b.Pager
+				s.After, s.Pager = b.After, b.Pager
 				s.Rows += pendingRows
 				st.Rows += pendingRows
 				pendingRows = 0
 				progressed = true
-				if err := r.save(ctx, false); err != nil {
+				if err := r.advance(ctx, streamAt(s)); err != nil {
 					return err
 				}
 			}
@@ -590,10 +554,9 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			r.mu.Lock()
 			s.Rows += pendingRows
 			st.Rows += pendingRows
-			s.Done = true
-			err = r.save(ctx, true)
 			r.mu.Unlock()
-			return err
+			s.Done = true
+			return r.advance(ctx, streamAt(s))
 		}
 		if sig.Err() != nil || errors.Is(err, errInterrupted) {
 			return errInterrupted
@@ -612,7 +575,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 		}
 		from := "the start of the table"
 		if s.After != nil {
-			from = "key " + keyOf(s.After).String()
+			from = "key " + s.After.String()
 		}
 		r.notice(fmt.Sprintf("source connection lost while reading %q (%v); reconnecting and resuming after the last acknowledged position (%s)", cp.Name, err, from))
 		if ws != snap || own {
@@ -682,8 +645,7 @@ func (r *runner) adopt(ctx context.Context, retake bool) (*extract.Snapshot, err
 	r.mu.Lock()
 	if r.snapID == id {
 		r.snapID = s.ID
-		r.cp.Snapshot = s.ID
-		r.cp.Resumes++
+		r.job.Update(func(rec *job.Record) { rec.Snapshot, rec.Resumes = s.ID, rec.Resumes+1 })
 	}
 	r.mu.Unlock()
 	r.notice(fmt.Sprintf("the source snapshot was re-taken (%s): documents written from here on reflect the database as of now", s.ID))
@@ -696,11 +658,7 @@ func closeSnap(s *extract.Snapshot) {
 	_ = s.Close(ctx)
 }
 
-func keyOf(k []*string) extract.Key {
-	if k == nil {
-		return nil
-	}
-	return extract.Key(k)
+// streamAt is stream s's position.
+func streamAt(s job.Stream) job.StreamAt {
+	return job.StreamAt{Entry: s.Entry, Worker: s.Worker, After: s.After, Pager: s.Pager, Done: s.Done, Rows: s.Rows, Written: s.Written, Failed: s.Failed}
 }
-
-func textKey(k extract.Key) []*string { return []*string(k) }

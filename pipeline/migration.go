@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -19,9 +20,12 @@ type Migration struct {
 	Snapshot *extract.Snapshot
 	Plan     *mappings.Plan
 	Target   load.Target
-	// Job, when set, makes the run a job (PrepareJob): checkpointed,
-	// leased, resumable. Nil: a run without checkpoints.
-	Job *JobSpec
+	// Job, when set, makes the run a job (job.Prepare): recorded,
+	// leased, resumable. Nil: a run without a record. Migrate fills in
+	// its Shared and Clear (a restart deletes what the job wrote).
+	Job *job.Spec
+	// Notice, when set, is told what a restart deleted.
+	Notice func(msg string)
 	// Drop drops the plan's collections before loading (DropCollections).
 	Drop bool
 	// Indexes is when the plan's indexes are made: IndexesAfter (the
@@ -41,14 +45,14 @@ type Migration struct {
 
 	// Prepared, when set, is called once the job is prepared, before
 	// anything is written; an error stops the migration there.
-	Prepared func(*Job) error
-	// Store, when set, wraps the job's checkpoint store (a test gate).
-	Store func(ctx context.Context, s load.Checkpoints) load.Checkpoints
+	Prepared func(*job.Job) error
+	// Store, when set, wraps the job's record store (a test gate).
+	Store func(ctx context.Context, s load.RecordStore) load.RecordStore
 	// Dropped, when set, is told what Drop did, collection by collection.
 	Dropped func(Dropped)
 	// SlotCreated, when set, is told of the replication slot made for
 	// Logical (the job's checkpoint names it and its position).
-	SlotCreated func(*load.Checkpoint)
+	SlotCreated func(*job.Record)
 	// Starting, when set, is called just before loading starts, with the
 	// options Run is given (the caller may open its rejects file then);
 	// an error stops the migration there.
@@ -58,9 +62,9 @@ type Migration struct {
 // MigrateResult is what Migrate did, also when it failed: as far as it got.
 type MigrateResult struct {
 	// Finished is a resumed job found finished: nothing was done.
-	Finished *JobFinishedError
+	Finished *job.FinishedError
 	// Job is the prepared job (nil without Migration.Job).
-	Job       *Job
+	Job       *job.Job
 	Dropped   []string
 	ShardKeys []ShardResult
 	Indexes   []IndexesCreated
@@ -122,17 +126,15 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 		return res, errors.New("a logical migration needs a job: the replication slot is named after it")
 	}
 	snap, plan, target := m.Snapshot, m.Plan, m.Target
-	var (
-		store load.Checkpoints
-		cp    *load.Checkpoint
-		lease *HeldLease
-	)
+	var jb *job.Job
 	if ps := TargetProblems(plan, target.Caps()); len(ps) > 0 {
 		return res, ps.Sorted() // before the job starts: nothing written
 	}
 	if m.Job != nil {
-		job, err := PrepareJob(ctx, target, plan, *m.Job)
-		var finished *JobFinishedError
+		spec := *m.Job
+		spec.Shared = m.Drop
+		prepared, err := PrepareJob(ctx, target, plan, spec, m.Notice)
+		var finished *job.FinishedError
 		if errors.As(err, &finished) {
 			res.Finished = finished
 			return res, nil
@@ -140,8 +142,8 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 		if err != nil {
 			return res, err
 		}
-		res.Job = job
-		store, cp, lease = job.Store, job.Checkpoint, job.Lease
+		jb, res.Job = prepared, prepared
+		lease := jb.Lease
 		defer func() {
 			// Released before the caller closes the target: a server
 			// lease is a document written through its connection.
@@ -152,10 +154,10 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 		}()
 		ctx = lease.Context() // ends when the lease is lost
 		if m.Store != nil {
-			store = m.Store(ctx, store)
+			jb.WrapStore(func(s load.RecordStore) load.RecordStore { return m.Store(ctx, s) })
 		}
 		if m.Prepared != nil {
-			if err := m.Prepared(job); err != nil {
+			if err := m.Prepared(jb); err != nil {
 				return res, err
 			}
 		}
@@ -168,7 +170,7 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 	if res.ShardKeys, err = ShardCollections(ctx, target, plan, retry, m.Info); err != nil {
 		return res, err
 	}
-	if m.Indexes == IndexesBefore && (cp == nil || cp.Phase != load.PhaseIndexes) {
+	if m.Indexes == IndexesBefore && (jb == nil || jb.Record().Phase != job.PhaseIndexes) {
 		// (A job resumed in its index phase has its documents: the
 		// phase builds the indexes, and words a refusal as its own.)
 		if res.Indexes, err = CreateIndexes(ctx, target, plan, retry, m.Info); err != nil {
@@ -180,28 +182,29 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 			return res, ErrLogicalNeedsDelete
 		}
 		resuming := m.Job.Resume || m.Job.ResumeOrStart
+		rec := jb.Record()
 		switch {
-		case cp.Sync != nil && cp.Sync.Method == load.SyncLogical && cp.Sync.Position != "":
+		case rec.HasPosition():
 			// A resumed migration: the slot has kept every change since
 			// the migration began; sync applies them.
-		case len(cp.Streams) > 0 && resuming:
+		case len(rec.Streams) > 0 && resuming:
 			return res, &NotLogicalError{Job: m.Job.Name}
 		default:
-			replace := m.Job.Restart || (cp.Sync != nil && cp.Sync.Method == load.SyncLogical)
-			slotSnap, release, err := StartLogical(ctx, snap.Source(), plan, store, cp, replace)
+			replace := m.Job.Restart || rec.Logical()
+			slotSnap, release, err := jb.StartLogical(ctx, snap.Source(), plan, replace)
 			if err != nil {
 				return res, &SlotError{Err: err}
 			}
 			defer release()
 			if m.SlotCreated != nil {
-				m.SlotCreated(cp)
+				m.SlotCreated(jb.Record())
 			}
 			snap = slotSnap
 		}
 	}
 
 	opt := m.Run
-	opt.Checkpoints, opt.Checkpoint, opt.Lease = store, cp, lease
+	opt.Job = jb
 	opt.Source = snap.Source()
 	if m.Indexes != IndexesNone {
 		// The job's last phase: after loading, or, when they were made

@@ -11,6 +11,7 @@ import (
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/oracle"
+	"github.com/denorm/denorm/pipeline/compare"
 )
 
 // oracleExpected builds the expected side with the independent oracle
@@ -153,9 +154,9 @@ func (v *verifier) oracleAdd(q *oracle.Query, ds []oracle.Doc) error {
 			if err != nil {
 				return err
 			}
-			v.chosen[string(idKey(name, id))] = true
+			v.chosen[string(compare.IDKey(name, id))] = true
 		}
-		if err := v.cmp.add(&v.cmp.exp, name, raw, d.Source); err != nil {
+		if err := v.cmp.Add(&v.cmp.Exp, name, raw, d.Source); err != nil {
 			return err
 		}
 	}

@@ -95,11 +95,11 @@ func (o ownedSet) why() string {
 	case o.docs == 0:
 		return "there are none"
 	case o.rec != nil && o.rec.Mapping != o.mapping:
-		return fmt.Sprintf("denorm's record in %s says another mapping file wrote them, %s", load.CheckpointCollection, o.rec.Mapping)
+		return fmt.Sprintf("denorm's record in %s says another mapping file wrote them, %s", load.RecordCollection, o.rec.Mapping)
 	case o.rec != nil && o.rec.Docs < 0:
-		return "denorm's record in " + load.CheckpointCollection + " says a run of it writes them and has not completed"
+		return "denorm's record in " + load.RecordCollection + " says a run of it writes them and has not completed"
 	case o.rec != nil && o.rec.Docs == o.docs:
-		return fmt.Sprintf("denorm's last run left %d there, as its record in %s says", o.rec.Docs, load.CheckpointCollection)
+		return fmt.Sprintf("denorm's last run left %d there, as its record in %s says", o.rec.Docs, load.RecordCollection)
 	case o.rec != nil:
 		return fmt.Sprintf("denorm's last run left %d there, so documents were written or deleted there by something else since", o.rec.Docs)
 	}
@@ -261,7 +261,7 @@ func (r *runner) claim(ctx context.Context) error {
 	}
 	for _, o := range sets {
 		if o.owned() {
-			err = owners.Save(ctx, &load.Owner{Collection: o.coll, Type: o.typ, Docs: -1, Job: r.cp.Job, Mapping: o.mapping, Updated: time.Now().UTC()})
+			err = owners.Save(ctx, &load.Owner{Collection: o.coll, Type: o.typ, Docs: -1, Job: r.job.Record().Job, Mapping: o.mapping, Updated: time.Now().UTC()})
 		} else {
 			err = owners.Delete(ctx, o.coll, o.typ)
 		}
@@ -303,7 +303,7 @@ func (r *runner) recordWritten(ctx context.Context) error {
 			} else if rec.Docs, err = owners.Count(ctx, c.Name, o.sel()); err != nil {
 				return err
 			}
-			rec.Job, rec.Updated = r.cp.Job, time.Now().UTC()
+			rec.Job, rec.Updated = r.job.Record().Job, time.Now().UTC()
 			if err := owners.Save(ctx, rec); err != nil {
 				return err
 			}
@@ -314,10 +314,8 @@ func (r *runner) recordWritten(ctx context.Context) error {
 
 // written sums the documents the job wrote into collection (of type typ).
 func (r *runner) written(collection string, typ *transform.Field) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var n int64
-	for _, s := range r.cp.Streams {
+	for _, s := range r.job.Record().Streams {
 		cp := r.plan.Collections[s.Entry]
 		if cp.Name == collection && (typ == nil || cp.DiscriminatorValue == typ.Value) {
 			n += s.Written

@@ -90,7 +90,7 @@ func Validate(ctx context.Context, v Validation) (*ValidateResult, error) {
 	}
 	lg, err := snap.Source().Logical("validate")
 	if err == nil {
-		err = CheckLogical(ctx, snap, lg, plan)
+		err = extract.CheckLogical(ctx, snap, lg, plan)
 	}
 	res.Logical = err
 	return res, nil

@@ -38,6 +38,7 @@ import (
 	"github.com/denorm/denorm/internal/extsort"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline/compare"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -81,14 +82,14 @@ type VerifyOptions struct {
 // Difference kinds.
 const (
 	// DiffMissing: the source gives a document the target does not hold.
-	DiffMissing = "missing"
+	DiffMissing = compare.Missing
 	// DiffUnexpected: the target holds a document the source does not give.
-	DiffUnexpected = "unexpected"
+	DiffUnexpected = compare.Unexpected
 	// DiffDifferent: both hold the _id, with different contents.
-	DiffDifferent = "different"
+	DiffDifferent = compare.Different
 	// DiffDuplicate: the target holds the _id more than once (a directory
 	// target's file; a server refuses this).
-	DiffDuplicate = "duplicate"
+	DiffDuplicate = compare.Duplicate
 	// DiffUnbuildable: a source row could not become a document (migrate
 	// rejected it too), so the target cannot hold it.
 	DiffUnbuildable = "unbuildable"
@@ -168,7 +169,7 @@ type verifier struct {
 	opt     VerifyOptions
 	target  load.Target
 	stats   map[string]*VerifyStats
-	cmp     *comparison
+	cmp     *compare.Comparison
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
@@ -211,12 +212,12 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	}
 	defer os.RemoveAll(dir)
 	v := &verifier{opt: opt, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
-	v.cmp, err = newComparison(dir, opt.SortMemory)
+	v.cmp, err = compare.New(dir, opt.SortMemory)
 	if err != nil {
 		return nil, err
 	}
-	defer v.cmp.close()
-	v.cmp.sampled = v.sampled
+	defer v.cmp.Close()
+	v.cmp.Sampled = v.sampled
 	v.refs = extsort.New(dir, "refs", opt.SortMemory)
 	defer v.refs.Close()
 
@@ -237,7 +238,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		// The oracle picks the documents; the target's are compared only
 		// when it built them, so it runs first.
 		v.chosen = map[string]bool{}
-		v.cmp.sampled = func(key []byte) bool { return v.chosen[string(key)] }
+		v.cmp.Sampled = func(key []byte) bool { return v.chosen[string(key)] }
 		if err := v.oracleExpected(ctx, snap, plan); err != nil {
 			return nil, err
 		}
@@ -283,7 +284,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	for i, name := range order {
 		v.stats[name].Found, v.stats[name].Exists, v.stats[name].OtherTypes = found[i].Found, found[i].Exists, found[i].OtherTypes
 	}
-	if err := v.cmp.flush(); err != nil {
+	if err := v.cmp.Flush(); err != nil {
 		return nil, err
 	}
 	if err := v.merge(ctx); err != nil {
@@ -329,7 +330,7 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					continue
 				}
 				st.Expected++
-				if err := v.cmp.add(&v.cmp.exp, cp.Name, raw, d.Source); err != nil {
+				if err := v.cmp.Add(&v.cmp.Exp, cp.Name, raw, d.Source); err != nil {
 					return err
 				}
 			}
@@ -359,7 +360,7 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 				return nil
 			}
 			st.Found++
-			if err := v.cmp.add(&v.cmp.found, name, doc, ""); err != nil {
+			if err := v.cmp.Add(&v.cmp.Found, name, doc, ""); err != nil {
 				return err
 			}
 			return v.collectRefs(name, doc)
@@ -375,52 +376,52 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 // merge walks both sorted sides together, counting and reporting the
 // sampled documents.
 func (v *verifier) merge(ctx context.Context) error {
-	return v.cmp.merge(ctx, func(kind string, x, y *entry) error {
+	return v.cmp.Merge(ctx, func(kind string, x, y *compare.Entry) error {
 		switch kind {
 		case DiffMissing:
-			if !x.sampled {
+			if !x.Sampled() {
 				return nil
 			}
-			v.stats[x.collection()].Missing++
-			return v.opt.Difference(Difference{Collection: x.collection(), ID: x.idJSON(), Kind: DiffMissing, Source: x.source})
+			v.stats[x.Collection()].Missing++
+			return v.opt.Difference(Difference{Collection: x.Collection(), ID: x.IDJSON(), Kind: DiffMissing, Source: x.Source})
 		case DiffUnexpected:
-			if !y.sampled {
+			if !y.Sampled() {
 				return nil
 			}
-			v.stats[y.collection()].Unexpected++
-			return v.opt.Difference(Difference{Collection: y.collection(), ID: y.idJSON(), Kind: kind})
+			v.stats[y.Collection()].Unexpected++
+			return v.opt.Difference(Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind})
 		case DiffDuplicate:
 			d := Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
 			e := y
 			if x != nil {
 				e = x
-				d.Source, d.Error = x.source, "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"
+				d.Source, d.Error = x.Source, "the source gives this _id to several documents: make the ids distinct (document types of one collection: idPrefix)"
 			}
-			if !e.sampled {
+			if !e.Sampled() {
 				return nil
 			}
-			d.Collection, d.ID = e.collection(), e.idJSON()
+			d.Collection, d.ID = e.Collection(), e.IDJSON()
 			v.stats[d.Collection].Duplicate++
 			return v.opt.Difference(d)
 		}
-		if !x.sampled || !y.sampled {
+		if !x.Sampled() || !y.Sampled() {
 			return nil
 		}
-		st := v.stats[x.collection()]
-		if kind == matchIdentical {
+		st := v.stats[x.Collection()]
+		if kind == compare.Identical {
 			st.Identical++
 			return nil
 		}
 		st.Different++
-		want, err := v.cmp.exp.read(x)
+		want, err := v.cmp.Exp.Read(x)
 		if err != nil {
 			return err
 		}
-		got, err := v.cmp.found.read(y)
+		got, err := v.cmp.Found.Read(y)
 		if err != nil {
 			return err
 		}
-		d := Difference{Collection: x.collection(), ID: y.idJSON(), Kind: DiffDifferent, Source: x.source}
+		d := Difference{Collection: x.Collection(), ID: y.IDJSON(), Kind: DiffDifferent, Source: x.Source}
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
 		return v.opt.Difference(d)
 	})

@@ -69,6 +69,11 @@ type Document struct {
 	// Discriminator is set for the document types of a shared collection:
 	// writes replace only a document of the same type.
 	Discriminator *Field
+	// Raw, when set, is the document already encoded as BSON, its keys
+	// checked (CheckKeys): a server target writes these bytes as they
+	// are, and Body may be nil. Sync's diff pass writes the bytes it
+	// compared.
+	Raw []byte
 }
 
 // Reject is a source row (or bucket page) that did not reach the target:

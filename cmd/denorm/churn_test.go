@@ -15,6 +15,7 @@ import (
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/churn"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
@@ -73,7 +74,7 @@ func TestChurnRounds(t *testing.T) {
 			cfg := churn.Config{
 				Mapping: mapping,
 				Tables:  file.Tables(),
-				Ignore:  []string{load.CheckpointCollection},
+				Ignore:  []string{load.RecordCollection},
 				Seeds:   2,
 				Rounds:  10,
 				Middle:  middle[ds.mapping],
@@ -111,13 +112,13 @@ func TestChurnRounds(t *testing.T) {
 // side by side, then the two targets must hold the same documents, byte
 // for byte.
 func syncBoth(ctx context.Context, r *churn.Run) error {
-	job := roundsJob(r)
+	jobName := roundsJob(r)
 	logical, diff := make(chan error, 1), make(chan error, 1)
 	go func() {
-		logical <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", job, "--method", load.SyncLogical, "--once")
+		logical <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", jobName, "--method", job.SyncLogical, "--once")
 	}()
 	go func() {
-		diff <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", diffTarget(r), "--job", job, "--method", load.SyncDiff, "--once")
+		diff <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", diffTarget(r), "--job", jobName, "--method", job.SyncDiff, "--once")
 	}()
 	errL, errD := <-logical, <-diff
 	switch {
@@ -132,7 +133,7 @@ func syncBoth(ctx context.Context, r *churn.Run) error {
 	}
 	defer client.Disconnect(ctx)
 	d, err := testenv.CompareTargets(ctx, client.Database(lastPath(r.Target)), client.Database(lastPath(diffTarget(r))),
-		testenv.CompareOptions{Ignore: []string{load.CheckpointCollection}})
+		testenv.CompareOptions{Ignore: []string{load.RecordCollection}})
 	if err != nil {
 		return err
 	}
@@ -167,14 +168,14 @@ func roundsJob(r *churn.Run) string {
 
 // dropSlot drops a logical sync job's replication slot and publication
 // from the source, if they exist.
-func dropSlot(ctx context.Context, source, job string) error {
+func dropSlot(ctx context.Context, source, jobName string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	src, err := extract.ParseSource(source)
 	if err != nil {
 		return err
 	}
-	lg, err := src.Logical(job)
+	lg, err := src.Logical(jobName)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,32 +39,32 @@ const checkpointGatePrefix = "denorm-debug checkpoint "
 // gateCheckpoints returns store wrapped in the checkpoint gate when
 // DENORM_DEBUG_CHECKPOINT_GATE=1, store itself otherwise. ctx is the run's
 // (signal) context.
-func gateCheckpoints(ctx context.Context, g *globals, store load.Checkpoints) load.Checkpoints {
+func gateCheckpoints(ctx context.Context, g *globals, store load.RecordStore) load.RecordStore {
 	if store == nil || os.Getenv(checkpointGateEnv) != "1" {
 		return store
 	}
-	return &gatedCheckpoints{Checkpoints: store, ctx: ctx, w: g.stderr, lines: stdinLines(os.Stdin)}
+	return &gatedCheckpoints{RecordStore: store, ctx: ctx, w: g.stderr, lines: stdinLines(os.Stdin)}
 }
 
 // gatedCheckpoints is a checkpoint store behind the gate.
 type gatedCheckpoints struct {
-	load.Checkpoints
+	load.RecordStore
 	ctx   context.Context
 	w     io.Writer
 	lines <-chan struct{}
 }
 
-func (s *gatedCheckpoints) Save(ctx context.Context, c *load.Checkpoint) error {
-	b, err := json.Marshal(c)
-	if err != nil {
+func (s *gatedCheckpoints) Save(ctx context.Context, r *load.Record) error {
+	var b bytes.Buffer
+	if err := json.Compact(&b, r.Body); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.w, "%s%s\n", checkpointGatePrefix, b)
+	fmt.Fprintf(s.w, "%s%s\n", checkpointGatePrefix, b.Bytes())
 	select {
 	case <-s.lines:
 	case <-s.ctx.Done():
 	}
-	return s.Checkpoints.Save(ctx, c)
+	return s.RecordStore.Save(ctx, r)
 }
 
 // stdinLines gives a value for each line read from r, and is closed at

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 )
 
@@ -140,11 +141,11 @@ func TestDirectoryTargetWriteErrors(t *testing.T) {
 
 	// The checkpoint gate holds the run at a checkpoint mid-load; the
 	// test then breaks the checkpoint file's path and lets it save.
-	breakCheckpoint := func(t *testing.T, job string, breakIt func(ckpt string)) (target string, args []string, code int, out string) {
+	breakCheckpoint := func(t *testing.T, jobName string, breakIt func(ckpt string)) (target string, args []string, code int, out string) {
 		target = filepath.Join(t.TempDir(), "out")
-		args = migrate(target, "--job", job)
+		args = migrate(target, "--job", jobName)
 		g := startGated(t, bin, args...)
-		held, _ := g.until(func(c, _ *load.Checkpoint) bool {
+		held, _ := g.until(func(c, _ *job.Record) bool {
 			for _, s := range c.Streams {
 				if s.Rows >= 2000 {
 					return true
@@ -156,7 +157,7 @@ func TestDirectoryTargetWriteErrors(t *testing.T) {
 			g.wait()
 			t.Fatalf("the run ended before the checkpoint aimed at:\n%s", g.output())
 		}
-		breakIt(filepath.Join(target, load.CheckpointCollection, job+".json"))
+		breakIt(filepath.Join(target, load.RecordCollection, jobName+".json"))
 		g.ungate()
 		code = g.wait()
 		return target, args, code, g.output()

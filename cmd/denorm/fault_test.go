@@ -16,7 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // ownFerret is a FerretDB server this test starts, kills and restarts on
@@ -95,7 +95,7 @@ func TestFaultRecovery(t *testing.T) {
 	p := startGated(t, bin, append(base, "--target", target, "--job", "fault")...)
 	hold := func(what string, minWritten int64) {
 		t.Helper()
-		c, _ := p.until(func(c, _ *load.Checkpoint) bool {
+		c, _ := p.until(func(c, _ *job.Record) bool {
 			return c.Collection == "people" && written(c, "people") >= minWritten
 		}, nil)
 		if c == nil {

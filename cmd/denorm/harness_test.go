@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // repoPath is a file of the repository: repoPath(t, "testdata", "x.sql").
@@ -345,7 +345,7 @@ type gatedProc struct {
 	stdin io.WriteCloser
 	// pending receives each checkpoint the process waits to save; it is
 	// closed when the process's output ends.
-	pending chan *load.Checkpoint
+	pending chan *job.Record
 	// watching is closed when the test stops looking at checkpoints:
 	// from then on they are dropped.
 	watching  chan struct{}
@@ -363,7 +363,7 @@ func startGated(tb testing.TB, bin string, args ...string) *gatedProc {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	g := &gatedProc{cmd: exec.Command(bin, args...), pending: make(chan *load.Checkpoint), watching: make(chan struct{}), readDone: make(chan struct{})}
+	g := &gatedProc{cmd: exec.Command(bin, args...), pending: make(chan *job.Record), watching: make(chan struct{}), readDone: make(chan struct{})}
 	g.cmd.Env = append(os.Environ(), checkpointGateEnv+"=1")
 	g.cmd.Stdout, g.cmd.Stderr = w, w
 	if g.stdin, err = g.cmd.StdinPipe(); err != nil {
@@ -386,7 +386,7 @@ func startGated(tb testing.TB, bin string, args ...string) *gatedProc {
 				g.out.WriteString(line + "\n")
 				continue
 			}
-			c := &load.Checkpoint{}
+			c := &job.Record{}
 			if err := json.Unmarshal([]byte(js), c); err != nil {
 				g.out.WriteString("test: unreadable gate line: " + line + "\n")
 				continue
@@ -408,7 +408,7 @@ func startGated(tb testing.TB, bin string, args ...string) *gatedProc {
 
 // next returns the checkpoint the process now waits to save, nil once the
 // process has ended.
-func (g *gatedProc) next() *load.Checkpoint { return <-g.pending }
+func (g *gatedProc) next() *job.Record { return <-g.pending }
 
 // release lets the process save the checkpoint it waits on and go on to
 // the next.
@@ -417,7 +417,7 @@ func (g *gatedProc) release() { _, _ = io.WriteString(g.stdin, "\n") }
 // until releases every checkpoint before the first for which stop is
 // true, and returns that one, still held (nil when the process ended
 // first). prev is the checkpoint released last: the one the target holds.
-func (g *gatedProc) until(stop func(c, prev *load.Checkpoint) bool, prev *load.Checkpoint) (held, last *load.Checkpoint) {
+func (g *gatedProc) until(stop func(c, prev *job.Record) bool, prev *job.Record) (held, last *job.Record) {
 	for c := g.next(); c != nil; c = g.next() {
 		if stop(c, prev) {
 			return c, prev

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 )
 
@@ -90,7 +91,7 @@ func TestIndexPhaseUniqueViolated(t *testing.T) {
 	wantIndexes(t, db, "widgets", "color_1_makerId_1(color,makerId)")
 	expectCLI(t, 0, []string{"job ix: stopped, loading done (640 rows read), indexes 2/3 built", "next: denorm migrate"}, "status", "--target", target)
 	st := jobStatusJSON(t, target, "ix")
-	if st.State != "stopped" || st.Phase != load.PhaseIndexes || st.Indexes == nil || st.Indexes.Built != 2 || st.Indexes.Total != 3 ||
+	if st.State != "stopped" || st.Phase != job.PhaseIndexes || st.Indexes == nil || st.Indexes.Built != 2 || st.Indexes.Total != 3 ||
 		!slices.Equal(st.Indexes.Missing, []string{"widgets.sku_1"}) || !strings.Contains(st.Next, "--resume") {
 		t.Errorf("status JSON of the job = %+v", st)
 	}
@@ -148,9 +149,9 @@ func TestIndexPhaseInterrupted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--target", tc.target, "--job", "ixi"}
 			g := startGated(t, bin, args...)
-			held, _ := g.until(func(c, _ *load.Checkpoint) bool {
+			held, _ := g.until(func(c, _ *job.Record) bool {
 				built, _ := c.IndexesBuilt()
-				return c.Phase == load.PhaseIndexes && built == 1
+				return c.Phase == job.PhaseIndexes && built == 1
 			}, nil)
 			if held == nil {
 				g.wait()

@@ -19,7 +19,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // syncBuffer is a process's output that the test reads while the
@@ -130,14 +130,14 @@ func TestInterruptStuckTarget(t *testing.T) {
 	}
 	cont := func() { _ = ferret.cmd.Process.Signal(syscall.SIGCONT) }
 	t.Cleanup(cont)
-	written := func(c *load.Checkpoint) int64 {
+	written := func(c *job.Record) int64 {
 		var n int64
 		for _, s := range c.Streams {
 			n += s.Written
 		}
 		return n
 	}
-	waitWritten := func(target string, n int64, w *watched) *load.Checkpoint {
+	waitWritten := func(target string, n int64, w *watched) *job.Record {
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) {
 			if c := peekCheckpoint(target, "stuck"); c != nil && written(c) >= n {
@@ -172,7 +172,7 @@ func TestInterruptStuckTarget(t *testing.T) {
 	}
 	cont()
 	cp := loadCheckpoint(t, target, "stuck")
-	if cp == nil || cp.Phase != load.PhaseRunning || written(cp) < 600 {
+	if cp == nil || cp.Phase != job.PhaseRunning || written(cp) < 600 {
 		t.Fatalf("checkpoint after the interrupt: %+v", cp)
 	}
 	t.Logf("checkpoint intact: %d documents acknowledged", written(cp))
@@ -316,7 +316,7 @@ func TestInterruptStuckSource(t *testing.T) {
 		t.Errorf("exit %d; want 1, the checkpoint saved", code)
 	}
 	cp := loadCheckpoint(t, target, "src")
-	if cp == nil || cp.Phase != load.PhaseRunning {
+	if cp == nil || cp.Phase != job.PhaseRunning {
 		t.Fatalf("checkpoint after the interrupt: %+v", cp)
 	}
 	t.Logf("run ended %s after its start; checkpoint at collection %q", took.Round(time.Millisecond), cp.Collection)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
@@ -175,38 +176,37 @@ func commandLine(o *migrateOptions, extra ...string) string {
 	return line
 }
 
-// jobSpec is the job o's flags name (pipeline.PrepareJob).
-func jobSpec(g *globals, o *migrateOptions) *pipeline.JobSpec {
+// jobSpec is the job o's flags name (job.Prepare).
+func jobSpec(g *globals, o *migrateOptions) *job.Spec {
 	j := &o.jobs
-	return &pipeline.JobSpec{Name: j.job, Partition: j.part, Partitions: j.parts,
+	return &job.Spec{Name: j.job, Partition: j.part, Partitions: j.parts,
 		Workers: j.workers, Resume: j.resume, ResumeOrStart: j.resumeOrStart, Restart: j.restart, Mapping: o.mapping, Version: version,
-		Lease: pipeline.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }},
-		Drop:  o.drop, Notice: func(msg string) { g.log.Warn(msg) }}
+		Lease: job.LeaseOptions{TTL: j.leaseTTL, Command: "migrate", Notice: func(msg string) { g.log.Warn(msg) }}}
 }
 
 // tellPrepared says what preparing the job decided.
-func tellPrepared(g *globals, job *pipeline.Job) {
+func tellPrepared(g *globals, jb *job.Job) {
 	switch {
-	case job.Restarted:
-		g.log.Info("job restarted", "job", job.ID)
-	case job.Resumed:
-		cp := job.Checkpoint
-		if job.ResumedVersion != version {
-			g.log.Warn("resuming a job started by another denorm version", "job", job.ID, "then", job.ResumedVersion, "now", version)
+	case jb.Restarted:
+		g.log.Info("job restarted", "job", jb.ID)
+	case jb.Resumed:
+		cp := jb.Record()
+		if jb.ResumedVersion != version {
+			g.log.Warn("resuming a job started by another denorm version", "job", jb.ID, "then", jb.ResumedVersion, "now", version)
 		}
-		g.log.Info("resuming job", "job", job.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
+		g.log.Info("resuming job", "job", jb.ID, "collection", cp.Collection, "checkpoint", cp.Updated.Format(time.RFC3339))
 	}
 }
 
-// jobError words pipeline.PrepareJob's refusals for the command line,
+// jobError words job.Prepare's refusals for the command line,
 // with the command to run next, and gives each its exit code. Other
 // errors (a corrupt checkpoint's already names --restart) pass unchanged.
 func jobError(err error, o *migrateOptions) error {
 	var (
-		none       *pipeline.NoCheckpointError
-		changed    *pipeline.MappingChangedError
-		workers    *pipeline.WorkersChangedError
-		unfinished *pipeline.JobUnfinishedError
+		none       *job.NoCheckpointError
+		changed    *job.MappingChangedError
+		workers    *job.WorkersChangedError
+		unfinished *job.UnfinishedError
 		held       *load.LeaseHeldError
 	)
 	switch {

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/pipeline/syncer"
 )
 
 type syncMetrics struct {
@@ -70,7 +70,7 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 }
 
 // pass records what a pass did.
-func (m *syncMetrics) pass(p pipeline.PassStats) {
+func (m *syncMetrics) pass(p syncer.PassStats) {
 	for t, c := range p.Tables {
 		m.changes.WithLabelValues(t).Add(float64(c.Rows()))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -171,7 +172,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		return err
 	}
 	switch {
-	case o.syncMethod != "" && o.syncMethod != load.SyncLogical:
+	case o.syncMethod != "" && o.syncMethod != job.SyncLogical:
 		return usageError{fmt.Errorf("--sync %q: the only method a migration prepares is logical (diff needs nothing: 'denorm sync --method diff' continues any job)", o.syncMethod)}
 	case o.syncMethod != "" && o.jobs.job == "":
 		return usageError{errors.New("--sync logical needs --job NAME: the replication slot and the sync job are named after it")}
@@ -210,18 +211,20 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 
 	m := pipeline.Migration{Snapshot: snap, Plan: plan, Target: target, Drop: o.drop, Indexes: o.indexes, Logical: o.syncMethod != "",
 		Info:    func(msg string) { g.logger().Info(msg) },
-		Store:   func(ctx context.Context, s load.Checkpoints) load.Checkpoints { return gateCheckpoints(ctx, g, s) },
+		Notice:  func(msg string) { g.log.Warn(msg) },
+		Store:   func(ctx context.Context, s load.RecordStore) load.RecordStore { return gateCheckpoints(ctx, g, s) },
 		Dropped: func(d pipeline.Dropped) { tellDropped(g, d, o.target) },
-		SlotCreated: func(cp *load.Checkpoint) {
+		SlotCreated: func(cp *job.Record) {
 			g.log.Info("replication slot created; migrating the snapshot it exported", "job", o.jobs.job, "slot", cp.Sync.Slot, "position", cp.Sync.Position)
 		},
 	}
 	if o.jobs.job != "" {
 		m.Job = jobSpec(g, o)
-		m.Prepared = func(job *pipeline.Job) error {
-			tellPrepared(g, job)
-			sum.Job, sum.Resumed = o.jobs.job, job.Checkpoint.Resumes > 0
-			return sameEntries(job.Checkpoint, plan, o)
+		m.Prepared = func(jb *job.Job) error {
+			tellPrepared(g, jb)
+			rec := jb.Record()
+			sum.Job, sum.Resumed = o.jobs.job, rec.Resumes > 0
+			return sameEntries(rec, plan, o)
 		}
 	}
 	var (
@@ -272,17 +275,17 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 // runFailure words a migration that stopped while loading: interrupted,
 // its index phase refused, or its target stopped it; with the command
 // that continues the job (job: the run has one).
-func runFailure(err error, o *migrateOptions, job bool) error {
+func runFailure(err error, o *migrateOptions, hasJob bool) error {
 	var ie *pipeline.InterruptedError
 	if errors.As(err, &ie) {
-		if !job {
+		if !hasJob {
 			return fmt.Errorf("interrupted; run with --job NAME to be able to resume a migration")
 		}
 		if ie.SaveErr != nil {
 			return fmt.Errorf("interrupted: the checkpoint could not be saved (%v); the one saved before (%s) stands, and resuming continues from it:\n  %s",
 				ie.SaveErr, ie.Checkpoint.Updated.Format(time.RFC3339), commandLine(o, "--resume"))
 		}
-		if ie.Checkpoint.Phase == load.PhaseIndexes {
+		if ie.Checkpoint.Phase == job.PhaseIndexes {
 			built, total := ie.Checkpoint.IndexesBuilt()
 			return fmt.Errorf("interrupted while building indexes (%d of %d built): the checkpoint is saved; the job is complete once its indexes are; continue with:\n  %s", built, total, commandLine(o, "--resume"))
 		}
@@ -290,13 +293,13 @@ func runFailure(err error, o *migrateOptions, job bool) error {
 	}
 	var ipe *pipeline.IndexPhaseError
 	if errors.As(err, &ipe) {
-		if !job {
+		if !hasJob {
 			return fmt.Errorf("%w\nthe documents are written; fix what is named above and migrate again, or create the indexes by hand", err)
 		}
 		return fmt.Errorf("%w\nthe job is not complete until its indexes are built: fix what is named above (the documents that break a unique index, an index that exists with other options), then continue with:\n  %s\nor finish the job without them (create them by hand later):\n  %s",
 			err, commandLine(o, "--resume"), commandLine(o, "--resume", "--indexes", "none"))
 	}
-	return targetFailure(err, o, job)
+	return targetFailure(err, o, hasJob)
 }
 
 // targetFailure words a run the target stopped (a write, a flush to disk
@@ -327,7 +330,7 @@ func targetFailure(err error, o *migrateOptions, job bool) error {
 // sameEntries refuses to resume a job with other collections than it
 // started with (another --collections): its stream positions are per
 // collection entry.
-func sameEntries(cp *load.Checkpoint, plan *mappings.Plan, o *migrateOptions) error {
+func sameEntries(cp *job.Record, plan *mappings.Plan, o *migrateOptions) error {
 	for _, s := range cp.Streams {
 		if s.Entry >= len(plan.Collections) || plan.Collections[s.Entry].Name != s.Collection {
 			return usageError{fmt.Errorf("job %q was started with other collections (--collections) than this run has; resume it with the same ones, or start it over with --restart", o.jobs.job)}

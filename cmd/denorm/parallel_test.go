@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // TestWorkersAndPartitions checks that --workers 2 and three processes
@@ -52,8 +52,8 @@ func TestWorkersAndPartitions(t *testing.T) {
 		compareTargets(t, "--partition i/3", ref, got, false)
 		checkNoDuplicates(t, got)
 		for i := 0; i < 3; i++ {
-			c := loadCheckpoint(t, uri, load.CheckpointID("p", i, 3))
-			if c == nil || c.Phase != load.PhaseDone {
+			c := loadCheckpoint(t, uri, job.RecordID("p", i, 3))
+			if c == nil || c.Phase != job.PhaseDone {
 				t.Fatalf("partition %d: checkpoint %+v, want done", i, c)
 			}
 			var rows int64
@@ -88,7 +88,7 @@ func TestWorkersAndPartitions(t *testing.T) {
 		// people (the checkpoint gate): the gate opens only once the
 		// signal is handled, so the run cannot end before it lands.
 		p := startGated(t, bin, args...)
-		held, _ := p.until(func(c, _ *load.Checkpoint) bool { return written(c, "people") > 0 }, nil)
+		held, _ := p.until(func(c, _ *job.Record) bool { return written(c, "people") > 0 }, nil)
 		if held == nil {
 			p.wait()
 			t.Fatalf("the run ended before writing people\n%s", p.output())
@@ -103,7 +103,7 @@ func TestWorkersAndPartitions(t *testing.T) {
 			t.Fatalf("SIGTERM output does not say how to resume:\n%s", out)
 		}
 		c := loadCheckpoint(t, uri, "sig")
-		if c == nil || c.Phase != load.PhaseRunning || c.Collection != "people" || written(c, "people") != written(held, "people") {
+		if c == nil || c.Phase != job.PhaseRunning || c.Collection != "people" || written(c, "people") != written(held, "people") {
 			t.Fatalf("checkpoint after SIGTERM: %+v; want the one held, at %d people", c, written(held, "people"))
 		}
 		t.Logf("SIGTERM output:\n%s", out)

@@ -76,7 +76,7 @@ func targetFigures(t *testing.T, db *mongo.Database) (counts map[string]int64, l
 	}
 	counts, largest, sizeOf = map[string]int64{}, map[string]int{}, map[string]map[string]int{}
 	for _, n := range names {
-		if n == load.CheckpointCollection {
+		if n == load.RecordCollection {
 			continue // denorm's own records (checkpoints, owners), not the mapping's
 		}
 		cur, err := db.Collection(n).Find(ctx, bson.D{})

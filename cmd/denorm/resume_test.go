@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 )
 
@@ -46,7 +47,7 @@ ANALYZE;`, posts, comments))
 	return db
 }
 
-func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
+func loadCheckpoint(t *testing.T, target, id string) *job.Record {
 	t.Helper()
 	ctx := context.Background()
 	tg, err := load.Open(ctx, target, load.Options{})
@@ -54,7 +55,7 @@ func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 		t.Fatal(err)
 	}
 	defer tg.Close(ctx)
-	c, err := tg.Checkpoints().Load(ctx, id)
+	c, err := job.Load(ctx, tg.Records(), id)
 	if err != nil {
 		t.Fatalf("checkpoint: %v", err)
 	}
@@ -62,7 +63,7 @@ func loadCheckpoint(t *testing.T, target, id string) *load.Checkpoint {
 }
 
 // peekCheckpoint reads a checkpoint, nil when none or unreachable.
-func peekCheckpoint(target, id string) *load.Checkpoint {
+func peekCheckpoint(target, id string) *job.Record {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	tg, err := load.Open(ctx, target, load.Options{})
@@ -70,7 +71,7 @@ func peekCheckpoint(target, id string) *load.Checkpoint {
 		return nil
 	}
 	defer tg.Close(ctx)
-	c, _ := tg.Checkpoints().Load(ctx, id)
+	c, _ := job.Load(ctx, tg.Records(), id)
 	return c
 }
 
@@ -190,7 +191,7 @@ func TestCrashResume(t *testing.T) {
 	// (the gate only pauses it).
 	start = time.Now()
 	p := startGated(t, bin, append(base, "--target", refDir, "--job", "reference")...)
-	if held, _ := p.until(func(c, _ *load.Checkpoint) bool { return false }, nil); held != nil {
+	if held, _ := p.until(func(c, _ *job.Record) bool { return false }, nil); held != nil {
 		t.Fatalf("the gate held checkpoint %+v", held)
 	}
 	if code := p.wait(); code != 0 {
@@ -278,7 +279,7 @@ func TestCrashResume(t *testing.T) {
 					}
 				}
 			}
-			if c.Phase == load.PhaseDone {
+			if c.Phase == job.PhaseDone {
 				where = "after the job was done"
 			}
 			landed[c.Collection]++
@@ -296,7 +297,7 @@ func TestCrashResume(t *testing.T) {
 		got := dumpTarget(t, target, db)
 		compareTargets(t, fmt.Sprintf("round %d", round), ref[server], got, !server)
 		checkNoDuplicates(t, got)
-		if c := loadCheckpoint(t, target, "crash"); c == nil || c.Phase != load.PhaseDone {
+		if c := loadCheckpoint(t, target, "crash"); c == nil || c.Phase != job.PhaseDone {
 			t.Errorf("round %d: the finished job's checkpoint is %+v, want phase done", round, c)
 		}
 	}
@@ -316,7 +317,7 @@ func TestCrashResume(t *testing.T) {
 // per finished stream and one for a finished job (-1 for none). A run
 // that resumes from checkpoint a and leaves checkpoint b made progress
 // when progressOf(b) > progressOf(a).
-func progressOf(c *load.Checkpoint) int64 {
+func progressOf(c *job.Record) int64 {
 	if c == nil {
 		return -1
 	}
@@ -327,7 +328,7 @@ func progressOf(c *load.Checkpoint) int64 {
 			n++
 		}
 	}
-	if c.Phase == load.PhaseDone {
+	if c.Phase == job.PhaseDone {
 		n++
 	}
 	return n
@@ -385,9 +386,9 @@ func crashKill(rng *rand.Rand, server bool, attempt int, progress int64) crashAi
 }
 
 // stop is the gate's test for aim k of an attempt resumed from prior.
-func (k crashAim) stop(prior *load.Checkpoint) func(c, last *load.Checkpoint) bool {
+func (k crashAim) stop(prior *job.Record) func(c, last *job.Record) bool {
 	saved := int64(0) // checkpoints saved beyond prior, in k.coll if set
-	return func(c, last *load.Checkpoint) bool {
+	return func(c, last *job.Record) bool {
 		if last != nil && progressOf(last) > progressOf(prior) && (k.coll == "" || last.Collection == k.coll) {
 			saved++
 		}
@@ -405,7 +406,7 @@ func (k crashAim) stop(prior *load.Checkpoint) func(c, last *load.Checkpoint) bo
 }
 
 // written is the number of documents of coll a checkpoint acknowledges.
-func written(c *load.Checkpoint, coll string) int64 {
+func written(c *job.Record, coll string) int64 {
 	var n int64
 	if c == nil {
 		return 0
@@ -420,7 +421,7 @@ func written(c *load.Checkpoint, coll string) int64 {
 
 // pagerOpen reports whether a checkpoint is in the middle of a parent's
 // bucket pages of coll.
-func pagerOpen(c *load.Checkpoint, coll string) bool {
+func pagerOpen(c *job.Record, coll string) bool {
 	if c == nil {
 		return false
 	}
@@ -434,7 +435,7 @@ func pagerOpen(c *load.Checkpoint, coll string) bool {
 
 // aheadOf is how many documents (server) or bytes (directory) the target
 // holds beyond what checkpoint c acknowledged, summed over collections.
-func aheadOf(t *testing.T, target string, db *mongo.Database, c *load.Checkpoint) int64 {
+func aheadOf(t *testing.T, target string, db *mongo.Database, c *job.Record) int64 {
 	t.Helper()
 	var n int64
 	if db == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 )
 
@@ -60,7 +62,7 @@ func (r *secretRun) collect() {
 		r.t.Fatal(err)
 	}
 	for _, db := range r.server {
-		r.texts["checkpoints in "+db.Name()] = strings.Join(testenv.DumpCollection(r.t, db, load.CheckpointCollection), "\n")
+		r.texts["checkpoints in "+db.Name()] = strings.Join(testenv.DumpCollection(r.t, db, load.RecordCollection), "\n")
 	}
 }
 
@@ -276,14 +278,19 @@ func secretPaths(t *testing.T, r *secretRun, root, admin, role, pw string) {
 func markRunning(t *testing.T, target, id string) {
 	t.Helper()
 	c := loadCheckpoint(t, target, id)
-	c.Phase = load.PhaseRunning
+	c.Phase = job.PhaseRunning
 	ctx := context.Background()
 	tg, err := load.Open(ctx, target, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close(ctx)
-	if err := tg.Checkpoints().Save(ctx, c); err != nil {
+	// Written as another process would leave it: the record's JSON.
+	body, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Records().Save(ctx, &load.Record{ID: c.ID, Job: c.Job, Updated: c.Updated, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // TestSnapshotConsistent: every collection of a run is read from the one
@@ -51,7 +51,7 @@ func TestSnapshotConsistent(t *testing.T) {
 
 	dir := t.TempDir()
 	p := startGated(t, bin, append(base, "--target", dir, "--job", "snap")...)
-	held, _ := p.until(func(c, _ *load.Checkpoint) bool { return c.Collection == "people" && written(c, "people") > 0 }, nil)
+	held, _ := p.until(func(c, _ *job.Record) bool { return c.Collection == "people" && written(c, "people") > 0 }, nil)
 	if held == nil {
 		p.wait()
 		t.Fatalf("the run ended before its first checkpoint\n%s", p.output())

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/internal/testenv"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 )
 
 // targets are a directory and a server target for one test, and how to
@@ -518,7 +518,7 @@ func TestInfinityKeysRejected(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "job")
 	args := []string{"migrate", "-q", "--progress", "none", "-m", mapping, "--source", src, "--target", target, "--batch-size", "1", "--job", "inf", "--collections", "readings"}
 	p := startGated(t, bin, args...)
-	pastInfinity := func(c *load.Checkpoint) bool {
+	pastInfinity := func(c *job.Record) bool {
 		for _, s := range c.Streams {
 			if s.Collection == "readings" && len(s.After) == 1 && s.After[0] != nil && *s.After[0] == "-infinity" {
 				return true
@@ -526,7 +526,7 @@ func TestInfinityKeysRejected(t *testing.T) {
 		}
 		return false
 	}
-	held, stored := p.until(func(c, prev *load.Checkpoint) bool { return prev != nil && pastInfinity(prev) }, nil)
+	held, stored := p.until(func(c, prev *job.Record) bool { return prev != nil && pastInfinity(prev) }, nil)
 	if held == nil || stored == nil || !pastInfinity(stored) {
 		t.Fatalf("no checkpoint past -infinity was saved (held %+v, stored %+v)\n%s", held, stored, p.output())
 	}

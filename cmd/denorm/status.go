@@ -14,12 +14,12 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/pipeline"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
-	var target, job, format, source string
+	var target, jobName, format, source string
 	cmd := &cobra.Command{
 		Use:   "status --target TARGET [--job NAME] [--format text|json]",
 		Short: "Show the migration jobs saved in a target: state, progress, what to run next",
@@ -59,27 +59,27 @@ scripts.`,
 				return err
 			}
 			defer t.Close(cmd.Context())
-			store := t.Checkpoints()
+			store := t.Records()
 			now := time.Now()
-			jobs, bad, err := pipeline.Status(cmd.Context(), store, now)
+			jobs, bad, err := job.Status(cmd.Context(), store, now)
 			if err != nil {
 				return err
 			}
-			var shown []pipeline.JobStatus
+			var shown []job.JobStatus
 			for _, js := range jobs {
-				if job == "" || js.Job == job || strings.HasPrefix(js.ID, job+".") {
+				if jobName == "" || js.Job == jobName || strings.HasPrefix(js.ID, jobName+".") {
 					shown = append(shown, js)
 				}
 			}
 			var corrupt []error
 			for _, e := range bad {
-				var ce *load.CorruptCheckpointError
-				if job == "" || !errors.As(e, &ce) || ce.ID == job || strings.HasPrefix(ce.ID, job+".") {
+				var ce *job.CorruptError
+				if jobName == "" || !errors.As(e, &ce) || ce.ID == jobName || strings.HasPrefix(ce.ID, jobName+".") {
 					corrupt = append(corrupt, e)
 				}
 			}
-			if job != "" && len(shown) == 0 && len(corrupt) == 0 {
-				return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", job, store.Where(), job)
+			if jobName != "" && len(shown) == 0 && len(corrupt) == 0 {
+				return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", jobName, store.Where(), jobName)
 			}
 			dst := statusTarget{value: target, fromEnv: targetEnv}
 			if format == "json" {
@@ -103,7 +103,7 @@ scripts.`,
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
-	cmd.Flags().StringVar(&job, "job", "", "show only this job")
+	cmd.Flags().StringVar(&jobName, "job", "", "show only this job")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")
 	return cmd
@@ -124,7 +124,7 @@ type statusTarget struct {
 
 // resumeCommand is the command that resumes a stopped job, and a note on
 // what to set first (connArg), if any.
-func resumeCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
+func resumeCommand(target statusTarget, c *job.Record) (cmd, note string) {
 	extra := ""
 	if c.Partitions > 1 {
 		extra = fmt.Sprintf(" --partition %d/%d", c.Partition, c.Partitions)
@@ -137,33 +137,33 @@ func resumeCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
 		shellQuote(c.Mapping), dst, shellQuote(c.Job), extra), note
 }
 
-func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, source string, now time.Time, js pipeline.JobStatus) {
+func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, source string, now time.Time, js job.JobStatus) {
 	part := ""
 	if js.Partitions > 1 {
 		part = fmt.Sprintf(" partition %d/%d", js.Partition, js.Partitions)
 	}
-	c := js.Checkpoint
+	c := js.Record
 	if c == nil { // starting: a lease, no checkpoint yet
 		fmt.Fprintf(w, "job %s: %s; run by %s, last heartbeat %s\n", js.ID, js.State, holderText(js.Holder), ago(now, js.Holder.Heartbeat))
 		return
 	}
 	fmt.Fprintf(w, "job %s%s: %s", c.Job, part, js.State)
-	if js.State != pipeline.StateDone && c.Collection != "" {
+	if js.State != job.StateDone && c.Collection != "" {
 		fmt.Fprintf(w, " at collection %s", c.Collection)
 	}
 	built, total := c.IndexesBuilt()
 	switch {
-	case c.Phase == load.PhaseIndexes:
+	case c.Phase == job.PhaseIndexes:
 		fmt.Fprintf(w, ", loading done (%d rows read), indexes %d/%d built", js.Rows, built, total)
-	case js.Percent != nil && js.State != pipeline.StateDone:
+	case js.Percent != nil && js.State != job.StateDone:
 		fmt.Fprintf(w, ", %.1f%% (%d of about %d rows)", *js.Percent, js.Rows, js.Estimated)
 	default:
 		fmt.Fprintf(w, ", %d rows read", js.Rows)
-		if total > 0 && js.State == pipeline.StateDone {
+		if total > 0 && js.State == job.StateDone {
 			fmt.Fprintf(w, ", indexes %d/%d built", built, total)
 		}
 	}
-	if js.State == pipeline.StateRunning && js.Rate > 0 {
+	if js.State == job.StateRunning && js.Rate > 0 {
 		fmt.Fprintf(w, ", %.0f rows/s", js.Rate)
 		if js.ETA != nil {
 			fmt.Fprintf(w, ", about %s left", *js.ETA)
@@ -173,9 +173,9 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 	switch {
 	case js.Holder != nil:
 		fmt.Fprintf(w, "  run by %s, last heartbeat %s\n", holderText(js.Holder), ago(now, js.Holder.Heartbeat))
-	case js.State == pipeline.StateStopped && js.Last != nil:
+	case js.State == job.StateStopped && js.Last != nil:
 		fmt.Fprintf(w, "  no process runs it: last run by %s, last heartbeat %s\n", holderText(js.Last), ago(now, js.Last.Heartbeat))
-	case js.State == pipeline.StateStopped:
+	case js.State == job.StateStopped:
 		fmt.Fprintf(w, "  no process runs it\n")
 	}
 	fmt.Fprintf(w, "  last checkpoint %s; started %s; %d resumes; workers %d; denorm %s; mapping %s\n",
@@ -195,10 +195,10 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 	}
 	next, note := resumeCommand(target, c)
 	switch js.State {
-	case pipeline.StateDone:
+	case job.StateDone:
 		fmt.Fprintf(w, "  next: nothing; the job is complete\n")
 		note = ""
-	case pipeline.StateRunning:
+	case job.StateRunning:
 		fmt.Fprintf(w, "  next: nothing while it runs; should it stop, resume it with: %s\n", next)
 	default:
 		fmt.Fprintf(w, "  next: %s\n", next)
@@ -275,9 +275,17 @@ type syncJSON struct {
 	Rebuilds       int64      `json:"collectionsRebuilt"`
 }
 
-func syncStatusJSON(c *load.Checkpoint) *syncJSON {
+// walText is a record's WAL position as PostgreSQL prints it, "" for none.
+func walText(c *job.Record) string {
+	if !c.HasPosition() {
+		return ""
+	}
+	return c.Sync.Position.String()
+}
+
+func syncStatusJSON(c *job.Record) *syncJSON {
 	s := c.Sync
-	out := &syncJSON{Method: s.Method, Slot: s.Slot, Position: s.Position, CopyInProgress: c.Phase != load.PhaseDone,
+	out := &syncJSON{Method: s.Method, Slot: s.Slot, Position: walText(c), CopyInProgress: c.Phase != job.PhaseDone,
 		Passes: s.Passes, LagSeconds: s.LagSeconds, Changes: s.Changes, Written: s.Written, Deleted: s.Deleted,
 		Unchanged: s.Unchanged, Rebuilds: s.Rebuilds}
 	if !s.LastPass.IsZero() {
@@ -291,7 +299,7 @@ func syncStatusJSON(c *load.Checkpoint) *syncJSON {
 
 // syncCommand is the command that runs a sync job's next passes, and a
 // note on what to set first (connArg), if any.
-func syncCommand(target statusTarget, c *load.Checkpoint) (cmd, note string) {
+func syncCommand(target statusTarget, c *job.Record) (cmd, note string) {
 	dst, note := connArg(target.value, target.fromEnv, "DENORM_TARGET", "--target URI")
 	return fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --method %s [--once|--every D|--follow]",
 		shellQuote(c.Mapping), dst, shellQuote(c.Job), c.Sync.Method), note
@@ -313,18 +321,18 @@ type collectionJSON struct {
 	RowsEstimated int64  `json:"rowsEstimated"`
 }
 
-func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Time, jobs []pipeline.JobStatus, bad []error) error {
+func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Time, jobs []job.JobStatus, bad []error) error {
 	out := statusJSON{SchemaVersion: 1, Target: connstr.Parse(target.value).Redacted(), Store: store, Generated: now.UTC(), Jobs: []jobJSON{}, Errors: []string{}}
 	for _, js := range jobs {
 		j := jobJSON{ID: js.ID, Job: js.Job, Partition: js.Partition, Partitions: js.Partitions, State: js.State,
 			Holder: js.Holder, LastHolder: js.Last, RowsRead: js.Rows, DocsWritten: js.Written, Failed: js.Failed,
 			Percent: js.Percent, Collections: []collectionJSON{}}
-		if c := js.Checkpoint; c != nil {
+		if c := js.Record; c != nil {
 			j.Started, j.Updated = &c.Started, &c.Updated
 			if !c.RunStarted.IsZero() {
 				j.RunStarted = &c.RunStarted
 			}
-			if js.State != pipeline.StateDone {
+			if js.State != job.StateDone {
 				j.Collection = c.Collection
 			}
 			j.Resumes, j.Workers, j.Version, j.Mapping = c.Resumes, c.Workers, c.Version, c.Mapping
@@ -341,7 +349,7 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 			case c.Sync != nil:
 				j.Sync = syncStatusJSON(c)
 				j.Next, _ = syncCommand(target, c)
-			case js.State == pipeline.StateStopped:
+			case js.State == job.StateStopped:
 				j.Next, _ = resumeCommand(target, c)
 			}
 		}
@@ -372,19 +380,19 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 
 // printSyncStatus prints a sync job's state: method, position, last pass,
 // lag and totals, and with a source its replication slot.
-func printSyncStatus(ctx context.Context, w io.Writer, c *load.Checkpoint, source string) {
+func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source string) {
 	s := c.Sync
 	fmt.Fprintf(w, "  sync: method %s", s.Method)
 	if s.Slot != "" {
 		fmt.Fprintf(w, ", slot %s", s.Slot)
 	}
 	switch {
-	case s.Method == load.SyncLogical && s.Position == "":
+	case s.Method == job.SyncLogical && s.Position == 0:
 		fmt.Fprintf(w, ", slot being created")
-	case s.Position != "":
+	case s.Position != 0:
 		fmt.Fprintf(w, ", position %s", s.Position)
 	}
-	if c.Phase != load.PhaseDone {
+	if c.Phase != job.PhaseDone {
 		fmt.Fprintf(w, ", initial copy in progress")
 	}
 	fmt.Fprintln(w)
@@ -394,7 +402,7 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *load.Checkpoint, sourc
 	}
 	fmt.Fprintf(w, "  totals: %d rows changed; documents %d written, %d deleted, %d unchanged; %d collections rebuilt whole\n",
 		s.Changes, s.Written, s.Deleted, s.Unchanged, s.Rebuilds)
-	if s.Method != load.SyncLogical || source == "" {
+	if s.Method != job.SyncLogical || source == "" {
 		return
 	}
 	src, err := extract.ParseSource(source)

@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
-	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/pipeline/syncer"
 )
 
 type syncOptions struct {
@@ -136,7 +138,7 @@ func (o *syncOptions) check() error {
 		return usageError{errors.New("sync needs --job NAME: the job's checkpoint and replication slot are named after it")}
 	case strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, "."):
 		return usageError{fmt.Errorf("--job %q: a job name cannot contain / or \\ or start with a dot", o.job)}
-	case o.method != "" && o.method != load.SyncLogical && o.method != load.SyncDiff:
+	case o.method != "" && o.method != job.SyncLogical && o.method != job.SyncDiff:
 		return usageError{fmt.Errorf("--method %q: want logical or diff", o.method)}
 	case o.drop && (o.once || o.every > 0 || o.follow):
 		return usageError{errors.New("--drop removes the job's change capture and exits: give it without --once, --every or --follow")}
@@ -144,7 +146,7 @@ func (o *syncOptions) check() error {
 		return usageError{errors.New("--once, --every and --follow exclude each other")}
 	case o.every < 0:
 		return usageError{errors.New("--every must be positive")}
-	case o.follow && o.method == load.SyncDiff:
+	case o.follow && o.method == job.SyncDiff:
 		return usageError{errors.New("--follow needs --method logical; run diff passes with --every DURATION")}
 	case o.metricsAddr != "" && o.every == 0 && !o.follow:
 		return usageError{errors.New("--metrics-addr serves metrics while sync runs: give --every or --follow")}
@@ -187,14 +189,14 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := pipeline.DropSync(ctx, src, target, o.job); err != nil {
+		if err := job.DropSync(ctx, src, target, o.job); err != nil {
 			return connstr.Parse(o.source).RedactError(err)
 		}
 		fmt.Fprintf(g.stdout, "sync job %s dropped: its replication slot and publication (if any) and its checkpoint are removed; the documents stay\n", o.job)
 		return nil
 	}
 	if o.method == "" {
-		cp, err := target.Checkpoints().Load(ctx, o.job)
+		cp, err := job.Load(ctx, target.Records(), o.job)
 		if err != nil {
 			return err
 		}
@@ -208,29 +210,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		return err
 	}
 	src := snap.Source()
-	if o.method == load.SyncLogical {
-		lg, err := src.Logical(o.job)
-		if err == nil {
-			err = pipeline.CheckLogical(ctx, snap, lg, plan)
-		}
-		if err != nil {
-			closeSnap()
-			return syncError(err, o)
-		}
-	}
 	closeSnap()
-
-	// The mapping's shard keys and indexes, as migrate makes them, before
-	// the first pass: the initial copy and every later pass find them,
-	// and verify checks them (both are no-ops once they exist).
-	retry := load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second}
-	notice := func(msg string) { g.logger().Info(msg) }
-	if _, err := pipeline.ShardCollections(ctx, target, plan, retry, notice); err != nil {
-		return err
-	}
-	if _, err := pipeline.CreateIndexes(ctx, target, plan, retry, notice); err != nil {
-		return err
-	}
 
 	rejects, err := openRejects(g, o.rejects, true)
 	if err != nil {
@@ -250,12 +230,13 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		return err
 	}
 	passes := 0
-	opt := pipeline.SyncOptions{
+	opt := syncer.Options{
 		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
 		Follow: o.follow, Every: o.every,
 		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
 		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20, LeaseTTL: o.leaseTTL,
-		Retry:  retry,
+		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
+		Info:   func(msg string) { g.logger().Info(msg) },
 		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
 		Retried: func(err error) {
 			if m != nil {
@@ -272,7 +253,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			}
 		},
 		Reject: rejects.add,
-		Pass: func(p pipeline.PassStats) {
+		Pass: func(p syncer.PassStats) {
 			passes++
 			if m != nil {
 				m.pass(p)
@@ -284,7 +265,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			}
 		},
 	}
-	res, err := pipeline.Sync(ctx, src, plan, target, opt)
+	res, err := syncer.Sync(ctx, src, plan, target, opt)
 	if err != nil {
 		if m != nil {
 			m.errors.Inc()
@@ -303,19 +284,19 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	return rejects.result()
 }
 
-func position(cp *load.Checkpoint) string {
-	if cp == nil || cp.Sync == nil || cp.Sync.Position == "" {
+func position(cp *job.Record) string {
+	if cp == nil || !cp.HasPosition() {
 		return "(none: diff)"
 	}
-	return cp.Sync.Position
+	return cp.Sync.Position.String()
 }
 
 // syncError words sync's refusals with what to run next.
 func syncError(err error, o *syncOptions) error {
 	var (
-		changed *pipeline.MappingChangedError
-		method  *pipeline.MethodChangedError
-		untrace *pipeline.UntraceableError
+		changed *job.MappingChangedError
+		method  *job.MethodChangedError
+		untrace *extract.UntraceableError
 		held    *load.LeaseHeldError
 	)
 	dst, note := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
@@ -338,7 +319,7 @@ func syncError(err error, o *syncOptions) error {
 }
 
 // passLine is one line saying what a pass did.
-func passLine(p pipeline.PassStats) string {
+func passLine(p syncer.PassStats) string {
 	changes, written, deleted, unchanged := p.Totals()
 	var b strings.Builder
 	what := p.Method
@@ -365,19 +346,19 @@ func passLine(p pipeline.PassStats) string {
 	if p.Position != "" {
 		fmt.Fprintf(&b, "; position %s", p.Position)
 	}
-	if p.Method == load.SyncLogical {
+	if p.Method == job.SyncLogical {
 		fmt.Fprintf(&b, "; lag %s", p.Lag.Round(time.Millisecond))
 	}
 	return b.String()
 }
 
-func printPassLine(w io.Writer, n int, p pipeline.PassStats) {
+func printPassLine(w io.Writer, n int, p syncer.PassStats) {
 	fmt.Fprintf(w, "%s pass %d %s\n", p.End.UTC().Format(time.RFC3339), n, passLine(p))
 }
 
 // printSyncSummary prints what a --once run did: changed rows per table,
 // documents per collection, the position and the lag.
-func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
+func printSyncSummary(w io.Writer, o *syncOptions, res *syncer.Result) {
 	p := res.Total
 	state := "current"
 	if res.Interrupted {
@@ -385,10 +366,10 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
 	}
 	fmt.Fprintf(w, "sync job %s (%s): %s", o.job, o.method, state)
 	if cp := res.Checkpoint; cp != nil && cp.Sync != nil {
-		if cp.Sync.Position != "" {
+		if cp.Sync.Position != 0 {
 			fmt.Fprintf(w, " at position %s", cp.Sync.Position)
 		}
-		if !cp.Sync.LastSnapshot.IsZero() && o.method == load.SyncDiff {
+		if !cp.Sync.LastSnapshot.IsZero() && o.method == job.SyncDiff {
 			fmt.Fprintf(w, " as of %s", cp.Sync.LastSnapshot.Format(time.RFC3339))
 		}
 	}
@@ -413,7 +394,7 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *pipeline.SyncResult) {
 	for _, r := range slices.Compact(slices.Sorted(slices.Values(p.Rebuilt))) {
 		fmt.Fprintf(w, "rebuilt whole by a diff: %s\n", r)
 	}
-	if o.method == load.SyncLogical {
+	if o.method == job.SyncLogical {
 		fmt.Fprintf(w, "transactions applied: %d; lag at the end: %s\n", p.Transactions, p.Lag.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "target: %s\n", connstr.Parse(o.target).Redacted())

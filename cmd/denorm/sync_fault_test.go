@@ -23,6 +23,7 @@ import (
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/churn"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 )
 
@@ -124,7 +125,7 @@ func sameAsFreshMigrate(t *testing.T, mapping, db, target string) {
 	defer client.Disconnect(ctx)
 	defer client.Database(lastPath(ref)).Drop(ctx)
 	diff, err := testenv.CompareTargets(ctx, client.Database(lastPath(ref)), client.Database(lastPath(target)),
-		testenv.CompareOptions{Ignore: []string{load.CheckpointCollection}})
+		testenv.CompareOptions{Ignore: []string{load.RecordCollection}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +151,14 @@ func TestSyncWritesDuringCopy(t *testing.T) {
 	db := syncDB(t, "testdata/examples/seed.sql")
 	addSyncData(t, db, 1500)
 	target, _ := testenv.MongoDB(t)
-	job := syncJob(t, db)
+	jobName := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
 	w := startSeedWriter(t, db, seed, time.Millisecond, 20)
 	for w.txs.Load() < 5 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	args := []string{"sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job, "--method", "logical", "--once"}
+	args := []string{"sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName, "--method", "logical", "--once"}
 	// The writer stops when the copy is done (the checkpoint says so):
 	// what it wrote is what the copy and the stream must join over, and
 	// the catch-up stays short.
@@ -167,7 +168,7 @@ func TestSyncWritesDuringCopy(t *testing.T) {
 		defer close(copied)
 		before := w.txs.Load()
 		for {
-			if c := peekCheckpoint(target, job); c != nil && c.Sync != nil && c.Phase == load.PhaseDone {
+			if c := peekCheckpoint(target, jobName); c != nil && c.Sync != nil && c.Phase == job.PhaseDone {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -212,7 +213,7 @@ func TestSyncCrashResume(t *testing.T) {
 	db := syncDB(t, "testdata/examples/seed.sql")
 	addSyncData(t, db, 300)
 	target, _ := testenv.MongoDB(t)
-	job := syncJob(t, db)
+	jobName := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
@@ -233,7 +234,7 @@ func TestSyncCrashResume(t *testing.T) {
 	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
 	// A killed run's lease blocks the job until it expires: a short TTL,
 	// and a run that finds it still held is started again.
-	args := []string{"sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
+	args := []string{"sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName,
 		"--method", "logical", "--follow", "--batch-size", "50", "--max-delay", "200ms", "--lease-ttl", "1s"}
 	for i := 0; i < len(points); i++ {
 		hp := points[i]
@@ -265,7 +266,7 @@ func TestSyncCrashResume(t *testing.T) {
 	var out string
 	for {
 		var code int
-		out, code = denormCLI("sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job, "--method", "logical", "--once", "--lease-ttl", "1s")
+		out, code = denormCLI("sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName, "--method", "logical", "--once", "--lease-ttl", "1s")
 		if code == 1 && strings.Contains(out, "is being run by another process") && time.Since(start) < time.Minute {
 			time.Sleep(200 * time.Millisecond) // the last killed run's lease
 			continue
@@ -343,11 +344,11 @@ func TestSyncServerRestarts(t *testing.T) {
 	addSyncData(t, db, 500)
 	ferret := startOwnFerret(t)
 	target := ferret.uri("synced")
-	job := syncJob(t, db)
+	jobName := syncJob(t, db)
 	seed := churn.Seeds(t, 1)[0]
 	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
 	w := startSeedWriter(t, db, seed, 50*time.Millisecond, 5)
-	p := startSync(t, nil, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", job,
+	p := startSync(t, nil, bin, "sync", "-v", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName,
 		"--method", "logical", "--follow", "--retry-for", "2m", "--metrics-addr", "127.0.0.1:0")
 	t.Cleanup(func() {
 		select {
@@ -402,7 +403,7 @@ func TestSyncServerRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg, err := src.Logical(job)
+	lg, err := src.Logical(jobName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,11 +413,9 @@ func TestSyncServerRestarts(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		c := peekCheckpoint(target, job)
-		if c != nil && c.Sync != nil {
-			if pos, err := extract.ParseLSN(c.Sync.Position); err == nil && pos >= goal {
-				break
-			}
+		c := peekCheckpoint(target, jobName)
+		if c != nil && c.Sync != nil && c.Sync.Position >= goal {
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("sync did not catch up with %s:\n%s", goal, p.out)

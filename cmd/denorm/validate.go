@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
-	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform/report"
@@ -65,7 +66,7 @@ sync.`,
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
-	if o.sync != "" && (o.sync != load.SyncLogical || o.source == "") {
+	if o.sync != "" && (o.sync != job.SyncLogical || o.source == "") {
 		return usageError{fmt.Errorf("--sync takes logical (diff needs nothing more than migrate), with --source")}
 	}
 	f, err := loadMapping(ctx, o.mapping)
@@ -85,7 +86,7 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	defer closeSnap()
 	warnRole(ctx, g, snap)
-	res, err := pipeline.Validate(ctx, pipeline.Validation{File: f, Snapshot: snap, Target: o.target, Logical: o.sync == load.SyncLogical,
+	res, err := pipeline.Validate(ctx, pipeline.Validation{File: f, Snapshot: snap, Target: o.target, Logical: o.sync == job.SyncLogical,
 		Catalog: func(cat *mappings.Catalog) error {
 			// Before PostgreSQL checks the queries: with row_security off
 			// it refuses to plan a query row-level security would filter.
@@ -107,8 +108,8 @@ func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	}
 	plan := res.Plan
 	printNotices(g, plan.Notices)
-	if o.sync == load.SyncLogical {
-		var untrace *pipeline.UntraceableError
+	if o.sync == job.SyncLogical {
+		var untrace *extract.UntraceableError
 		if errors.As(res.Logical, &untrace) {
 			var ps mappings.Problems
 			for _, f := range untrace.Filters {

@@ -24,7 +24,7 @@ type Config struct {
 	// checked at the end, and where TRUNCATE and sparse rounds write.
 	Tables []string
 	// Ignore names collections the comparison leaves out (the step's
-	// checkpoints: load.CheckpointCollection).
+	// checkpoints: load.RecordCollection).
 	Ignore []string
 	// SQL files load the source, run with psql in order into a fresh
 	// database per seed.

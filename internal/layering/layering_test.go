@@ -26,8 +26,9 @@ var layers = map[string]int{
 	"oracle":    1,
 	"extract":   2,
 	"load":      2,
-	"pipeline":  3,
-	"cmd":       4,
+	"job":       3,
+	"pipeline":  4,
+	"cmd":       5,
 }
 
 // outside are top-level directories that belong to no layer. internal
@@ -132,7 +133,7 @@ func violations(pkgs []pkg) (bad []string, used map[[2]string]bool) {
 					bad = append(bad, fmt.Sprintf("%s imports %s: internal packages are helpers and import no layer", from, to))
 				case top(to) == "internal" || top(from) == "bench":
 				case layers[top(to)] >= layer:
-					bad = append(bad, fmt.Sprintf("%s imports %s: imports go downwards only (cmd -> pipeline -> extract/load -> transform -> mappings)", from, to))
+					bad = append(bad, fmt.Sprintf("%s imports %s: imports go downwards only (cmd -> pipeline -> job -> extract/load -> transform -> mappings)", from, to))
 				}
 				continue
 			}

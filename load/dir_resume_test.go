@@ -14,14 +14,6 @@ import (
 	"github.com/denorm/denorm/transform"
 )
 
-func validCheckpoint() *Checkpoint {
-	k := "42"
-	return &Checkpoint{ID: "j", Format: CheckpointFormat, Job: "j", Partitions: 1, Workers: 1, MappingHash: "abc",
-		Phase: PhaseRunning, Collection: "c", Started: time.Unix(0, 0).UTC(), Updated: time.Unix(1, 0).UTC(),
-		Streams: []StreamState{{Entry: 0, Collection: "c", After: []*string{&k, nil}, Pager: &transform.PagerState{ParentKey: "7", Page: 3}, Rows: 5, Written: 5}},
-		Files:   map[string]int64{"c.jsonl": 10}}
-}
-
 func TestDirTargetResumeTruncates(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -1,11 +1,10 @@
-package pipeline
-
-// Comparing two sides of documents, bounded in memory, for verify and for
+// Package compare compares two sides of documents, bounded in memory, for verify and for
 // sync's diff passes: each side becomes a stream of small records
 // (collection + canonical _id, a keyed hash of the document's BSON, where the
 // document lies in a local spill file), sorted with an external merge sort
 // (internal/extsort) and merged. Only the documents whose hashes differ
 // are read back from the spill files.
+package compare
 
 import (
 	"bufio"
@@ -22,37 +21,37 @@ import (
 	"github.com/denorm/denorm/load"
 )
 
-// comparison holds the two sides being compared: the expected documents
+// Comparison holds the two sides being compared: the expected documents
 // (built from the source) and the found ones (read from the target).
-type comparison struct {
-	exp, found side
+type Comparison struct {
+	Exp, Found Side
 	// sampled, when set, picks the sort keys whose documents are hashed
 	// and spilled (verify's --sample); the others are only counted.
-	sampled func(key []byte) bool
+	Sampled func(key []byte) bool
 }
 
-// newComparison opens both sides' sorters and spill files in dir, with a
+// New opens both sides' sorters and spill files in dir, with a
 // sort budget of mem bytes each.
-func newComparison(dir string, mem int) (*comparison, error) {
-	c := &comparison{}
-	if err := c.exp.open(dir, "expected", mem); err != nil {
+func New(dir string, mem int) (*Comparison, error) {
+	c := &Comparison{}
+	if err := c.Exp.open(dir, "expected", mem); err != nil {
 		return nil, err
 	}
-	if err := c.found.open(dir, "found", mem); err != nil {
-		c.exp.close()
+	if err := c.Found.open(dir, "found", mem); err != nil {
+		c.Exp.close()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *comparison) close() {
-	c.exp.close()
-	c.found.close()
+func (c *Comparison) Close() {
+	c.Exp.close()
+	c.Found.close()
 }
 
-// side is one side's sorter and document spill file. The two sides may
-// be filled by different goroutines (add touches only its side).
-type side struct {
+// Side is one side's sorter and document spill file. The two sides may
+// be filled by different goroutines (add touches only its Side).
+type Side struct {
 	sorter *extsort.Sorter
 	f      *os.File
 	w      *bufio.Writer
@@ -60,7 +59,7 @@ type side struct {
 	buf    []byte
 }
 
-func (s *side) open(dir, name string, mem int) error {
+func (s *Side) open(dir, name string, mem int) error {
 	f, err := os.CreateTemp(dir, name+"-docs-*")
 	if err != nil {
 		return fmt.Errorf("spill file: %w (set --temp-dir to a directory with room)", err)
@@ -70,7 +69,7 @@ func (s *side) open(dir, name string, mem int) error {
 	return nil
 }
 
-func (s *side) close() {
+func (s *Side) close() {
 	if s.sorter != nil {
 		s.sorter.Close()
 	}
@@ -87,16 +86,16 @@ const (
 	hashLen     = 16
 )
 
-// add stores one document of side s. Calls for the two sides may run
+// add stores one document of Side s. Calls for the two sides may run
 // concurrently; doc is copied.
-func (c *comparison) add(s *side, coll string, doc []byte, source string) error {
+func (c *Comparison) Add(s *Side, coll string, doc []byte, source string) error {
 	idv, err := load.DocumentID(doc)
 	if err != nil {
 		return fmt.Errorf("collection %q: %w", coll, err)
 	}
-	key := idKey(coll, idv)
+	key := IDKey(coll, idv)
 	val := s.buf[:0]
-	if c.sampled == nil || c.sampled(key) {
+	if c.Sampled == nil || c.Sampled(key) {
 		val = append(val, flagSampled)
 		val = appendDocHash(val, doc)
 		val = binary.BigEndian.AppendUint64(val, uint64(s.off))
@@ -130,8 +129,8 @@ func appendDocHash(dst, doc []byte) []byte {
 
 // flush writes out both spill files' buffers: call it once every document
 // is added, before merge.
-func (c *comparison) flush() error {
-	for _, s := range []*side{&c.exp, &c.found} {
+func (c *Comparison) Flush() error {
+	for _, s := range []*Side{&c.Exp, &c.Found} {
 		if err := s.w.Flush(); err != nil {
 			return fmt.Errorf("spill file: %w", err)
 		}
@@ -139,8 +138,9 @@ func (c *comparison) flush() error {
 	return nil
 }
 
-// entry is one decoded sort record.
-type entry struct {
+// Entry is one record of a side: a document's collection, _id and hash,
+// and, on the expected side, the source row it was built from (Source).
+type Entry struct {
 	ok      bool
 	key     []byte
 	sampled bool
@@ -149,17 +149,17 @@ type entry struct {
 	size    int
 	idType  byte
 	id      []byte
-	source  string
+	Source  string
 }
 
 type cursor struct {
 	it  *extsort.Iter
-	cur entry
+	cur Entry
 }
 
-// cursor opens a cursor on the side's sorted records, at the first one.
+// cursor opens a cursor on the Side's sorted records, at the first one.
 // The caller closes c.it.
-func (s *side) cursor() (*cursor, error) {
+func (s *Side) cursor() (*cursor, error) {
 	it, err := s.sorter.Iter()
 	if err != nil {
 		return nil, err
@@ -176,11 +176,11 @@ var errCorruptRecord = errors.New("corrupt sort record")
 
 func (c *cursor) next() error {
 	if !c.it.Next() {
-		c.cur = entry{}
+		c.cur = Entry{}
 		return c.it.Err()
 	}
 	k, val := c.it.Key(), c.it.Value()
-	e := entry{ok: true, key: append([]byte(nil), k...)}
+	e := Entry{ok: true, key: append([]byte(nil), k...)}
 	if len(val) < 1 {
 		return errCorruptRecord
 	}
@@ -204,25 +204,58 @@ func (c *cursor) next() error {
 		return errCorruptRecord
 	}
 	e.id = append([]byte(nil), val[1+w:1+w+int(n)]...)
-	e.source = string(val[1+w+int(n):])
+	e.Source = string(val[1+w+int(n):])
 	c.cur = e
 	return nil
 }
 
-func (e *entry) collection() string {
+// Cursor walks a side's sorted records, from the first: At is the
+// record's sort key (collection, 0, canonical _id), nil past the last.
+type Cursor struct{ c *cursor }
+
+// Cursor opens a cursor on the side's sorted records; the caller closes
+// it.
+func (s *Side) Cursor() (*Cursor, error) {
+	c, err := s.cursor()
+	if err != nil {
+		return nil, err
+	}
+	return &Cursor{c}, nil
+}
+
+// At is the current record's sort key; nil past the last record.
+func (c *Cursor) At() []byte {
+	if !c.c.cur.ok {
+		return nil
+	}
+	return c.c.cur.key
+}
+
+// Next moves to the next record.
+func (c *Cursor) Next() error { return c.c.next() }
+
+// Close releases the cursor.
+func (c *Cursor) Close() { c.c.it.Close() }
+
+// Sampled reports whether the record's document was hashed and spilled
+// (Comparison.Sampled picked it).
+func (e *Entry) Sampled() bool { return e.sampled }
+
+// Collection is the record's collection.
+func (e *Entry) Collection() string {
 	i := bytes.IndexByte(e.key, 0)
 	return string(e.key[:i])
 }
 
-func (e *entry) idJSON() json.RawMessage {
+func (e *Entry) IDJSON() json.RawMessage {
 	return load.Value{Type: e.idType, Data: e.id}.JSON()
 }
 
 // idValue is the stored _id, for deleting the document.
-func (e *entry) idValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
+func (e *Entry) IDValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
 
-// read returns the spilled document of a sampled entry.
-func (s *side) read(e *entry) ([]byte, error) {
+// read returns the spilled document of a sampled Entry.
+func (s *Side) Read(e *Entry) ([]byte, error) {
 	b := make([]byte, e.size)
 	if _, err := s.f.ReadAt(b, e.off); err != nil {
 		return nil, fmt.Errorf("spill file: %w", err)
@@ -230,24 +263,36 @@ func (s *side) read(e *entry) ([]byte, error) {
 	return b, nil
 }
 
-// matchIdentical is merge's kind for an _id both sides hold with the same
-// hash; the others are the Diff* kinds.
-const matchIdentical = "identical"
+// Merge's kinds of record.
+const (
+	// Identical: both sides hold the _id, with the same hash.
+	Identical = "identical"
+	// Missing: the expected Side gives a document the found Side does
+	// not hold.
+	Missing = "missing"
+	// Unexpected: the found Side holds a document the expected Side does
+	// not give.
+	Unexpected = "unexpected"
+	// Different: both hold the _id, with different contents.
+	Different = "different"
+	// Duplicate: a second record of one _id on one Side.
+	Duplicate = "duplicate"
+)
 
 // merge walks both sorted sides together, in sort key order (collection,
-// then _id), and calls fn once per record: DiffMissing (exp only, found
-// nil), DiffUnexpected (found only, exp nil), DiffDuplicate (a second
-// record of one key on either side: the other side's entry is nil; the
+// then _id), and calls fn once per record: Missing (exp only, found
+// nil), Unexpected (found only, exp nil), Duplicate (a second
+// record of one key on either Side: the other Side's Entry is nil; the
 // source gives an _id to two documents, or the target holds it twice),
-// DiffDifferent or matchIdentical (both; an unsampled record counts as
+// Different or Identical (both; an unsampled record counts as
 // identical, its hash unknown). The entries are only valid during fn.
-func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found *entry) error) error {
-	e, err := c.exp.cursor()
+func (c *Comparison) Merge(ctx context.Context, fn func(kind string, exp, found *Entry) error) error {
+	e, err := c.Exp.cursor()
 	if err != nil {
 		return err
 	}
 	defer e.it.Close()
-	f, err := c.found.cursor()
+	f, err := c.Found.cursor()
 	if err != nil {
 		return err
 	}
@@ -259,7 +304,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 			return ctx.Err()
 		}
 		if e.cur.ok && bytes.Equal(e.cur.key, prevExp) {
-			if err := fn(DiffDuplicate, &e.cur, nil); err != nil {
+			if err := fn(Duplicate, &e.cur, nil); err != nil {
 				return err
 			}
 			if err := e.next(); err != nil {
@@ -268,7 +313,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 			continue
 		}
 		if f.cur.ok && bytes.Equal(f.cur.key, prevFound) {
-			if err := fn(DiffDuplicate, nil, &f.cur); err != nil {
+			if err := fn(Duplicate, nil, &f.cur); err != nil {
 				return err
 			}
 			if err := f.next(); err != nil {
@@ -288,14 +333,14 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 		switch {
 		case order < 0:
 			prevExp = e.cur.key
-			if err := fn(DiffMissing, &e.cur, nil); err != nil {
+			if err := fn(Missing, &e.cur, nil); err != nil {
 				return err
 			}
 			if err := e.next(); err != nil {
 				return err
 			}
 		case order > 0:
-			if err := fn(DiffUnexpected, nil, &f.cur); err != nil {
+			if err := fn(Unexpected, nil, &f.cur); err != nil {
 				return err
 			}
 			prevFound = f.cur.key
@@ -303,9 +348,9 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 				return err
 			}
 		default:
-			kind := matchIdentical
+			kind := Identical
 			if e.cur.sampled && f.cur.sampled && !bytes.Equal(e.cur.hash, f.cur.hash) {
-				kind = DiffDifferent
+				kind = Different
 			}
 			if err := fn(kind, &e.cur, &f.cur); err != nil {
 				return err
@@ -324,7 +369,7 @@ func (c *comparison) merge(ctx context.Context, fn func(kind string, exp, found 
 
 // idKey is the sort key of a document: its collection, a NUL, and its _id
 // in a canonical form where numbers of any BSON type compare by value.
-func idKey(coll string, id load.Value) []byte {
+func IDKey(coll string, id load.Value) []byte {
 	k := make([]byte, 0, len(coll)+2+len(id.Data))
 	k = append(k, coll...)
 	k = append(k, 0)

@@ -1,12 +1,11 @@
-package pipeline
+package job
 
 // Job leases: one writer per job. HoldLease takes the job's lease from
-// the target's checkpoint store (see load.Lease) and keeps it alive with a
+// the target's record store (see load.Lease) and keeps it alive with a
 // heartbeat until Release. A job that loses it (its heartbeat failed for
 // the lease's whole time to live, and another run took it over) stops:
 // the lease's Context ends, and the store Guard returns refuses to save
-// or delete its checkpoint. migrate holds one through PrepareJob; sync
-// holds one the same way.
+// or delete its record. migrate and sync hold one through Prepare.
 
 import (
 	"context"
@@ -33,8 +32,8 @@ type LeaseOptions struct {
 	Notice func(msg string)
 }
 
-// HeldLease is a job's lease held by this process.
-type HeldLease struct {
+// Lease is a job's lease held by this process.
+type Lease struct {
 	renewMu sync.Mutex // guards lease: the heartbeat, Check and Release use it
 	lease   load.Lease
 	id      string
@@ -52,12 +51,12 @@ type HeldLease struct {
 	err error
 }
 
-// HoldLease takes the lease of job id (a checkpoint id, load.CheckpointID)
+// HoldLease takes the lease of job id (a record id, RecordID)
 // from store and starts its heartbeat. A lease another process holds is
 // a *load.LeaseHeldError naming it. The lease's Context is ctx, ended
 // with a *load.LeaseLostError as its cause when the lease is lost; run
 // the job under it, and Release the lease when the job ends.
-func HoldLease(ctx context.Context, store load.Checkpoints, id string, opt LeaseOptions) (*HeldLease, error) {
+func HoldLease(ctx context.Context, store load.RecordStore, id string, opt LeaseOptions) (*Lease, error) {
 	if opt.TTL <= 0 {
 		opt.TTL = load.DefaultLeaseTTL
 	}
@@ -65,7 +64,7 @@ func HoldLease(ctx context.Context, store load.Checkpoints, id string, opt Lease
 	if err != nil {
 		return nil, err
 	}
-	h := &HeldLease{lease: l, id: id, holder: l.Holder(), where: store.Where(), stop: make(chan struct{}), done: make(chan struct{})}
+	h := &Lease{lease: l, id: id, holder: l.Holder(), where: store.Where(), stop: make(chan struct{}), done: make(chan struct{})}
 	h.setValidUntil()
 	h.ctx, h.cancel = context.WithCancelCause(ctx)
 	go h.heartbeat(opt.TTL/4, opt.Notice)
@@ -73,7 +72,7 @@ func HoldLease(ctx context.Context, store load.Checkpoints, id string, opt Lease
 }
 
 // heartbeat renews the lease every interval until Release or loss.
-func (h *HeldLease) heartbeat(interval time.Duration, notice func(string)) {
+func (h *Lease) heartbeat(interval time.Duration, notice func(string)) {
 	defer close(h.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -97,7 +96,7 @@ func (h *HeldLease) heartbeat(interval time.Duration, notice func(string)) {
 }
 
 // renew renews the lease; a lost lease ends the lease's Context.
-func (h *HeldLease) renew(ctx context.Context) error {
+func (h *Lease) renew(ctx context.Context) error {
 	h.renewMu.Lock()
 	defer h.renewMu.Unlock()
 	if err := h.Err(); err != nil {
@@ -114,7 +113,7 @@ func (h *HeldLease) renew(ctx context.Context) error {
 	return err
 }
 
-func (h *HeldLease) setValidUntil() {
+func (h *Lease) setValidUntil() {
 	var n int64
 	if t := h.lease.ValidUntil(); !t.IsZero() {
 		n = t.UnixNano()
@@ -122,7 +121,7 @@ func (h *HeldLease) setValidUntil() {
 	h.validUntil.Store(n)
 }
 
-func (h *HeldLease) lose(err *load.LeaseLostError) {
+func (h *Lease) lose(err *load.LeaseLostError) {
 	h.mu.Lock()
 	if h.err == nil {
 		h.err = err
@@ -134,13 +133,13 @@ func (h *HeldLease) lose(err *load.LeaseLostError) {
 // Context is the context the job runs under: the one HoldLease was
 // given, also ended when the lease is lost (context.Cause is then the
 // *load.LeaseLostError).
-func (h *HeldLease) Context() context.Context { return h.ctx }
+func (h *Lease) Context() context.Context { return h.ctx }
 
 // Holder is this process as the lease records it.
-func (h *HeldLease) Holder() load.LeaseHolder { return h.holder }
+func (h *Lease) Holder() load.LeaseHolder { return h.holder }
 
 // Err returns the *load.LeaseLostError once the lease is lost, else nil.
-func (h *HeldLease) Err() error {
+func (h *Lease) Err() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err
@@ -151,7 +150,7 @@ func (h *HeldLease) Err() error {
 // time to live) it renews the lease first, taking it again when no other
 // run took it over; an error that renewal returns, other than the
 // *load.LeaseLostError, is the server's (retry later).
-func (h *HeldLease) Check(ctx context.Context) error {
+func (h *Lease) Check(ctx context.Context) error {
 	if err := h.Err(); err != nil {
 		return err
 	}
@@ -163,7 +162,7 @@ func (h *HeldLease) Check(ctx context.Context) error {
 
 // Release stops the heartbeat and gives the lease up. It is safe to call
 // more than once.
-func (h *HeldLease) Release(ctx context.Context) error {
+func (h *Lease) Release(ctx context.Context) error {
 	select {
 	case <-h.stop:
 		return nil
@@ -180,25 +179,25 @@ func (h *HeldLease) Release(ctx context.Context) error {
 // Guard returns store with Save and Delete checked first (Check): a run
 // that lost its job never overwrites the checkpoint of the run that took
 // the job over.
-func (h *HeldLease) Guard(store load.Checkpoints) load.Checkpoints {
-	return &guardedStore{Checkpoints: store, lease: h}
+func (h *Lease) Guard(store load.RecordStore) load.RecordStore {
+	return &guardedStore{RecordStore: store, lease: h}
 }
 
 type guardedStore struct {
-	load.Checkpoints
-	lease *HeldLease
+	load.RecordStore
+	lease *Lease
 }
 
-func (g *guardedStore) Save(ctx context.Context, c *load.Checkpoint) error {
+func (g *guardedStore) Save(ctx context.Context, c *load.Record) error {
 	if err := g.lease.Check(ctx); err != nil {
 		return err
 	}
-	return g.Checkpoints.Save(ctx, c)
+	return g.RecordStore.Save(ctx, c)
 }
 
 func (g *guardedStore) Delete(ctx context.Context, id string) error {
 	if err := g.lease.Check(ctx); err != nil {
 		return err
 	}
-	return g.Checkpoints.Delete(ctx, id)
+	return g.RecordStore.Delete(ctx, id)
 }

@@ -1,4 +1,4 @@
-package pipeline
+package syncer
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/transform"
 )
@@ -57,13 +58,13 @@ func logicalSync(t *testing.T, db, mapping string) (pass func() (*countingTarget
 	t.Helper()
 	ctx := context.Background()
 	testenv.Exec(t, db, identityFull)
-	job := fmt.Sprintf("p%d_%d", os.Getpid(), testJobs.Add(1))
+	jobName := fmt.Sprintf("p%d_%d", os.Getpid(), testJobs.Add(1))
 	src, err := extract.ParseSource(db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		lg, err := src.Logical(job)
+		lg, err := src.Logical(jobName)
 		if err == nil {
 			err = lg.Drop(context.Background())
 		}
@@ -81,7 +82,7 @@ func logicalSync(t *testing.T, db, mapping string) (pass func() (*countingTarget
 		defer tg.Close(ctx)
 		ct := &countingTarget{Target: tg}
 		ct.reset()
-		res, err := Sync(ctx, snap.Source(), plan, ct, SyncOptions{Job: job, Mapping: mapping, Method: load.SyncLogical})
+		res, err := Sync(ctx, snap.Source(), plan, ct, Options{Job: jobName, Mapping: mapping, Method: job.SyncLogical})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,8 @@
-package pipeline
+package syncer
 
 // A diff pass: every document of some collection entries is rebuilt from
 // one snapshot (Produce, as migrate builds it) and compared with what the
-// target holds, with verify's comparison (compare.go: both sides hashed,
+// target holds, with verify's comparison (pipeline/compare: both sides hashed,
 // sorted on disk, merged); only the documents that differ or are missing
 // are written, and those the source no longer gives are deleted. An
 // unchanged target costs reads, not writes. sync --method diff runs it on
@@ -18,6 +18,8 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/pipeline"
+	"github.com/denorm/denorm/pipeline/compare"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -29,11 +31,11 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 		return fmt.Errorf("sync temporary directory: %w (set --temp-dir)", err)
 	}
 	defer os.RemoveAll(dir)
-	c, err := newComparison(dir, s.opt.SortMemory)
+	c, err := compare.New(dir, s.opt.SortMemory)
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 
 	// The target collections, with the document types of a shared one
 	// that this pass rebuilds (all of its types: every document counts).
@@ -82,7 +84,7 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 	if fErr != nil {
 		return fErr
 	}
-	if err := c.flush(); err != nil {
+	if err := c.Flush(); err != nil {
 		return err
 	}
 
@@ -104,41 +106,37 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 		}
 		return nil
 	}
-	err = c.merge(ctx, func(kind string, x, y *entry) error {
+	err = c.Merge(ctx, func(kind string, x, y *compare.Entry) error {
 		e := x
 		if e == nil {
 			e = y
 		}
-		if name := e.collection(); name != coll {
+		if name := e.Collection(); name != coll {
 			if err := flush(); err != nil {
 				return err
 			}
 			coll = name
 		}
 		switch kind {
-		case matchIdentical:
+		case compare.Identical:
 			st.unchanged(coll)
-		case DiffMissing, DiffDifferent:
-			raw, err := c.exp.read(x)
+		case compare.Missing, compare.Different:
+			// The bytes compared are the bytes written: the built
+			// document's BSON, as the spill file keeps it.
+			raw, err := c.Exp.Read(x)
 			if err != nil {
 				return err
 			}
-			body, err := load.DecodeDocument(raw)
-			if err != nil || len(body) == 0 {
-				return fmt.Errorf("collection %q: read back a built document: %v", coll, err)
-			}
-			d := transform.Document{Collection: coll, ID: body[0].Value, Body: body, Source: x.source}
-			if k := discKey[coll]; k != "" {
-				if v, ok := body.Get(k); ok {
-					d.Discriminator = &transform.Field{Key: k, Value: v}
-				}
+			d, err := rawDocument(coll, raw, x.Source, discKey[coll])
+			if err != nil {
+				return err
 			}
 			writes = append(writes, d)
 			if len(writes) >= s.opt.BatchSize {
 				return flush()
 			}
-		case DiffUnexpected:
-			gone = append(gone, y.idValue())
+		case compare.Unexpected:
+			gone = append(gone, y.IDValue())
 			if len(gone) >= deleteBatch {
 				return flush()
 			}
@@ -153,18 +151,24 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 
 // build adds the documents of entries, built from snap, to c's expected
 // side; documents that cannot be built are rejects.
-func (s *syncer) build(ctx context.Context, snap *extract.Snapshot, c *comparison, entries []int, st *PassStats) error {
+func (s *syncer) build(ctx context.Context, snap *extract.Snapshot, c *compare.Comparison, entries []int, st *PassStats) error {
 	for _, e := range entries {
 		cp := s.plan.Collections[e]
-		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: s.opt.BatchSize}, func(b Built) error {
+		err := pipeline.Produce(ctx, snap, cp, pipeline.ProduceOptions{BatchSize: s.opt.BatchSize}, func(b pipeline.Built) error {
 			s.rejects(b.Rejects, st)
 			for _, d := range b.Docs {
-				raw, err := load.AppendDocument(nil, d.Body)
+				// Checked as a target checks what it writes: the diff
+				// writes these bytes (rawDocument).
+				err := transform.CheckKeys(d.Body)
+				var raw []byte
+				if err == nil {
+					raw, err = load.AppendDocument(nil, d.Body)
+				}
 				if err != nil {
 					s.rejects([]transform.Reject{{Collection: cp.Name, Source: d.Source, ID: d.ID, Err: err}}, st)
 					continue
 				}
-				if err := c.add(&c.exp, cp.Name, raw, d.Source); err != nil {
+				if err := c.Add(&c.Exp, cp.Name, raw, d.Source); err != nil {
 					return err
 				}
 			}
@@ -180,7 +184,7 @@ func (s *syncer) build(ctx context.Context, snap *extract.Snapshot, c *compariso
 // scanTarget adds the target's documents of names to c's found side:
 // of a shared collection, those of the document types in types unless
 // the pass rebuilds the whole collection.
-func (s *syncer) scanTarget(ctx context.Context, c *comparison, names []string, discKey map[string]string, types map[string][]any, whole map[string]bool) error {
+func (s *syncer) scanTarget(ctx context.Context, c *compare.Comparison, names []string, discKey map[string]string, types map[string][]any, whole map[string]bool) error {
 	for _, name := range names {
 		key, vals := discKey[name], types[name]
 		err := load.Retry(ctx, s.retryPolicy(), func() error {
@@ -190,7 +194,7 @@ func (s *syncer) scanTarget(ctx context.Context, c *comparison, names []string, 
 				if key != "" && !whole[name] && !slices.ContainsFunc(vals, func(v any) bool { return load.FieldIs(doc, key, v) }) {
 					return nil // another document type of the shared collection
 				}
-				return c.add(&c.found, name, doc, "")
+				return c.Add(&c.Found, name, doc, "")
 			})
 			return err
 		})
@@ -199,4 +203,23 @@ func (s *syncer) scanTarget(ctx context.Context, c *comparison, names []string, 
 		}
 	}
 	return nil
+}
+
+// rawDocument is a document of coll to write as raw, the BSON a diff
+// compared: its _id and, in a shared collection (discriminator key disc),
+// its type are read from the bytes; the fields are not decoded.
+func rawDocument(coll string, raw []byte, source, disc string) (transform.Document, error) {
+	id, err := load.LookupValue(raw, "_id")
+	if err != nil {
+		return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
+	}
+	d := transform.Document{Collection: coll, ID: id, Raw: raw, Source: source}
+	if disc != "" {
+		v, err := load.LookupValue(raw, disc)
+		if err != nil {
+			return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
+		}
+		d.Discriminator = &transform.Field{Key: disc, Value: v}
+	}
+	return d, nil
 }

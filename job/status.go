@@ -1,4 +1,4 @@
-package pipeline
+package job
 
 // Status: what the jobs recorded in a target are doing, from their
 // checkpoints and leases. A job whose checkpoint says "running" is only
@@ -37,8 +37,8 @@ type JobStatus struct {
 	// Last the process that held it last when none does now (nil:
 	// unknown).
 	Holder, Last *load.LeaseHolder
-	// Checkpoint is the job's checkpoint (nil when StateStarting).
-	Checkpoint *load.Checkpoint
+	// Record is the job's record (nil when StateStarting).
+	Record *Record
 	// Rows, Written and Failed sum the job's streams; Estimated is the
 	// rows the job reads in all as far as known (the catalog's estimate
 	// for unfinished streams, the count for finished ones), 0 when not
@@ -65,9 +65,9 @@ type CollectionStatus struct {
 }
 
 // Status returns the jobs of store, by id, and the checkpoints that
-// cannot be read (load.CorruptCheckpointError) beside them.
-func Status(ctx context.Context, store load.Checkpoints, now time.Time) ([]JobStatus, []error, error) {
-	cps, bad, err := store.List(ctx)
+// cannot be read (CorruptError) beside them.
+func Status(ctx context.Context, store load.RecordStore, now time.Time) ([]JobStatus, []error, error) {
+	cps, bad, err := List(ctx, store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,8 +97,8 @@ func Status(ctx context.Context, store load.Checkpoints, now time.Time) ([]JobSt
 	return out, bad, nil
 }
 
-func jobStatus(c *load.Checkpoint, l load.LeaseState, hasLease bool, now time.Time) JobStatus {
-	js := JobStatus{ID: c.ID, Job: c.Job, Partition: c.Partition, Partitions: c.Partitions, Checkpoint: c}
+func jobStatus(c *Record, l load.LeaseState, hasLease bool, now time.Time) JobStatus {
+	js := JobStatus{ID: c.ID, Job: c.Job, Partition: c.Partition, Partitions: c.Partitions, Record: c}
 	if hasLease {
 		h := l.Holder
 		if l.Live {
@@ -108,7 +108,7 @@ func jobStatus(c *load.Checkpoint, l load.LeaseState, hasLease bool, now time.Ti
 		}
 	}
 	switch {
-	case c.Phase == load.PhaseDone:
+	case c.Phase == PhaseDone:
 		js.State = StateDone
 	case js.Holder != nil:
 		js.State = StateRunning

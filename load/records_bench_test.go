@@ -9,16 +9,21 @@ import (
 	"github.com/denorm/denorm/transform"
 )
 
-// benchCheckpoint is a checkpoint of a typical size: 3 collections x 2 workers.
-func benchCheckpoint() *Checkpoint {
-	c := validCheckpoint()
+// benchRecord is a record of a job's typical size: 3 collections x 2
+// workers (the body's shape is the job package's; its size is what
+// counts here).
+func benchRecord() *Record {
+	body := []byte(`{"id": "j", "format": 1, "job": "j", "phase": "running", "streams": [`)
 	for e := 0; e < 3; e++ {
 		for w := 0; w < 2; w++ {
-			k := fmt.Sprint(1000000 + e)
-			c.Streams = append(c.Streams, StreamState{Entry: e, Collection: fmt.Sprint("coll", e), Worker: 0, After: []*string{&k}, Rows: 1 << 20, Written: 1 << 20})
+			if e+w > 0 {
+				body = append(body, ',')
+			}
+			body = fmt.Appendf(body, `{"entry": %d, "collection": "coll%d", "worker": %d, "after": ["%d"], "done": false, "rows": 1048576, "written": 1048576, "failed": 0}`, e, e, w, 1000000+e)
 		}
 	}
-	return c
+	body = append(body, "]}"...)
+	return &Record{ID: "j", Job: "j", Body: body}
 }
 
 // BenchmarkCheckpointSaveDir is the cost of one directory checkpoint: the
@@ -39,8 +44,8 @@ func BenchmarkCheckpointSaveDir(b *testing.B) {
 	for i := range docs {
 		docs[i] = transform.Document{ID: int32(i), Body: transform.Doc{{Key: "_id", Value: int32(i)}, {Key: "pad", Value: fmt.Sprintf("%0280d", i)}}}
 	}
-	store := s.Checkpoints()
-	c := benchCheckpoint()
+	store := s.Records()
+	c := benchRecord()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -48,7 +53,7 @@ func BenchmarkCheckpointSaveDir(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if c.Files, err = s.Sync(ctx); err != nil {
+		if _, err = s.Sync(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if err := store.Save(ctx, c); err != nil {
@@ -67,8 +72,8 @@ func BenchmarkCheckpointSaveServer(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close(ctx)
-	store := s.Checkpoints()
-	c := benchCheckpoint()
+	store := s.Records()
+	c := benchRecord()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := store.Save(ctx, c); err != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package syncer
 
 // Fan-out: from a changed row to every document it affects. For each
 // place a collection entry reads the changed table (mappings.Dependents)
@@ -20,7 +20,7 @@ package pipeline
 // again after the trace read are handled by their own, later, events.
 //
 // So updates and deletes must carry the old values of every column a rule
-// reads: the replica identity must cover them (ReplicaIdentityNeeds), else
+// reads: the replica identity must cover them (extract.IdentityNeeds), else
 // a row moved to another parent, or deleted, could not be traced to the
 // document that held it. Filters are not traced: a row that a filter
 // leaves out only names documents whose rebuild changes nothing.
@@ -35,138 +35,28 @@ import (
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/transform"
 )
 
-// rule says how a changed row of one table reaches the documents of one
-// collection entry: the values of the row's columns cols are the trace's
-// starting tuple, column for column with from.Columns.
-type rule struct {
-	entry int
-	from  extract.TraceFrom
-	cols  []string
-	// id names the rule: seeds are grouped by it.
-	id string
-}
-
-// fanout holds the rules of a plan, by table ("schema.table").
+// fanout holds the trace rules of a plan (extract.RulesOf).
 type fanout struct {
-	plan  *mappings.Plan
-	rules map[string][]rule
+	plan *mappings.Plan
+	// rules are, by table ("schema.table"), the rules of its rows.
+	rules map[string][]extract.TraceRule
 	// used are, by table, the columns the plan reads (nodes' columns, join
 	// and link columns): a change of their definition stops sync.
 	used map[string][]string
 }
 
 func newFanout(plan *mappings.Plan) *fanout {
-	f := &fanout{plan: plan, rules: map[string][]rule{}, used: map[string][]string{}}
-	for _, t := range plan.Tables() {
-		q := t.QualifiedName()
-		for _, d := range plan.Dependents(q) {
-			r := ruleFor(d)
-			r.id = fmt.Sprintf("%d %s <- %s", r.entry, r.from, strings.Join(r.cols, ","))
-			if !slices.ContainsFunc(f.rules[q], func(o rule) bool { return o.id == r.id }) {
-				f.rules[q] = append(f.rules[q], r)
-			}
-			f.use(q, r.cols...)
-			n := d.Node
-			if d.Through {
-				for _, p := range n.Through.On {
-					f.use(q, p[1])
-				}
-				continue
-			}
-			for _, c := range n.Columns {
-				if n.Kind != mappings.NodeAggregate {
-					f.use(q, c.Name)
-				}
-			}
-			if n.Agg != nil && n.Agg.Column != "" {
-				f.use(q, n.Agg.Column)
-			}
-			if n.Through == nil {
-				for _, c := range n.JoinKeyCols {
-					f.use(q, c.Name)
-				}
-			}
-		}
-	}
-	return f
-}
-
-func (f *fanout) use(table string, cols ...string) {
-	for _, c := range cols {
-		if !slices.Contains(f.used[table], c) {
-			f.used[table] = append(f.used[table], c)
-		}
-	}
-}
-
-// ruleFor is the rule of one place a table is read.
-func ruleFor(d mappings.Dependent) rule {
-	n := d.Node
-	r := rule{entry: d.Entry}
-	switch {
-	case n.Parent == nil:
-		// A root row: its own key (a bucket collection: its parent's).
-		for _, c := range extract.KeyColumns(d.Collection) {
-			r.cols = append(r.cols, n.Columns[c].Name)
-		}
-		r.from = extract.TraceFrom{Node: n, Columns: r.cols}
-	case d.Through || n.Through == nil:
-		// A row of the node (or of its join table) names the parent rows
-		// whose ParentCols equal its join key.
-		var par []string
-		for i, jc := range n.JoinCols {
-			col := joinKeyColumn(n, jc)
-			r.cols = append(r.cols, col.Name)
-			par = append(par, n.Parent.Columns[n.ParentCols[i]].Name)
-		}
-		r.from = extract.TraceFrom{Node: n.Parent, Columns: par}
-	default:
-		// A row of a node reached through a join table names the join
-		// table rows that link it: the trace starts there.
-		var jcols []string
-		for _, p := range n.Through.On {
-			r.cols = append(r.cols, p[0])
-			jcols = append(jcols, p[1])
-		}
-		r.from = extract.TraceFrom{Node: n, Through: true, Columns: jcols}
-	}
-	return r
-}
-
-// joinKeyColumn is the column behind value i of a row of n: one of its
-// Columns, or of its JoinKeyCols (a join table's, or an aggregate's group
-// columns).
-func joinKeyColumn(n *mappings.Node, i int) mappings.Column {
-	if i < len(n.Columns) {
-		return n.Columns[i]
-	}
-	return n.JoinKeyCols[i-len(n.Columns)]
-}
-
-// IdentityNeeds lists, by table, the columns whose old values the change
-// stream must carry for sync to trace updates and deletes: every column
-// a rule reads.
-func IdentityNeeds(plan *mappings.Plan) map[string][]string {
-	f := newFanout(plan)
-	out := map[string][]string{}
-	for t, rs := range f.rules {
-		for _, r := range rs {
-			for _, c := range r.cols {
-				if !slices.Contains(out[t], c) {
-					out[t] = append(out[t], c)
-				}
-			}
-		}
-	}
-	return out
+	r := extract.RulesOf(plan)
+	return &fanout{plan: plan, rules: r.Rules, used: r.Used}
 }
 
 // seeds are a batch's starting tuples of one rule, each once.
 type seeds struct {
-	rule   rule
+	rule   extract.TraceRule
 	tuples map[string]extract.Key
 }
 
@@ -194,7 +84,7 @@ func (a *affected) rebuild(e int, why string) {
 	}
 	a.full[e] = why
 	for id, s := range a.seeds {
-		if s.rule.entry == e {
+		if s.rule.Entry == e {
 			delete(a.seeds, id)
 		}
 	}
@@ -204,7 +94,7 @@ func (a *affected) rebuild(e int, why string) {
 // truncated marks every entry reading table to be rebuilt whole.
 func (a *affected) truncated(table string) {
 	for _, r := range a.f.rules[table] {
-		a.rebuild(r.entry, "TRUNCATE of "+table)
+		a.rebuild(r.Entry, "TRUNCATE of "+table)
 	}
 }
 
@@ -213,49 +103,49 @@ func (a *affected) truncated(table string) {
 // column's text (nil for NULL) and whether it is known.
 func (a *affected) row(table string, newValue, oldValue func(col string) (*string, bool)) {
 	for _, r := range a.f.rules[table] {
-		if _, ok := a.full[r.entry]; ok {
+		if _, ok := a.full[r.Entry]; ok {
 			continue
 		}
 		for _, get := range []func(string) (*string, bool){newValue, oldValue} {
 			if get == nil {
 				continue
 			}
-			k := make(extract.Key, len(r.cols))
+			k := make(extract.Key, len(r.Cols))
 			known := true
-			for i, c := range r.cols {
+			for i, c := range r.Cols {
 				k[i], known = get(c)
 				if !known {
 					break
 				}
 			}
 			if !known {
-				a.rebuild(r.entry, fmt.Sprintf("a change of %s without the values of %s", table, strings.Join(r.cols, ", ")))
+				a.rebuild(r.Entry, fmt.Sprintf("a change of %s without the values of %s", table, strings.Join(r.Cols, ", ")))
 				break
 			}
 			a.add(r, k)
-			if _, ok := a.full[r.entry]; ok {
+			if _, ok := a.full[r.Entry]; ok {
 				break
 			}
 		}
 	}
 }
 
-func (a *affected) add(r rule, k extract.Key) {
+func (a *affected) add(r extract.TraceRule, k extract.Key) {
 	if slices.Contains(k, nil) {
 		return // NULL joins nothing
 	}
-	s := a.seeds[r.id]
+	s := a.seeds[r.ID]
 	if s == nil {
 		s = &seeds{rule: r, tuples: map[string]extract.Key{}}
-		a.seeds[r.id] = s
+		a.seeds[r.ID] = s
 	}
 	ks := k.String()
 	if _, ok := s.tuples[ks]; ok {
 		return
 	}
 	s.tuples[ks] = k
-	if a.count[r.entry]++; a.count[r.entry] > a.maxKeys {
-		a.rebuild(r.entry, fmt.Sprintf("more than %d changed rows", a.maxKeys))
+	if a.count[r.Entry]++; a.count[r.Entry] > a.maxKeys {
+		a.rebuild(r.Entry, fmt.Sprintf("more than %d changed rows", a.maxKeys))
 	}
 }
 
@@ -271,7 +161,7 @@ func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]ma
 	out := map[int]map[string]extract.Key{}
 	for _, id := range ids {
 		s := a.seeds[id]
-		e := s.rule.entry
+		e := s.rule.Entry
 		if _, ok := a.full[e]; ok {
 			continue
 		}
@@ -281,7 +171,7 @@ func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]ma
 		}
 		cp := a.f.plan.Collections[e]
 		over := false
-		err := extract.Trace(ctx, snap, cp, s.rule.from, tuples, func(k extract.Key) error {
+		err := extract.Trace(ctx, snap, cp, s.rule.From, tuples, func(k extract.Key) error {
 			m := out[e]
 			if m == nil {
 				m = map[string]extract.Key{}
@@ -341,7 +231,7 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 		gone, pages = gone[:0], pages[:0]
 		return nil
 	}
-	err := ProduceKeys(ctx, snap, cp, list, s.opt.BatchSize, func(b Built) error {
+	err := pipeline.ProduceKeys(ctx, snap, cp, list, s.opt.BatchSize, func(b pipeline.Built) error {
 		s.rejects(b.Rejects, st)
 		if err := s.write(ctx, cp.Name, b.Docs, st); err != nil {
 			return err

@@ -1,0 +1,190 @@
+package job
+
+// The replication slot of a logical sync job: made with the record saved
+// before and after (so a run interrupted in between knows a slot it finds
+// is its own), and dropped with the record (sync --drop).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
+)
+
+// SlotTakenError: a job without a record in this target finds its
+// replication slot already there.
+type SlotTakenError struct{ Job, Slot, Where string }
+
+func (e *SlotTakenError) Error() string {
+	return fmt.Sprintf("sync job %q has no checkpoint in %s, but its replication slot %s exists: another target's job of this name uses it (give this job another name), or the slot was left behind (remove it with `denorm sync --drop --job %s`)",
+		e.Job, e.Where, e.Slot, e.Job)
+}
+
+// SetupSlot creates the job's replication slot and publication for the
+// tables plan reads and records them, saving the record before and
+// after: first with no position, so that a run interrupted in between
+// knows the slot it finds is its own (replace: drop it and make it
+// again), then at the slot's consistent point. The job's copy starts
+// over (its streams are reset), joined to the new slot: what an earlier
+// run copied predates it. Without replace, an existing slot is a
+// *SlotTakenError. debug is told "slot created". The caller releases the
+// result.
+func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, replace bool, debug func(string, ...any)) (*extract.SlotSnapshot, error) {
+	if replace {
+		if err := lg.Drop(ctx); err != nil {
+			return nil, err
+		}
+	} else if _, err := lg.Status(ctx); err == nil || !errors.As(err, new(*extract.SlotMissingError)) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &SlotTakenError{Job: j.rec.Job, Slot: lg.Name, Where: j.Where()}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.rec.Sync = &Sync{Method: SyncLogical, Slot: lg.Name}
+	j.rec.Streams, j.rec.Phase, j.rec.Collection = nil, PhaseRunning, ""
+	if err := j.save(ctx); err != nil {
+		return nil, err
+	}
+	tables := make([]string, 0)
+	for _, t := range plan.Tables() {
+		tables = append(tables, t.QualifiedName())
+	}
+	ss, err := lg.Setup(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
+	debug("slot created", "slot", lg.Name, "consistent", ss.Consistent)
+	j.rec.Sync.Position = ss.Consistent
+	if err := j.save(ctx); err != nil {
+		_ = ss.Release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return ss, nil
+}
+
+// StartLogical begins a migration that sync continues with --method
+// logical (migrate --sync logical): it checks that logical sync can follow
+// the plan (extract.CheckLogical), creates the job's slot (SetupSlot;
+// replace drops one the job had, for a restart) and returns the snapshot
+// the slot exported, which the migration must read, and a release to
+// call once it is done.
+func (j *Job) StartLogical(ctx context.Context, src *extract.Source, plan *mappings.Plan, replace bool) (*extract.Snapshot, func(), error) {
+	lg, err := src.Logical(j.rec.Job)
+	if err != nil {
+		return nil, nil, err
+	}
+	check, err := src.Snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = extract.CheckLogical(ctx, check, lg, plan)
+	closeSnap(check)
+	if err != nil {
+		return nil, nil, err
+	}
+	ss, err := j.SetupSlot(ctx, lg, plan, replace, func(string, ...any) {})
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := src.Adopt(ctx, ss.Snapshot)
+	if err != nil {
+		_ = ss.Release(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	return snap, func() {
+		closeSnap(snap)
+		_ = ss.Release(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// DropSync removes a sync job's change capture (its replication slot and
+// publication, when it has them) and its record: the next sync of the job
+// starts over with a new initial copy (a diff, when the target holds
+// documents). The documents stay.
+func DropSync(ctx context.Context, src *extract.Source, target load.Target, name string) error {
+	lg, err := src.Logical(name)
+	if err != nil {
+		return err
+	}
+	// Not while a run of the job holds it (its slot would vanish under it).
+	lease, err := HoldLease(ctx, target.Records(), name, LeaseOptions{Command: "sync --drop"})
+	if err != nil {
+		return err
+	}
+	defer lease.Release(context.WithoutCancel(ctx))
+	if err := lg.Drop(ctx); err != nil {
+		return err
+	}
+	return lease.Guard(target.Records()).Delete(ctx, name)
+}
+
+func closeSnap(s *extract.Snapshot) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.Close(ctx)
+}
+
+// MethodChangedError: a job is continued with another method than it
+// syncs with.
+type MethodChangedError struct {
+	Job, Then, Now string
+}
+
+func (e *MethodChangedError) Error() string {
+	return fmt.Sprintf("sync job %q syncs with --method %s, not %s", e.Job, e.Then, e.Now)
+}
+
+// SyncSpec is a sync run as asked for.
+type SyncSpec struct {
+	// Name names the job (its record and, for logical, its slot); Mapping
+	// is the mapping file's path, Version denorm's version, both recorded.
+	Name, Mapping, Version string
+	// Method is SyncLogical or SyncDiff.
+	Method string
+	// Lease tunes the job's lease.
+	Lease LeaseOptions
+}
+
+// PrepareSync takes the lease of a sync job and loads its record, or
+// makes a fresh one: a job that migrate started (--sync logical) or that
+// an earlier sync ran is continued. It refuses a partition of a
+// partitioned migration, a changed mapping file (*MappingChangedError)
+// and a logical job continued by diff (*MethodChangedError: its slot
+// would hold the source's WAL for ever). On error the lease is
+// released; otherwise the caller releases Job.Lease.
+func PrepareSync(ctx context.Context, target load.Target, spec SyncSpec) (job *Job, err error) {
+	hash, err := mappingHash(spec.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	spec.Lease.Command = "sync"
+	job, rec, err := take(ctx, target, spec.Name, spec.Lease)
+	if job != nil {
+		defer job.releaseOnError(ctx, &err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		job.rec = &Record{ID: spec.Name, Format: Format, Job: spec.Name, Partitions: 1, Workers: 1,
+			MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: PhaseRunning, Started: time.Now().UTC()}
+		return job, nil
+	}
+	switch {
+	case rec.Partitions > 1:
+		return nil, fmt.Errorf("job %q is one partition of a partitioned migration: sync continues whole jobs only", spec.Name)
+	case rec.MappingHash != hash:
+		return nil, &MappingChangedError{ID: rec.ID, Then: rec.MappingHash, Now: hash}
+	case rec.Logical() && spec.Method == SyncDiff:
+		return nil, &MethodChangedError{Job: spec.Name, Then: SyncLogical, Now: SyncDiff}
+	}
+	rec.Version = spec.Version
+	job.rec, job.Resumed = rec, true
+	return job, nil
+}

@@ -1,0 +1,164 @@
+package syncer
+
+// Logical sync's passes: the slot's committed changes after the job's
+// position, gathered in batches that end at a commit (batcher.go), each
+// applied in order (apply.go: the documents its rows affect, fanout.go,
+// rebuilt from a snapshot that sees the batch and written), then its end
+// made the job's position and confirmed to the slot (checkpoint.go).
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/mappings"
+)
+
+// streamRetrying runs passes of the change stream (see stream), again
+// after transient failures: a lost connection to the source or the
+// target, a server restart. A new stream starts from the saved position,
+// so the changes of the batch in progress are received again.
+func (s *syncer) streamRetrying(ctx context.Context, once bool) error {
+	return s.retrying(ctx, func() (bool, error) { return s.stream(ctx, once) })
+}
+
+// stream reads the job's slot from its position and applies batches
+// until ctx ends or, once, until everything committed before the pass
+// began is applied. It reports whether it saved a new position.
+func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err error) {
+	ck := &checkpointer{s: s, pos: s.job.Record().Sync.Position}
+	cs, err := s.lg.Stream(ctx, ck.pos, extract.StreamOptions{})
+	if err != nil {
+		return false, err
+	}
+	defer cs.Close()
+	ck.cs = cs
+	var goal extract.LSN
+	if once {
+		if goal, err = s.lg.CommittedWAL(ctx); err != nil {
+			return false, err
+		}
+	}
+	// done ends a --once pass: everything before goal is applied.
+	done := func() bool { return once && ck.pos >= goal }
+	if done() {
+		return false, nil
+	}
+	bt := s.newBatcher(cs)
+	for {
+		st, err := bt.next(ctx)
+		if err != nil {
+			return progressed, err
+		}
+		if ctx.Err() != nil {
+			// Interrupted: the batch in progress was not applied; the
+			// next run receives it again.
+			return progressed, nil
+		}
+		if b := st.batch; b != nil && !b.empty() {
+			s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
+			if err := s.apply(ctx, b); err != nil {
+				return progressed, s.schemaChanged(ctx, err)
+			}
+			if err := ck.applied(ctx, b); err != nil {
+				return progressed, err
+			}
+			progressed = true
+		}
+		if st.progress > ck.pos {
+			saved, err := ck.idle(ctx, st.progress, once && st.progress >= goal)
+			if err != nil {
+				return progressed, err
+			}
+			progressed = progressed || saved
+		}
+		if done() {
+			return progressed, nil
+		}
+	}
+}
+
+// checkRelation stops sync when a mapped table's definition changed in a
+// way the plan cannot follow (a column it reads dropped or retyped), or
+// its replica identity no longer gives the old values fan-out needs.
+func (s *syncer) checkRelation(rel *extract.Relation) error {
+	t := rel.Table()
+	used, mapped := s.fan.used[t]
+	if !mapped {
+		return nil
+	}
+	var table = s.tableOf(t)
+	if table != nil {
+		if ch := rel.Changes(table, used); len(ch) > 0 {
+			return &extract.SchemaChangeError{Table: t, Changes: ch}
+		}
+	}
+	if rel.Identity == "full" {
+		return nil
+	}
+	var keys []string
+	for _, c := range rel.Columns {
+		if c.Key {
+			keys = append(keys, c.Name)
+		}
+	}
+	for _, r := range s.fan.rules[t] {
+		for _, c := range r.Cols {
+			if !slices.Contains(keys, c) {
+				return &extract.ReplicaIdentityError{
+					Tables: []extract.ReplicaIdentity{{Table: t, Mode: rel.Identity, Columns: keys, NotFull: []string{quoteTable(rel.Schema, rel.Name)}}},
+					Why:    "the table's replica identity changed while syncing, and no longer gives the old values of the columns that place a row in its documents; sync stopped before applying changes it cannot trace",
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// schemaChanged explains a batch that failed to apply when a mapped table
+// changed under sync. The stream describes a table again only before its
+// next change, so documents that read a table changed by DDL alone (a
+// column dropped, then only other tables written) fail to build before
+// any Relation tells: the catalog is read again, and the first table whose
+// used columns are gone or retyped is a *extract.SchemaChangeError. Any
+// other failure is returned as it is.
+func (s *syncer) schemaChanged(ctx context.Context, err error) error {
+	if transient(err) || ctx.Err() != nil {
+		return err
+	}
+	snap, serr := s.src.Snapshot(ctx)
+	if serr != nil {
+		return err
+	}
+	defer closeSnap(snap)
+	tables := slices.Sorted(maps.Keys(s.fan.used))
+	cat, cerr := extract.ReadCatalog(ctx, snap, tables)
+	if cerr != nil {
+		return err
+	}
+	for _, t := range tables {
+		if then := s.tableOf(t); then != nil {
+			if ch := extract.TableChanges(then, cat.Table(t), s.fan.used[t]); len(ch) > 0 {
+				return &extract.SchemaChangeError{Table: t, Changes: ch}
+			}
+		}
+	}
+	return err
+}
+
+func quoteTable(schema, name string) string {
+	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+	return q(schema) + "." + q(name)
+}
+
+// tableOf is the plan's catalog entry of table ("schema.table").
+func (s *syncer) tableOf(table string) *mappings.Table {
+	for _, t := range s.plan.Tables() {
+		if t.QualifiedName() == table {
+			return t
+		}
+	}
+	return nil
+}

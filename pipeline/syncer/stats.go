@@ -1,0 +1,104 @@
+package syncer
+
+// What a pass (or, following, a batch of changes) did: rows changed by
+// table, documents by collection, lags.
+
+import "time"
+
+// TableChanges counts one table's changed rows in a pass.
+type TableChanges struct {
+	Inserts, Updates, Deletes, Truncates int64
+}
+
+// Rows is the number of rows changed.
+func (t TableChanges) Rows() int64 { return t.Inserts + t.Updates + t.Deletes }
+
+// DocCounts counts one collection's documents in a pass: written
+// (inserted or replaced), deleted, and found unchanged (diff).
+type DocCounts struct {
+	Written, Deleted, Unchanged int64
+}
+
+// PassStats is what one pass (or, following, one batch) did.
+type PassStats struct {
+	Method     string
+	Start, End time.Time
+	// Copy: the pass was the job's initial copy.
+	Copy bool
+	// Transactions counts the source transactions applied (logical).
+	Transactions int
+	// Tables counts the changed rows by table ("schema.table").
+	Tables map[string]*TableChanges
+	// Collections counts the documents by collection.
+	Collections map[string]*DocCounts
+	// Rebuilt lists the collections rebuilt whole by a diff, each with
+	// why ("comments: TRUNCATE of public.comment").
+	Rebuilt []string
+	// Position is the job's position after the pass (logical).
+	Position string
+	// Lag is how long after its commit on the source the newest change
+	// applied was acknowledged by the target (0 when nothing was
+	// pending); TxLags is that time for every transaction applied (at most
+	// 10,000 per batch).
+	Lag    time.Duration
+	TxLags []time.Duration
+	// Rejected counts the documents that could not be built or written.
+	Rejected int64
+}
+
+func newPassStats(method string) PassStats {
+	return PassStats{Method: method, Start: time.Now(), Tables: map[string]*TableChanges{}, Collections: map[string]*DocCounts{}}
+}
+
+func (p *PassStats) coll(name string) *DocCounts {
+	c := p.Collections[name]
+	if c == nil {
+		c = &DocCounts{}
+		p.Collections[name] = c
+	}
+	return c
+}
+
+func (p *PassStats) table(name string) *TableChanges {
+	t := p.Tables[name]
+	if t == nil {
+		t = &TableChanges{}
+		p.Tables[name] = t
+	}
+	return t
+}
+
+func (p *PassStats) unchanged(coll string) { p.coll(coll).Unchanged++ }
+
+// Totals returns the rows changed and the documents written, deleted and
+// unchanged, over all tables and collections.
+func (p *PassStats) Totals() (changes, written, deleted, unchanged int64) {
+	for _, t := range p.Tables {
+		changes += t.Rows()
+	}
+	for _, c := range p.Collections {
+		written, deleted, unchanged = written+c.Written, deleted+c.Deleted, unchanged+c.Unchanged
+	}
+	return
+}
+
+// add merges q into p (a --once pass made of several batches).
+func (p *PassStats) add(q PassStats) {
+	for k, v := range q.Tables {
+		t := p.table(k)
+		t.Inserts, t.Updates, t.Deletes, t.Truncates = t.Inserts+v.Inserts, t.Updates+v.Updates, t.Deletes+v.Deletes, t.Truncates+v.Truncates
+	}
+	for k, v := range q.Collections {
+		c := p.coll(k)
+		c.Written, c.Deleted, c.Unchanged = c.Written+v.Written, c.Deleted+v.Deleted, c.Unchanged+v.Unchanged
+	}
+	p.Transactions += q.Transactions
+	p.Rebuilt = append(p.Rebuilt, q.Rebuilt...)
+	p.Rejected += q.Rejected
+	p.Copy = p.Copy || q.Copy
+	if q.Position != "" {
+		p.Position = q.Position
+	}
+	p.Lag = q.Lag
+	p.End = q.End
+}
