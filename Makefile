@@ -76,14 +76,15 @@ test: deps build test-tools
 test-long: deps build test-tools
 	DENORM_TEST_LONG=1 DENORM_DIFFTEST_TIME=$(LONG_DIFFTEST_TIME) scripts/testenv.sh $(GO) test $(TESTFLAGS) $(PKGS)
 
-# Reused memory poisoned (internal/poison): the quick packages, then the
-# cmd/denorm tests that migrate the examples and Pagila, built with
+# Reused memory poisoned (internal/poison): the quick packages (pipeline
+# and sync among them), then the cmd/denorm tests that migrate the
+# examples and Pagila, built with
 # -tags denorm_poison, under which a slab, read buffer or sort buffer taken
 # back for reuse is overwritten with garbage and never handed out again: a
 # document kept past its batch fails loudly. TESTENV= runs them against the
 # servers DENORM_TEST_PG and DENORM_TEST_MONGO already name.
 TESTENV     ?= scripts/testenv.sh
-POISON_PKGS ?= ./internal/... ./mappings/... ./transform/... ./load ./extract
+POISON_PKGS ?= ./internal/... ./mappings/... ./transform/... ./load ./extract ./job ./pipeline/...
 test-poison: tools
 	$(TESTENV) bash -c '$(GO) test -count=1 -timeout 30m -tags denorm_poison $(POISON_PKGS) && \
 		$(GO) test -count=1 -timeout 30m -tags denorm_poison -run "^(TestExamplesGolden|TestPagila)$$" ./cmd/denorm'

@@ -106,6 +106,65 @@ func Transient(target load.Target, workers, partition, partitions int) *Job {
 	return &Job{target: target, rec: &Record{Workers: workers, Partition: partition, Partitions: partitions}}
 }
 
+// MethodChangedError: a job is continued with another method than it
+// syncs with.
+type MethodChangedError struct {
+	Job, Then, Now string
+}
+
+func (e *MethodChangedError) Error() string {
+	return fmt.Sprintf("sync job %q syncs with --method %s, not %s", e.Job, e.Then, e.Now)
+}
+
+// SyncSpec is a sync run as asked for.
+type SyncSpec struct {
+	// Name names the job (its record and, for logical, its slot); Mapping
+	// is the mapping file's path, Version denorm's version, both recorded.
+	Name, Mapping, Version string
+	// Method is SyncLogical or SyncDiff.
+	Method string
+	// Lease tunes the job's lease.
+	Lease LeaseOptions
+}
+
+// PrepareSync takes the lease of a sync job and loads its record, or
+// makes a fresh one: a job that migrate started (--sync logical) or that
+// an earlier sync ran is continued. It refuses a partition of a
+// partitioned migration, a changed mapping file (*MappingChangedError)
+// and a logical job continued by diff (*MethodChangedError: its slot
+// would hold the source's WAL for ever). On error the lease is
+// released; otherwise the caller releases Job.Lease.
+func PrepareSync(ctx context.Context, target load.Target, spec SyncSpec) (job *Job, err error) {
+	hash, err := mappingHash(spec.Mapping)
+	if err != nil {
+		return nil, err
+	}
+	spec.Lease.Command = "sync"
+	job, rec, err := take(ctx, target, spec.Name, spec.Lease)
+	if job != nil {
+		defer job.releaseOnError(ctx, &err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		job.rec = &Record{ID: spec.Name, Format: Format, Job: spec.Name, Partitions: 1, Workers: 1,
+			MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: PhaseRunning, Started: time.Now().UTC()}
+		return job, nil
+	}
+	switch {
+	case rec.Partitions > 1:
+		return nil, fmt.Errorf("job %q is one partition of a partitioned migration: sync continues whole jobs only", spec.Name)
+	case rec.MappingHash != hash:
+		return nil, &MappingChangedError{ID: rec.ID, Then: rec.MappingHash, Now: hash}
+	case rec.Logical() && spec.Method == SyncDiff:
+		return nil, &MethodChangedError{Job: spec.Name, Then: SyncLogical, Now: SyncDiff}
+	}
+	rec.Version = spec.Version
+	job.rec, job.Resumed = rec, true
+	return job, nil
+}
+
 // take takes the lease of job id and loads the job's record from the
 // store the lease guards: the job (its record not set yet) and the record
 // stored (nil: none). With a job and an error (a record that cannot be

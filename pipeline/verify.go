@@ -33,11 +33,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"time"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/extsort"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
+	"github.com/denorm/denorm/oracle"
 	"github.com/denorm/denorm/pipeline/compare"
 	"github.com/denorm/denorm/transform"
 )
@@ -77,6 +79,21 @@ type VerifyOptions struct {
 	// Both are called from Verify's goroutine; an error stops Verify.
 	Difference func(Difference) error
 	Dangling   func(DanglingRef) error
+
+	// What verify checks beside the documents, each when asked:
+	// Indexes, the plan's indexes and shard keys in the target
+	// (VerifyResult.Indexes); Since, with Watermarks, the rows written
+	// in the source since then (VerifyResult.Writes); Coverage, the rows
+	// of the tables of that plan (the whole mapping's, where plan is a
+	// part of it) that no document holds, counted on a second connection
+	// adopting snap while the documents are compared
+	// (VerifyResult.Coverage).
+	Indexes    bool
+	Since      time.Time
+	Watermarks []string
+	Coverage   *mappings.Plan
+	// Debug, when set, is told how long each step took.
+	Debug func(msg string, args ...any)
 }
 
 // Difference kinds.
@@ -146,6 +163,23 @@ func (s VerifyStats) Differences() int64 {
 // in mapping order.
 type VerifyResult struct {
 	Collections []VerifyStats `json:"collections"`
+	// Indexes, Writes and Coverage are what VerifyOptions asked for;
+	// Unchecked, with the oracle, the fields it did not build
+	// independently (expressions).
+	Indexes   []IndexCheck             `json:"-"`
+	Writes    []extract.TableWrites    `json:"-"`
+	Coverage  []mappings.TableCoverage `json:"-"`
+	Unchecked []oracle.Unchecked       `json:"-"`
+}
+
+// BadIndexes counts the indexes the target does not hold as declared.
+func (r *VerifyResult) BadIndexes() (n int64) {
+	for _, c := range r.Indexes {
+		if c.State != IndexOK {
+			n++
+		}
+	}
+	return n
 }
 
 // Differences totals the collections' differences.
@@ -189,8 +223,50 @@ func (v *verifier) sampled(key []byte) bool {
 
 // Verify compares the documents plan gives from snap with what target
 // holds, and returns the counts per collection; every difference and
-// dangling reference goes to opt's callbacks.
+// dangling reference goes to opt's callbacks. It then checks what opt
+// asks for beside (indexes, writes since, coverage) and, with the
+// oracle, lists the fields the oracle does not check.
 func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions) (*VerifyResult, error) {
+	debug := opt.Debug
+	if debug == nil {
+		debug = func(string, ...any) {}
+	}
+	start := time.Now()
+	var cov *sideCoverage
+	if opt.Coverage != nil {
+		cov = startCoverage(ctx, snap, opt.Coverage, debug)
+		defer cov.stop()
+	}
+	res, err := compareDocuments(ctx, snap, plan, target, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Indexes {
+		if res.Indexes, err = CheckIndexes(ctx, target, plan); err != nil {
+			return nil, err
+		}
+	}
+	if !opt.Since.IsZero() {
+		if res.Writes, err = extract.WritesSince(ctx, snap, plan, opt.Since, opt.Watermarks); err != nil {
+			return nil, err
+		}
+	}
+	debug("documents compared", "elapsed", time.Since(start))
+	if cov != nil {
+		if res.Coverage, err = cov.wait(ctx, snap); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Oracle {
+		if res.Unchecked, err = OracleUnchecked(plan); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// compareDocuments is Verify's comparison of the documents.
+func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions) (*VerifyResult, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 1000
 	}
@@ -425,4 +501,52 @@ func (v *verifier) merge(ctx context.Context) error {
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
 		return v.opt.Difference(d)
 	})
+}
+
+// sideCoverage counts the rows no document holds on a second connection
+// adopting the snapshot, while the documents are compared.
+type sideCoverage struct {
+	full   *mappings.Plan
+	debug  func(string, ...any)
+	cancel context.CancelFunc
+	done   chan struct{}
+	cov    []mappings.TableCoverage
+	err    error
+}
+
+func startCoverage(ctx context.Context, snap *extract.Snapshot, full *mappings.Plan, debug func(string, ...any)) *sideCoverage {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sideCoverage{full: full, debug: debug, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		start := time.Now()
+		side, err := snap.Source().Adopt(ctx, snap.ID)
+		if err != nil {
+			s.err = err
+			return
+		}
+		defer side.Close(context.WithoutCancel(ctx))
+		s.cov, s.err = extract.Coverage(ctx, side, full)
+		debug("coverage counted", "elapsed", time.Since(start), "connection", "second")
+	}()
+	return s
+}
+
+// wait returns the coverage. Where no second connection could adopt the
+// snapshot (extract.ErrNotAdopted), it is counted on snap now.
+func (s *sideCoverage) wait(ctx context.Context, snap *extract.Snapshot) ([]mappings.TableCoverage, error) {
+	<-s.done
+	if errors.Is(s.err, extract.ErrNotAdopted) {
+		start := time.Now()
+		cov, err := extract.Coverage(ctx, snap, s.full)
+		s.debug("coverage counted", "elapsed", time.Since(start), "connection", "first", "why", s.err)
+		return cov, err
+	}
+	return s.cov, s.err
+}
+
+// stop ends the count if it still runs (verify failed) and waits for it.
+func (s *sideCoverage) stop() {
+	s.cancel()
+	<-s.done
 }

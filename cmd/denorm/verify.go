@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,64 +169,73 @@ inheritance child) and a few keys. They do not change the exit code unless
 	return cmd
 }
 
-func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
-	ctx := cmd.Context()
+// check checks verify's flags, and returns --since's time (zero without
+// it).
+func (o *verifyOptions) check() (since time.Time, err error) {
 	if o.batchSize <= 0 {
-		return usageError{fmt.Errorf("--batch-size must be positive")}
+		return since, usageError{fmt.Errorf("--batch-size must be positive")}
 	}
 	if !(o.sample > 0 && o.sample <= 100) { // NaN too
-		return usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
+		return since, usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
 	}
 	if err := checkRange("--sort-memory", o.sortMemMiB, 1, 1<<16); err != nil {
-		return err
+		return since, err
 	}
 	if o.show < 0 {
-		return usageError{fmt.Errorf("--show cannot be negative")}
+		return since, usageError{fmt.Errorf("--show cannot be negative")}
 	}
 	if err := checkDir("--temp-dir", o.tempDir); err != nil {
-		return err
+		return since, err
 	}
 	if err := checkTarget(o.target); err != nil {
-		return err
+		return since, err
 	}
-	var since time.Time
 	if o.since != "" {
 		t, err := time.Parse(time.RFC3339, o.since)
 		if err != nil {
-			return usageError{fmt.Errorf("--since: want an RFC 3339 time such as 2026-11-23T10:30:00Z: %w", err)}
+			return since, usageError{fmt.Errorf("--since: want an RFC 3339 time such as 2026-11-23T10:30:00Z: %w", err)}
 		}
 		since = t
 		for _, c := range strings.Split(o.watermarks, ",") {
 			if strings.TrimSpace(c) == "" {
-				return usageError{fmt.Errorf("--watermark-columns %q: an empty column name", o.watermarks)}
+				return since, usageError{fmt.Errorf("--watermark-columns %q: an empty column name", o.watermarks)}
 			}
 		}
 	}
 	if err := checkLimit(o.limit); err != nil {
-		return err
+		return since, err
 	}
 	if err := checkCollections(o.collections); err != nil {
-		return err
+		return since, err
 	}
 	if o.retryFor <= 0 {
-		return usageError{errors.New("--retry-for must be positive")}
+		return since, usageError{errors.New("--retry-for must be positive")}
 	}
 	if o.oracle != "" && o.oracle != "sql" {
-		return usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
+		return since, usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
 	}
 	if err := checkRange("--oracle-workers", o.oracleConns, 1, 64); err != nil {
-		return err
+		return since, err
 	}
 	if o.sampleRoots != 0 {
 		if err := checkRange("--sample-roots", o.sampleRoots, 1, 1<<30); err != nil {
-			return err
+			return since, err
 		}
 		if o.oracle == "" {
-			return usageError{errors.New("--sample-roots needs --oracle sql (the oracle picks the root rows); without it, --sample PERCENT compares a share of the documents")}
+			return since, usageError{errors.New("--sample-roots needs --oracle sql (the oracle picks the root rows); without it, --sample PERCENT compares a share of the documents")}
 		}
 		if o.sample != 100 {
-			return usageError{errors.New("--sample-roots and --sample: give one of them")}
+			return since, usageError{errors.New("--sample-roots and --sample: give one of them")}
 		}
+	}
+	return since, nil
+}
+
+func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
+	ctx := cmd.Context()
+	since, err := o.check()
+	if err != nil {
+		return err
 	}
 	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
@@ -272,8 +280,6 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		shown++
 	}
 	start := time.Now()
-	coverage := startCoverage(ctx, g, snap, full)
-	defer coverage.stop()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
 		BatchSize:     o.batchSize,
 		TempDir:       o.tempDir,
@@ -290,49 +296,28 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			show(fmt.Sprintf("  %s _id=%s: dangling reference %s=%s: no such document in %s", r.Collection, r.ID, r.Path, r.Ref, r.RefCollection))
 			return rep.dangling(r)
 		},
+		Indexes:    true,
+		Since:      since,
+		Watermarks: strings.Split(o.watermarks, ","),
+		Coverage:   full,
+		Debug:      g.log.Debug,
 	})
 	if err != nil {
 		return err
 	}
-	indexes, err := pipeline.CheckIndexes(ctx, target, plan)
-	if err != nil {
-		return err
-	}
-	var badIndexes int64
-	for _, c := range indexes {
-		if c.State != pipeline.IndexOK {
-			badIndexes++
-		}
-	}
-	var writes []extract.TableWrites
-	if !since.IsZero() {
-		writes, err = extract.WritesSince(ctx, snap, plan, since, strings.Split(o.watermarks, ","))
-		if err != nil {
-			return err
-		}
-	}
-	g.log.Debug("documents compared", "elapsed", time.Since(start))
-	cov, err := coverage.wait(ctx, snap)
-	if err != nil {
-		return err
-	}
-	printVerifySummary(g, res, writes, since, snapTime, time.Since(start), indexes, cov)
+	printVerifySummary(g, res, since, snapTime, time.Since(start))
 	if len(filtered) > 0 {
 		wrap(g.stdout, fmt.Sprintf("row-level security filtered what was read (--row-security): %s; the comparison covers only the rows the policies show", rowSecurityTables(filtered)))
 	}
 	if o.oracle != "" {
-		unchecked, err := pipeline.OracleUnchecked(plan)
-		if err != nil {
-			return err
-		}
-		printOracleNote(g, unchecked, res)
-		rep.unchecked = unchecked
+		printOracleNote(g, res.Unchecked, res)
+		rep.unchecked = res.Unchecked
 	}
-	if err := rep.finish(res, writes, since, indexes, cov); err != nil {
+	if err := rep.finish(res, since); err != nil {
 		return err
 	}
-	docs, refs := res.Differences(), res.Dangling()
-	uncovered, _ := mappings.UncoveredRows(cov)
+	docs, refs, badIndexes := res.Differences(), res.Dangling(), res.BadIndexes()
+	uncovered, _ := mappings.UncoveredRows(res.Coverage)
 	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) || (uncovered > 0 && o.failUncovered) {
 		e := differentError{docs: docs, refs: refs, indexes: badIndexes}
 		if o.failUncovered {
@@ -383,7 +368,8 @@ func formatDifference(d pipeline.Difference) string {
 	return b.String()
 }
 
-func printVerifySummary(g *globals, res *pipeline.VerifyResult, writes []extract.TableWrites, since, snapTime time.Time, elapsed time.Duration, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) {
+func printVerifySummary(g *globals, res *pipeline.VerifyResult, since, snapTime time.Time, elapsed time.Duration) {
+	writes, indexes, cov := res.Writes, res.Indexes, res.Coverage
 	w := g.stdout
 	fmt.Fprintf(w, "%-20s %10s %10s %10s %8s %10s %9s %9s %8s\n", "COLLECTION", "EXPECTED", "FOUND", "IDENTICAL", "MISSING", "UNEXPECTED", "DIFFERENT", "DANGLING", "OTHER")
 	for _, c := range res.Collections {
@@ -539,10 +525,11 @@ func (r *verifyReport) dangling(d pipeline.DanglingRef) error {
 	return r.item(d)
 }
 
-func (r *verifyReport) finish(res *pipeline.VerifyResult, writes []extract.TableWrites, since time.Time, indexes []pipeline.IndexCheck, cov []mappings.TableCoverage) error {
+func (r *verifyReport) finish(res *pipeline.VerifyResult, since time.Time) error {
 	if r.w == nil {
 		return nil
 	}
+	writes, indexes, cov := res.Writes, res.Indexes, res.Coverage
 	if r.phase != "dangling" {
 		r.raw("],\"danglingRefs\":[")
 	}
@@ -667,54 +654,4 @@ func printOracleNote(g *globals, unchecked []oracle.Unchecked, res *pipeline.Ver
 	for _, u := range unchecked {
 		fmt.Fprintf(g.stdout, "  %s: %s\n", u.Path, u.Why)
 	}
-}
-
-// sideCoverage counts the rows no document holds (extract.Coverage) on a
-// second connection adopting verify's snapshot, while the documents are
-// compared on the first: the count costs PostgreSQL about a second per
-// million rows, which no longer adds to verify's time.
-type sideCoverage struct {
-	g      *globals
-	full   *mappings.Plan
-	cancel context.CancelFunc
-	done   chan struct{}
-	cov    []mappings.TableCoverage
-	err    error
-}
-
-func startCoverage(ctx context.Context, g *globals, snap *extract.Snapshot, full *mappings.Plan) *sideCoverage {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &sideCoverage{g: g, full: full, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		start := time.Now()
-		side, err := snap.Source().Adopt(ctx, snap.ID)
-		if err != nil {
-			s.err = err
-			return
-		}
-		defer side.Close(context.WithoutCancel(ctx))
-		s.cov, s.err = extract.Coverage(ctx, side, full)
-		g.log.Debug("coverage counted", "elapsed", time.Since(start), "connection", "second")
-	}()
-	return s
-}
-
-// wait returns the coverage. Where no second connection could adopt the
-// snapshot (extract.ErrNotAdopted), it is counted on snap now.
-func (s *sideCoverage) wait(ctx context.Context, snap *extract.Snapshot) ([]mappings.TableCoverage, error) {
-	<-s.done
-	if errors.Is(s.err, extract.ErrNotAdopted) {
-		start := time.Now()
-		cov, err := extract.Coverage(ctx, snap, s.full)
-		s.g.log.Debug("coverage counted", "elapsed", time.Since(start), "connection", "first", "why", s.err)
-		return cov, err
-	}
-	return s.cov, s.err
-}
-
-// stop ends the count if it still runs (verify failed) and waits for it.
-func (s *sideCoverage) stop() {
-	s.cancel()
-	<-s.done
 }

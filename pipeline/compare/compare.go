@@ -50,7 +50,7 @@ func (c *Comparison) Close() {
 }
 
 // Side is one side's sorter and document spill file. The two sides may
-// be filled by different goroutines (add touches only its Side).
+// be filled by different goroutines (Add touches only its side).
 type Side struct {
 	sorter *extsort.Sorter
 	f      *os.File
@@ -86,7 +86,7 @@ const (
 	hashLen     = 16
 )
 
-// add stores one document of Side s. Calls for the two sides may run
+// Add stores one document of side s. Calls for the two sides may run
 // concurrently; doc is copied.
 func (c *Comparison) Add(s *Side, coll string, doc []byte, source string) error {
 	idv, err := load.DocumentID(doc)
@@ -157,7 +157,7 @@ type cursor struct {
 	cur Entry
 }
 
-// cursor opens a cursor on the Side's sorted records, at the first one.
+// cursor opens a cursor on the side's sorted records, at the first one.
 // The caller closes c.it.
 func (s *Side) cursor() (*cursor, error) {
 	it, err := s.sorter.Iter()
@@ -267,22 +267,22 @@ func (s *Side) Read(e *Entry) ([]byte, error) {
 const (
 	// Identical: both sides hold the _id, with the same hash.
 	Identical = "identical"
-	// Missing: the expected Side gives a document the found Side does
+	// Missing: the expected side gives a document the found side does
 	// not hold.
 	Missing = "missing"
-	// Unexpected: the found Side holds a document the expected Side does
+	// Unexpected: the found side holds a document the expected side does
 	// not give.
 	Unexpected = "unexpected"
 	// Different: both hold the _id, with different contents.
 	Different = "different"
-	// Duplicate: a second record of one _id on one Side.
+	// Duplicate: a second record of one _id on one side.
 	Duplicate = "duplicate"
 )
 
 // merge walks both sorted sides together, in sort key order (collection,
 // then _id), and calls fn once per record: Missing (exp only, found
 // nil), Unexpected (found only, exp nil), Duplicate (a second
-// record of one key on either Side: the other Side's Entry is nil; the
+// record of one key on either side: the other side's entry is nil; the
 // source gives an _id to two documents, or the target holds it twice),
 // Different or Identical (both; an unsampled record counts as
 // identical, its hash unknown). The entries are only valid during fn.

@@ -63,7 +63,8 @@ const ackSchema = `
 CREATE TABLE parent (id int PRIMARY KEY, name text);
 INSERT INTO parent SELECT i, 'p' || i FROM generate_series(1, 100) i;
 CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent, v int);
-INSERT INTO child SELECT i, 1 + (i - 1) % 100, i FROM generate_series(1, 300) i;`
+INSERT INTO child SELECT i, 1 + (i - 1) % 100, i FROM generate_series(1, 300) i;
+ALTER TABLE child REPLICA IDENTITY FULL;`
 
 const ackMapping = `version: 1
 collections:
