@@ -195,7 +195,7 @@ func readField(r *reader, f *fieldShape) (bson.E, bool, error) {
 			name = x
 		}
 	}
-	if v == nil && f.name != "_id" {
+	if v == nil && !f.docID {
 		return bson.E{}, false, nil
 	}
 	return bson.E{Key: name, Value: v}, true, nil

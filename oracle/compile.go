@@ -82,6 +82,10 @@ type fieldShape struct {
 	sub       *docShape
 	// zero is an aggregate's value over no rows (nil: left out).
 	zero any
+	// docID: the field is a document's _id, kept even when NULL (an
+	// embedded object's field named _id is a field as any other: left
+	// out when NULL).
+	docID bool
 	// An expression: its program and the variables it reads.
 	prog   *vm.Program
 	source string
@@ -1160,7 +1164,7 @@ func (c *compiler) docQuery(cp *mappings.CollectionPlan, root *rowSource) (strin
 // id is the _id's SQL and shape.
 func (c *compiler) id(cp *mappings.CollectionPlan, root *rowSource) (string, *fieldShape) {
 	n := cp.Root
-	fs := &fieldShape{name: "_id", path: cp.Name + "._id"}
+	fs := &fieldShape{name: "_id", path: cp.Name + "._id", docID: true}
 	if cp.IDPrefix != "" {
 		fs.kind, fs.prefix = fPrefixID, cp.IDPrefix
 		return keysText(n, root, cp.IDCols), fs
