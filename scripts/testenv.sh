@@ -22,11 +22,13 @@ if [[ $# -eq 0 ]]; then
 	exit 2
 fi
 
-# port_in_use tells whether something listens on (or answers at) 127.0.0.1:PORT.
+# port_in_use tells whether a socket uses 127.0.0.1:PORT (listening or
+# connected: a client's local port cannot be bound either) or something
+# answers there.
 port_in_use() {
 	local p="$1"
 	if command -v ss >/dev/null 2>&1; then
-		if ss -Htln "sport = :$p" 2>/dev/null | grep -q .; then
+		if ss -Htan "sport = :$p" 2>/dev/null | grep -q .; then
 			return 0
 		fi
 	fi
@@ -34,11 +36,19 @@ port_in_use() {
 }
 
 declare -A TAKEN=()
-# free_port prints a port in 20000-59999 that nothing uses and this run has not picked.
+# PORT_LO..PORT_HI: below the kernel's range of ports for outgoing
+# connections (ip_local_port_range), which any client may take at any
+# moment; 20000-59999 where that range leaves too little room.
+PORT_LO=20000 PORT_HI=59999
+if read -r eph_lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && ((eph_lo > 12000)); then
+	PORT_LO=10000 PORT_HI=$((eph_lo - 1))
+fi
+# free_port prints a port in PORT_LO..PORT_HI that nothing uses and this
+# run has not picked.
 free_port() {
 	local _ p
 	for _ in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((PORT_LO + (RANDOM * 32768 + RANDOM) % (PORT_HI - PORT_LO + 1)))
 		[[ -z "${TAKEN[$p]:-}" ]] || continue
 		if ! port_in_use "$p"; then
 			TAKEN[$p]=1
@@ -87,7 +97,8 @@ trap 'exit 143' TERM
 TMP="$(mktemp -d /tmp/denorm-testenv.XXXXXX)"
 chmod 755 "$TMP"
 
-# Start each server, retrying with another port if the picked one got taken meanwhile.
+# Start each server, retrying with another port if it fails (the picked
+# one may have been taken meanwhile).
 t0="$(now)"
 for attempt in 1 2 3; do
 	port="$(free_port)"
@@ -97,11 +108,11 @@ for attempt in 1 2 3; do
 	fi
 	"$SCRIPTS/pg.sh" stop "$TMP/pg" >/dev/null 2>&1 || true
 	PG_STARTED=""
-	if [[ $attempt == 3 ]] || ! port_in_use "$port"; then
+	if [[ $attempt == 3 ]]; then
 		log "PostgreSQL failed to start"
 		exit 1
 	fi
-	log "port $port got taken; retrying"
+	log "PostgreSQL did not start on port $port; retrying on another"
 done
 log "PostgreSQL ready at 127.0.0.1:$port ($(since "$t0"))"
 
@@ -113,11 +124,11 @@ for attempt in 1 2 3; do
 		break
 	fi
 	FERRET_STARTED=""
-	if [[ $attempt == 3 ]] || ! port_in_use "$port"; then
+	if [[ $attempt == 3 ]]; then
 		log "FerretDB failed to start"
 		exit 1
 	fi
-	log "port $port got taken; retrying"
+	log "FerretDB did not start on port $port; retrying on another"
 done
 log "FerretDB ready at 127.0.0.1:$port ($(since "$t0"))"
 
