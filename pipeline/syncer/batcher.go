@@ -78,7 +78,9 @@ func (bt *batcher) next(ctx context.Context) (step, error) {
 			return step{}, nil
 		}
 		b := bt.b
-		wait := time.Hour
+		// A quiet stream still wakes the consumer every IdleSave: a
+		// position received but not saved yet is saved then.
+		wait := s.opt.IdleSave
 		if !b.empty() && !bt.inTx {
 			wait = time.Until(b.started.Add(s.opt.MaxDelay))
 			if n := len(b.commits); n > 0 && time.Since(b.commits[n-1]) < s.opt.MaxDelay {

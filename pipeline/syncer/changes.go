@@ -28,13 +28,14 @@ func (s *syncer) streamRetrying(ctx context.Context, once bool) error {
 // until ctx ends or, once, until everything committed before the pass
 // began is applied. It reports whether it saved a new position.
 func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err error) {
-	ck := &checkpointer{s: s, pos: s.job.Record().Sync.Position}
+	start := s.job.Record().Sync.Position
+	ck := &checkpointer{s: s, pos: start, saved: start}
 	cs, err := s.lg.Stream(ctx, ck.pos, extract.StreamOptions{})
 	if err != nil {
 		return false, err
 	}
 	defer cs.Close()
-	ck.cs = cs
+	ck.confirm = cs.Confirm
 	var goal extract.LSN
 	if once {
 		if goal, err = s.lg.CommittedWAL(ctx); err != nil {
@@ -67,13 +68,11 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			}
 			progressed = true
 		}
-		if st.progress > ck.pos {
-			saved, err := ck.idle(ctx, st.progress, once && st.progress >= goal)
-			if err != nil {
-				return progressed, err
-			}
-			progressed = progressed || saved
+		saved, err := ck.idle(ctx, st.progress, once && max(ck.pos, st.progress) >= goal)
+		if err != nil {
+			return progressed, err
 		}
+		progressed = progressed || saved
 		if done() {
 			return progressed, nil
 		}

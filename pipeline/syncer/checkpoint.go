@@ -15,18 +15,16 @@ import (
 	"github.com/denorm/denorm/job"
 )
 
-// idleSave spaces the saves of a position that moves while nothing is
-// applied (keepalives of a quiet source).
-const idleSave = 10 * time.Second
-
 // checkpointer moves one stream's position.
 type checkpointer struct {
-	s  *syncer
-	cs *extract.ChangeStream
+	s *syncer
+	// confirm tells the slot a saved position (ChangeStream.Confirm).
+	confirm func(extract.LSN)
 	// pos is the stream's position: every change committed before it was
-	// applied (saved, or, idle, to be saved).
-	pos      extract.LSN
-	lastSave time.Time
+	// applied; saved is the position last saved (pos, or, idle, before
+	// it: to be saved).
+	pos, saved extract.LSN
+	lastSave   time.Time
 }
 
 // applied records batch b, written and acknowledged: its counts, and its
@@ -37,30 +35,33 @@ func (c *checkpointer) applied(ctx context.Context, b *changeBatch) error {
 	if err := s.passDone(ctx, &b.st, nil, job.WALAt{LSN: b.end}); err != nil {
 		return err
 	}
-	c.pos = b.end
+	c.pos, c.saved = b.end, b.end
 	s.opt.Debug("checkpoint saved", "position", b.end)
-	c.cs.Confirm(b.end)
+	c.confirm(b.end)
 	s.opt.Debug("position confirmed", "position", b.end)
 	c.lastSave = time.Now()
 	return nil
 }
 
-// idle moves the position to lsn, before which everything committed was
-// delivered and applied; it is saved and confirmed when force (a --once
-// pass ends there) or idleSave after the last save. It reports whether it
-// saved.
+// idle moves the position to lsn (when past it), before which everything
+// committed was delivered and applied, and saves and confirms a position
+// not saved yet when force (a --once pass ends there) or Options.IdleSave
+// after the last save: the stream calls it at every step, and at least
+// every IdleSave while the source is quiet, so a caught-up job records
+// it within twice IdleSave. It reports whether it saved.
 func (c *checkpointer) idle(ctx context.Context, lsn extract.LSN, force bool) (bool, error) {
-	c.pos = lsn
-	if !force && time.Since(c.lastSave) <= idleSave {
+	c.pos = max(c.pos, lsn)
+	s := c.s
+	if c.pos <= c.saved || (!force && time.Since(c.lastSave) < s.opt.IdleSave) {
 		return false, nil
 	}
-	s := c.s
 	s.job.Update(func(r *job.Record) { r.Sync.LagSeconds = 0 })
-	if err := s.job.Advance(ctx, job.WALAt{LSN: lsn}); err != nil {
+	if err := s.job.Advance(ctx, job.WALAt{LSN: c.pos}); err != nil {
 		return false, err
 	}
-	c.cs.Confirm(lsn)
+	c.saved = c.pos
+	c.confirm(c.pos)
 	c.lastSave = time.Now()
-	s.opt.Idle(lsn.String())
+	s.opt.Idle(c.pos.String())
 	return true, nil
 }

@@ -93,8 +93,12 @@ type Options struct {
 	// "position confirmed". The fault tests aim kills at these steps.
 	Debug func(msg string, args ...any)
 	// Idle is called when a logical pass saves a new position with
-	// nothing to apply: the job is caught up (lag 0).
-	Idle func(position string)
+	// nothing to apply: the job is caught up (lag 0). IdleSave (default
+	// 10 s) is how often such a position is saved at most: a caught-up
+	// job records its position, and confirms it to the slot, within
+	// twice IdleSave.
+	Idle     func(position string)
+	IdleSave time.Duration
 	// Info, when set, is told of shard keys and indexes made.
 	Info func(msg string)
 	// Notice is told of events the user must know of (retries, rebuilds,
@@ -136,6 +140,9 @@ func (o *Options) defaults() {
 	}
 	if o.Retried == nil {
 		o.Retried = func(error) {}
+	}
+	if o.IdleSave <= 0 {
+		o.IdleSave = 10 * time.Second
 	}
 	if o.Idle == nil {
 		o.Idle = func(string) {}
