@@ -34,11 +34,15 @@ type TraceRule struct {
 type TraceRules struct {
 	Rules map[string][]TraceRule
 	Used  map[string][]string
+	// Opaque are the tables a node reads with a filter or an sql: field,
+	// whose columns Used cannot list: any change of their rows may
+	// matter.
+	Opaque map[string]bool
 }
 
 // RulesOf returns plan's trace rules.
 func RulesOf(plan *mappings.Plan) *TraceRules {
-	f := &TraceRules{Rules: map[string][]TraceRule{}, Used: map[string][]string{}}
+	f := &TraceRules{Rules: map[string][]TraceRule{}, Used: map[string][]string{}, Opaque: map[string]bool{}}
 	for _, t := range plan.Tables() {
 		q := t.QualifiedName()
 		for _, d := range plan.Dependents(q) {
@@ -59,6 +63,12 @@ func RulesOf(plan *mappings.Plan) *TraceRules {
 				if n.Kind != mappings.NodeAggregate {
 					f.use(q, c.Name)
 				}
+				if c.SQL != "" {
+					f.Opaque[q] = true
+				}
+			}
+			if n.Filter != "" {
+				f.Opaque[q] = true
 			}
 			if n.Agg != nil && n.Agg.Column != "" {
 				f.use(q, n.Agg.Column)

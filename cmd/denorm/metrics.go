@@ -20,6 +20,7 @@ import (
 
 type syncMetrics struct {
 	changes     *prometheus.CounterVec
+	skipped     *prometheus.CounterVec
 	written     *prometheus.CounterVec
 	deleted     *prometheus.CounterVec
 	passes      prometheus.Counter
@@ -36,6 +37,8 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 	m := &syncMetrics{
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_changes_applied_total",
 			Help: "Source rows changed (inserted, updated, deleted) whose documents sync rebuilt, by table.", ConstLabels: labels}, []string{"table"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_changes_skipped_total",
+			Help: "Source row updates skipped as irrelevant: they changed no column the mapping reads, so no document was traced or rebuilt; by table.", ConstLabels: labels}, []string{"table"}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_documents_written_total",
 			Help: "Documents written (inserted or replaced), by collection.", ConstLabels: labels}, []string{"collection"}),
 		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_documents_deleted_total",
@@ -53,7 +56,7 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 			Help: "Unix time of the end of the last successful pass or batch.", ConstLabels: labels}),
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.changes, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess)
+	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess)
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
@@ -73,6 +76,9 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 func (m *syncMetrics) pass(p syncer.PassStats) {
 	for t, c := range p.Tables {
 		m.changes.WithLabelValues(t).Add(float64(c.Rows()))
+		if c.Skipped > 0 {
+			m.skipped.WithLabelValues(t).Add(float64(c.Skipped))
+		}
 	}
 	for name, c := range p.Collections {
 		m.written.WithLabelValues(name).Add(float64(c.Written))

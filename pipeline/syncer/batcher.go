@@ -155,6 +155,12 @@ func (s *syncer) addRow(b *changeBatch, c *extract.Change) {
 	if _, mapped := s.fan.rules[t]; !mapped {
 		return
 	}
+	if s.fan.irrelevant(t, c) {
+		// An update of columns no mapping reads: no document changes,
+		// nothing is traced or rebuilt.
+		b.st.table(t).Skipped++
+		return
+	}
 	b.rows++
 	tc := b.st.table(t)
 	value := func(vals []extract.Value, fallback []extract.Value) func(string) (*string, bool) {

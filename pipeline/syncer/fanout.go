@@ -45,13 +45,55 @@ type fanout struct {
 	// rules are, by table ("schema.table"), the rules of its rows.
 	rules map[string][]extract.TraceRule
 	// used are, by table, the columns the plan reads (nodes' columns, join
-	// and link columns): a change of their definition stops sync.
+	// and link columns): a change of their definition stops sync, and an
+	// update that changes none of them changes no document.
 	used map[string][]string
+	// opaque are the tables read with a filter or an sql: field: every
+	// update of theirs may matter.
+	opaque map[string]bool
 }
 
 func newFanout(plan *mappings.Plan) *fanout {
 	r := extract.RulesOf(plan)
-	return &fanout{plan: plan, rules: r.Rules, used: r.Used}
+	return &fanout{plan: plan, rules: r.Rules, used: r.Used, opaque: r.Opaque}
+}
+
+// irrelevant reports whether update c of table t changes no column the
+// plan reads, so that no document changes: every old value is known
+// (REPLICA IDENTITY FULL) and equal to the new one for the columns read,
+// or the update kept the replica identity's columns (no old values sent)
+// and the plan reads no other column of t.
+func (f *fanout) irrelevant(t string, c *extract.Change) bool {
+	if c.Op != extract.OpUpdate || f.opaque[t] {
+		return false
+	}
+	used := f.used[t]
+	switch c.OldKind {
+	case extract.OldFull:
+		for _, col := range used {
+			i := c.Rel.Index(col)
+			if i < 0 || i >= len(c.New) || i >= len(c.Old) {
+				return false
+			}
+			nv, ov := c.New[i], c.Old[i]
+			if nv.Kind == extract.ValueUnchanged {
+				continue // stored out of line, not changed
+			}
+			if ov.Kind != nv.Kind || (nv.Kind != extract.ValueNull && nv.Kind != extract.ValueText) || ov.Text != nv.Text {
+				return false
+			}
+		}
+		return true
+	case extract.OldNone:
+		for _, col := range used {
+			i := c.Rel.Index(col)
+			if i < 0 || !c.Rel.Columns[i].Key {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // seeds are a batch's starting tuples of one rule, each once.

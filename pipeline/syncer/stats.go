@@ -8,6 +8,9 @@ import "time"
 // TableChanges counts one table's changed rows in a pass.
 type TableChanges struct {
 	Inserts, Updates, Deletes, Truncates int64
+	// Skipped counts the updates that changed no column the plan reads:
+	// they rebuilt nothing.
+	Skipped int64
 }
 
 // Rows is the number of rows changed.
@@ -87,6 +90,7 @@ func (p *PassStats) add(q PassStats) {
 	for k, v := range q.Tables {
 		t := p.table(k)
 		t.Inserts, t.Updates, t.Deletes, t.Truncates = t.Inserts+v.Inserts, t.Updates+v.Updates, t.Deletes+v.Deletes, t.Truncates+v.Truncates
+		t.Skipped += v.Skipped
 	}
 	for k, v := range q.Collections {
 		c := p.coll(k)
