@@ -113,7 +113,7 @@ func (bt *batcher) next(ctx context.Context) (step, error) {
 				b.started = time.Now()
 			}
 		case extract.OpRelation:
-			if err := s.checkRelation(c.Rel); err != nil {
+			if err := s.checkRelation(ctx, c.Rel); err != nil {
 				return step{}, err
 			}
 		case extract.OpInsert, extract.OpUpdate, extract.OpDelete:
@@ -153,6 +153,15 @@ func (bt *batcher) next(ctx context.Context) (step, error) {
 func (s *syncer) addRow(b *changeBatch, c *extract.Change) {
 	t := c.Rel.Table()
 	if _, mapped := s.fan.rules[t]; !mapped {
+		return
+	}
+	if why, stale := s.stale[t]; stale {
+		// Described by a definition the plan does not match (see
+		// checkRelation): what it reaches is rebuilt whole.
+		b.rows++
+		for _, r := range s.fan.rules[t] {
+			b.aff.rebuild(r.Entry, why)
+		}
 		return
 	}
 	if s.fan.irrelevant(t, c) {

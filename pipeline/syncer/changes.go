@@ -8,6 +8,7 @@ package syncer
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -81,17 +82,33 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 
 // checkRelation stops sync when a mapped table's definition changed in a
 // way the plan cannot follow (a column it reads dropped or retyped), or
-// its replica identity no longer gives the old values fan-out needs.
-func (s *syncer) checkRelation(rel *extract.Relation) error {
+// its replica identity no longer gives the old values fan-out needs. A
+// definition that differs from the plan while the table today matches it
+// again (a column renamed and renamed back) does not stop sync: the
+// table's rows the stream describes by it are stale (their columns go by
+// other names), and every collection entry that reads the table is
+// rebuilt whole from the current state instead (addRow) until the stream
+// describes the table as the plan has it again.
+func (s *syncer) checkRelation(ctx context.Context, rel *extract.Relation) error {
 	t := rel.Table()
 	used, mapped := s.fan.used[t]
 	if !mapped {
 		return nil
 	}
+	delete(s.stale, t)
 	var table = s.tableOf(t)
 	if table != nil {
 		if ch := rel.Changes(table, used); len(ch) > 0 {
-			return &extract.SchemaChangeError{Table: t, Changes: ch}
+			now, err := s.currentChanges(ctx, t)
+			switch {
+			case err != nil:
+				return err
+			case len(now) > 0:
+				return &extract.SchemaChangeError{Table: t, Changes: ch}
+			}
+			s.stale[t] = fmt.Sprintf("a change of %s described with columns since renamed back (%s)", t, ch[0])
+			s.opt.Notice(fmt.Sprintf("%s changed (%s) and is back as the mapping reads it: its changes in between rebuild the collections that read it whole", t, ch[0]))
+			return nil
 		}
 	}
 	if rel.Identity == "full" {
@@ -150,6 +167,21 @@ func (s *syncer) schemaChanged(ctx context.Context, err error) error {
 func quoteTable(schema, name string) string {
 	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	return q(schema) + "." + q(name)
+}
+
+// currentChanges reads table's definition as it is now and returns how
+// the columns the plan reads of it differ from the plan's.
+func (s *syncer) currentChanges(ctx context.Context, table string) ([]extract.ColumnChange, error) {
+	snap, err := s.src.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSnap(snap)
+	cat, err := extract.ReadCatalog(ctx, snap, []string{table})
+	if err != nil {
+		return nil, err
+	}
+	return extract.TableChanges(s.tableOf(table), cat.Table(table), s.fan.used[table]), nil
 }
 
 // tableOf is the plan's catalog entry of table ("schema.table").

@@ -36,3 +36,15 @@ func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.P
 	}
 	return snap, plan
 }
+
+// sourcePlan resolves the mapping file against db and closes the snapshot
+// it read the catalog in at once (a snapshot kept open would hold locks
+// that DDL the test runs waits for), returning the source.
+func sourcePlan(t *testing.T, db, file string) (*extract.Source, *mappings.Plan) {
+	t.Helper()
+	snap, plan := snapshotPlan(t, db, file)
+	if err := snap.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return snap.Source(), plan
+}

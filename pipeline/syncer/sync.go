@@ -178,6 +178,10 @@ type syncer struct {
 	res    *Result
 	// copied: this run made the initial copy.
 	copied bool
+	// stale are the tables the change stream describes by a definition
+	// the plan does not match, though the table matches it again (see
+	// checkRelation), each with why its rows rebuild whole.
+	stale map[string]string
 }
 
 // Sync runs a sync job (see the file comment): it makes the initial copy
@@ -208,7 +212,7 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 	}
 	defer jb.Lease.Release(context.WithoutCancel(ctx))
 	ctx = jb.Lease.Context()
-	s := &syncer{opt: opt, src: src, plan: plan, target: target, job: jb, fan: newFanout(plan), res: &Result{Total: newPassStats(opt.Method)}}
+	s := &syncer{opt: opt, src: src, plan: plan, target: target, job: jb, fan: newFanout(plan), res: &Result{Total: newPassStats(opt.Method)}, stale: map[string]string{}}
 	s.writer = &load.RetryWriter{Writer: target, Policy: s.retryPolicy(), Stop: ctx}
 	jb.SetSaving(s.saving())
 	if opt.Method == job.SyncLogical {
