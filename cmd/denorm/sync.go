@@ -236,7 +236,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
 		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20, LeaseTTL: o.leaseTTL,
 		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
-		Info:   func(msg string) { g.logger().Info(msg) },
+		Info:   func(msg string) { g.logger().Info(connstr.Parse(o.source).Redact(msg)) },
 		Notice: func(msg string) { g.log.Warn(connstr.Parse(o.source).Redact(msg)) },
 		Retried: func(err error) {
 			if m != nil {

@@ -249,3 +249,52 @@ func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestSyncRoutineEventsAreInfo: the replication slot made, the initial
+// copy and a collection rebuilt whole after a TRUNCATE are routine: said
+// as information (not warnings), and -q hides them.
+func TestSyncRoutineEventsAreInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	t.Parallel()
+	db := syncDB(t, "testdata/examples/seed.sql")
+	routine := []string{"replication slot", "initial copy", "rebuilding whole"}
+	for _, quiet := range []bool{true, false} {
+		uri, _ := testenv.MongoDB(t)
+		name := syncJob(t, db)
+		sync := func() string {
+			args := []string{"sync", "--mapping", example(t, "blog"), "--source", db, "--target", uri, "--job", name, "--method", "logical", "--once"}
+			if quiet {
+				args = append(args, "-q")
+			}
+			return mustCLI(t, args...)
+		}
+		out := sync()
+		testenv.Exec(t, db, `BEGIN; TRUNCATE comment; INSERT INTO comment SELECT 3000 + n, 1, 'x', 'c' || n, '2025-01-01'::timestamptz + n * interval '1 s' FROM generate_series(1, 5) n; COMMIT;`)
+		out += sync()
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "denorm: ") {
+				continue // the summary, which -q keeps
+			}
+			for _, r := range routine {
+				if !strings.Contains(line, r) {
+					continue
+				}
+				if quiet {
+					t.Errorf("-q printed a routine event: %q", line)
+				}
+				if strings.Contains(line, "warning") {
+					t.Errorf("a routine event printed as a warning: %q", line)
+				}
+			}
+		}
+		if !quiet {
+			for _, r := range routine {
+				if !strings.Contains(out, r) {
+					t.Errorf("without -q, no line tells %q:\n%s", r, out)
+				}
+			}
+		}
+	}
+}

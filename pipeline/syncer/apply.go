@@ -41,7 +41,7 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 		}
 		slices.Sort(entries)
 		slices.Sort(st.Rebuilt)
-		s.opt.Notice(fmt.Sprintf("rebuilding whole by a diff: %s", strings.Join(st.Rebuilt, "; ")))
+		s.opt.Info(fmt.Sprintf("rebuilding whole by a diff: %s", strings.Join(st.Rebuilt, "; ")))
 		if err := s.diff(ctx, snap, entries, st); err != nil {
 			return err
 		}

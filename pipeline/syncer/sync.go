@@ -99,10 +99,12 @@ type Options struct {
 	// twice IdleSave.
 	Idle     func(position string)
 	IdleSave time.Duration
-	// Info, when set, is told of shard keys and indexes made.
-	Info func(msg string)
-	// Notice is told of events the user must know of (retries, rebuilds,
-	// the initial copy); Retried of every failure retried.
+	// Info is told of routine events: shard keys and indexes made, the
+	// replication slot created, the initial copy, collections rebuilt
+	// whole by a diff. Notice is told of events the user must know of
+	// (retries, a table that changed and came back); Retried of every
+	// failure retried.
+	Info    func(msg string)
 	Notice  func(msg string)
 	Retried func(err error)
 	// Reject is called for every document that could not be built or
@@ -137,6 +139,9 @@ func (o *Options) defaults() {
 	}
 	if o.Notice == nil {
 		o.Notice = func(string) {}
+	}
+	if o.Info == nil {
+		o.Info = func(string) {}
 	}
 	if o.Retried == nil {
 		o.Retried = func(error) {}
@@ -270,14 +275,10 @@ func ready(ctx context.Context, src *extract.Source, plan *mappings.Plan, target
 			return err
 		}
 	}
-	info := opt.Info
-	if info == nil {
-		info = func(string) {}
-	}
-	if _, err := pipeline.ShardCollections(ctx, target, plan, opt.Retry, info); err != nil {
+	if _, err := pipeline.ShardCollections(ctx, target, plan, opt.Retry, opt.Info); err != nil {
 		return err
 	}
-	_, err := pipeline.CreateIndexes(ctx, target, plan, opt.Retry, info)
+	_, err := pipeline.CreateIndexes(ctx, target, plan, opt.Retry, opt.Info)
 	return err
 }
 
@@ -354,7 +355,7 @@ func (s *syncer) start(ctx context.Context) error {
 		return err
 	}
 	defer closeSnap(snap)
-	s.opt.Notice(fmt.Sprintf("replication slot %s created at %s; copying its snapshot", s.lg.Name, ss.Consistent))
+	s.opt.Info(fmt.Sprintf("replication slot %s created at %s; copying its snapshot", s.lg.Name, ss.Consistent))
 	return s.copy(ctx, snap)
 }
 
@@ -375,7 +376,7 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 	}
 	switch {
 	case byRun:
-		s.opt.Notice("initial copy: migrating every collection")
+		s.opt.Info("initial copy: migrating every collection")
 		stats, err := pipeline.Run(ctx, snap, s.plan, s.target, pipeline.JobOptions{
 			Options: pipeline.Options{BatchSize: s.opt.BatchSize, Reject: func(r transform.Reject) {
 				st.Rejected++
@@ -394,7 +395,7 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 			st.coll(x.Collection).Written += x.Written
 		}
 	default:
-		s.opt.Notice("initial copy: the target holds documents already; writing the differences")
+		s.opt.Info("initial copy: the target holds documents already; writing the differences")
 		if err := s.diff(ctx, snap, s.allEntries(), &st); err != nil {
 			return err
 		}
