@@ -314,8 +314,20 @@ func syncError(err error, o *syncOptions) error {
 		return usageError{untrace}
 	case errors.As(err, &held):
 		return fmt.Errorf("%w.\nOne run per job: wait for it to finish, or stop it; `denorm status --target %s --job %s` shows it", held, dst, shellQuote(o.job))
+	case startsOver(err):
+		// The error names `sync --drop`; here is the whole command line.
+		return fmt.Errorf("%w\nto drop the job (its slot, publication and checkpoint; the documents stay):\n  %s", connstr.Parse(o.source).RedactError(err), drop)
 	}
 	return connstr.Parse(o.source).RedactError(err)
+}
+
+// startsOver reports whether err is a refusal whose way out is to drop
+// the job: its change capture gone or unusable, its slot taken or left
+// behind, a schema change it cannot follow.
+func startsOver(err error) bool {
+	return errors.As(err, new(*extract.SlotMissingError)) || errors.As(err, new(*extract.SlotInvalidError)) ||
+		errors.As(err, new(*extract.SlotExistsError)) || errors.As(err, new(*job.SlotTakenError)) ||
+		errors.As(err, new(*extract.SchemaChangeError))
 }
 
 // passLine is one line saying what a pass did.

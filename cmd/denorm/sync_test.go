@@ -231,7 +231,9 @@ func TestSyncSlotLost(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("sync of a job whose slot is gone: exit %d, want 1:\n%s", code, out)
 	}
-	for _, want := range []string{"replication slot denorm_" + job + " does not exist", "cannot be recovered", "denorm sync --drop --job " + job} {
+	for _, want := range []string{"replication slot denorm_" + job + " does not exist", "cannot be recovered", "denorm sync --drop --job " + job,
+		// The whole command, with where the job is.
+		"--source \"$DENORM_SOURCE\" --target " + target + " --job " + job + " --drop"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("message does not say %q:\n%s", want, out)
 		}
