@@ -38,6 +38,8 @@ type LeaseHolder struct {
 	// (server targets); zero for a directory target, whose lock lasts as
 	// long as the process.
 	Expires time.Time `json:"expires,omitzero"`
+	// space is where PID means something (procSpace; this process's).
+	space string
 }
 
 // NewLeaseHolder describes this process running command.
@@ -46,7 +48,7 @@ func NewLeaseHolder(command string) LeaseHolder {
 	if err != nil {
 		host = "unknown"
 	}
-	return LeaseHolder{Host: host, PID: os.Getpid(), Command: command}
+	return LeaseHolder{Host: host, PID: os.Getpid(), Command: command, space: procSpace()}
 }
 
 func (h LeaseHolder) String() string {

@@ -42,6 +42,8 @@ type leaseDoc struct {
 	Started   time.Time `bson:"started"`
 	Heartbeat time.Time `bson:"heartbeat"`
 	Expires   time.Time `bson:"expires"`
+	// Space is where PID means something (procSpace), "" when unknown.
+	Space string `bson:"space,omitempty"`
 }
 
 func (d *leaseDoc) holder() LeaseHolder {
@@ -83,7 +85,7 @@ func (s *serverRecords) AcquireLease(ctx context.Context, id string, h LeaseHold
 			return nil, err
 		}
 		now := time.Now()
-		if newest != nil && newest.live(now) && !abandonedHere(newest, h) {
+		if newest != nil && newest.live(now) && !abandonedHere(newest, h) && !holderGone(newest, h) {
 			return nil, &LeaseHeldError{ID: id, Where: s.Where(), Holder: newest.holder(), Expiring: true}
 		}
 		gen := int64(1)
@@ -92,7 +94,7 @@ func (s *serverRecords) AcquireLease(ctx context.Context, id string, h LeaseHold
 		}
 		h.Started, h.Heartbeat, h.Expires = now.UTC(), now.UTC(), now.Add(ttl).UTC()
 		d := leaseDoc{ID: leaseDocID(id, gen), Lease: id, Gen: gen, Token: leaseToken(), Host: h.Host, PID: h.PID,
-			Command: h.Command, Started: h.Started, Heartbeat: h.Heartbeat, Expires: h.Expires}
+			Command: h.Command, Started: h.Started, Heartbeat: h.Heartbeat, Expires: h.Expires, Space: h.space}
 		// The token is known here before the generation can be read:
 		// another run of this process that reads it must not take it for
 		// one given up here (abandonedHere) and take the lease over.

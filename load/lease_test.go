@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -225,4 +227,61 @@ func TestDirWriterLock(t *testing.T) {
 	prepare(t, b, nil, "people")
 	write(t, b, "people", docs(1, 2, "b")...)
 	wantContents(t, b, "people", lines(1, 2, "b")...)
+}
+
+// TestLeaseOfGoneHolder: a server lease held by a process of this machine
+// that no longer runs is taken over at once, not after its time to live
+// (a follower killed and restarted); one held by a process that runs, or
+// by one whose PID space is unknown (an older lease, another container),
+// is not.
+func TestLeaseOfGoneHolder(t *testing.T) {
+	if procSpace() == "" {
+		t.Skip("no /proc here: a gone holder cannot be told")
+	}
+	uri, _ := testenv.MongoDB(t)
+	ctx := context.Background()
+	store := openTarget(t, uri, Options{}).Records()
+	// A process that ran and ended: its pid is free.
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// A process that runs.
+	running := exec.Command("sleep", "60")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = running.Process.Kill(); _ = running.Wait() })
+
+	holder := func(pid int) LeaseHolder {
+		h := NewLeaseHolder("sync")
+		h.PID = pid
+		return h
+	}
+	for _, c := range []struct {
+		name     string
+		holder   LeaseHolder
+		takeOver bool
+	}{
+		{"gone", holder(ended.Process.Pid), true},
+		{"running", holder(running.Process.Pid), false},
+		{"unknown pid space", func() LeaseHolder { h := holder(ended.Process.Pid); h.space = ""; return h }(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "gone-" + strings.ReplaceAll(c.name, " ", "-")
+			if _, err := store.AcquireLease(ctx, id, c.holder, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			l, err := store.AcquireLease(ctx, id, NewLeaseHolder("sync"), time.Hour)
+			var held *LeaseHeldError
+			switch {
+			case c.takeOver && err != nil:
+				t.Fatalf("the lease of a gone holder was not taken over: %v", err)
+			case c.takeOver && l.Holder().PID != os.Getpid():
+				t.Fatalf("taken over by %+v", l.Holder())
+			case !c.takeOver && !errors.As(err, &held):
+				t.Fatalf("AcquireLease = %v, want a LeaseHeldError", err)
+			}
+		})
+	}
 }
