@@ -169,11 +169,15 @@ func (e *UntraceableError) Error() string {
 	return "logical sync cannot follow these filters (" + string(b) + "): use --method diff, which rebuilds every document each pass"
 }
 
-// CheckLogical checks that logical sync can follow plan: every filter is
+// CheckLogical checks that logical sync can follow plan: the server
+// streams changes (CheckServer: wal_level = logical), every filter is
 // traceable (UntraceableFilters, read in snap: an *UntraceableError),
 // and every table's replica identity gives the old values the trace
 // rules read (read on the source: a *ReplicaIdentityError).
 func CheckLogical(ctx context.Context, snap *Snapshot, lg *Logical, plan *mappings.Plan) error {
+	if err := lg.CheckServer(ctx); err != nil {
+		return err
+	}
 	bad, err := UntraceableFilters(ctx, snap, plan)
 	if err != nil {
 		return err

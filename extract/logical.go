@@ -176,6 +176,18 @@ func checkServer(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
+// CheckServer checks that the server can stream changes to the job: a
+// version with pgoutput's features, and wal_level = logical (a
+// *WALLevelError otherwise).
+func (l *Logical) CheckServer(ctx context.Context) error {
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return checkServer(ctx, conn)
+}
+
 // SlotSnapshot is what Setup returns: the new slot's consistent point and
 // the snapshot it exported. The snapshot sees exactly the transactions
 // committed before Consistent; the slot streams exactly those committed

@@ -1062,6 +1062,20 @@ func TestLogicalServerStates(t *testing.T) {
 	if _, err := l.Setup(ctx, []string{"t"}); !errors.As(err, &wl) || wl.Level != "replica" || !strings.Contains(err.Error(), "wal_level = logical") {
 		t.Fatalf("setup with wal_level replica: %v, want *WALLevelError", err)
 	}
+	// What validate --sync logical and sync check first says so too.
+	src, err := ParseSource(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckLogical(ctx, snap, l, &mappings.Plan{})
+	_ = snap.Close(ctx)
+	if !errors.As(err, &wl) {
+		t.Fatalf("CheckLogical with wal_level replica: %v, want *WALLevelError", err)
+	}
 
 	admin("ALTER SYSTEM SET wal_level = logical")
 	admin("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'")
