@@ -235,6 +235,18 @@ const publish = "publish = 'insert, update, delete, truncate', publish_via_parti
 // Creating a slot waits until every transaction running on the server has
 // ended. The caller must Release the result.
 func (l *Logical) Setup(ctx context.Context, tables []string) (*SlotSnapshot, error) {
+	return l.SetupWaiting(ctx, tables, nil)
+}
+
+// slotWaitFirst and slotWaitEvery space what SetupWaiting says while the
+// slot waits for open transactions.
+var slotWaitFirst, slotWaitEvery = 2 * time.Second, 15 * time.Second
+
+// SetupWaiting is Setup, telling waiting (when set) while the slot's
+// creation waits for transactions open on the server to end (PostgreSQL
+// starts a slot at a point no transaction spans): how many, the oldest's
+// age and process.
+func (l *Logical) SetupWaiting(ctx context.Context, tables []string, waiting func(string)) (*SlotSnapshot, error) {
 	conn, err := l.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -273,8 +285,10 @@ func (l *Logical) Setup(ctx context.Context, tables []string) (*SlotSnapshot, er
 		rconn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	stopWatch := l.watchOpenTransactions(ctx, conn, waiting)
 	res, err := pglogrepl.CreateReplicationSlot(ctx, rconn, l.Name, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
+	stopWatch()
 	if err == nil && res.SnapshotName == "" {
 		err = errors.New("the server exported no snapshot")
 	}
@@ -290,6 +304,60 @@ func (l *Logical) Setup(ctx context.Context, tables []string) (*SlotSnapshot, er
 		return nil, l.explain(fmt.Errorf("create replication slot %s: %w", l.Name, err))
 	}
 	return &SlotSnapshot{Snapshot: res.SnapshotName, Consistent: lsn, conn: rconn}, nil
+}
+
+// watchOpenTransactions tells waiting, slotWaitFirst after it is called
+// and then every slotWaitEvery until the returned stop, what open
+// transactions the slot's creation waits for (read on conn, which nothing
+// else uses meanwhile). stop returns once conn is free again.
+func (l *Logical) watchOpenTransactions(ctx context.Context, conn *pgx.Conn, waiting func(string)) (stop func()) {
+	if waiting == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(slotWaitFirst)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var (
+				n      int
+				oldest time.Duration
+				pid    int
+			)
+			err := conn.QueryRow(ctx, `SELECT count(*), COALESCE(EXTRACT(epoch FROM now() - min(xact_start)) * 1000, 0)::bigint,
+				COALESCE((array_agg(pid ORDER BY xact_start))[1], 0)
+				FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&n, (*msDuration)(&oldest), &pid)
+			if err == nil && n > 0 {
+				waiting(fmt.Sprintf("creating replication slot %s waits for %d open transaction(s) on the source to end (the oldest began %s ago, server process %d): a slot starts at a point no transaction spans",
+					l.Name, n, oldest.Round(time.Second), pid))
+			}
+			t.Reset(slotWaitEvery)
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// msDuration scans a number of milliseconds into a time.Duration.
+type msDuration time.Duration
+
+func (d *msDuration) Scan(src any) error {
+	switch v := src.(type) {
+	case int64:
+		*d = msDuration(time.Duration(v) * time.Millisecond)
+		return nil
+	}
+	return fmt.Errorf("milliseconds: unexpected %T", src)
 }
 
 // ensurePublication creates the job's publication for exactly the tables,

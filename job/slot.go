@@ -31,9 +31,10 @@ func (e *SlotTakenError) Error() string {
 // again), then at the slot's consistent point. The job's copy starts
 // over (its streams are reset), joined to the new slot: what an earlier
 // run copied predates it. Without replace, an existing slot is a
-// *SlotTakenError. debug is told "slot created". The caller releases the
-// result.
-func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, replace bool, debug func(string, ...any)) (*extract.SlotSnapshot, error) {
+// *SlotTakenError. debug is told "slot created"; waiting (when set), while
+// the slot waits for transactions open on the source to end. The caller
+// releases the result.
+func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, replace bool, debug func(string, ...any), waiting func(string)) (*extract.SlotSnapshot, error) {
 	if replace {
 		if err := lg.Drop(ctx); err != nil {
 			return nil, err
@@ -55,7 +56,7 @@ func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings
 	for _, t := range plan.Tables() {
 		tables = append(tables, t.QualifiedName())
 	}
-	ss, err := lg.Setup(ctx, tables)
+	ss, err := lg.SetupWaiting(ctx, tables, waiting)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +74,9 @@ func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings
 // the plan (extract.CheckLogical), creates the job's slot (SetupSlot;
 // replace drops one the job had, for a restart) and returns the snapshot
 // the slot exported, which the migration must read, and a release to
-// call once it is done.
-func (j *Job) StartLogical(ctx context.Context, src *extract.Source, plan *mappings.Plan, replace bool) (*extract.Snapshot, func(), error) {
+// call once it is done. waiting is told while the slot waits for open
+// transactions (SetupSlot).
+func (j *Job) StartLogical(ctx context.Context, src *extract.Source, plan *mappings.Plan, replace bool, waiting func(string)) (*extract.Snapshot, func(), error) {
 	lg, err := src.Logical(j.rec.Job)
 	if err != nil {
 		return nil, nil, err
@@ -88,7 +90,7 @@ func (j *Job) StartLogical(ctx context.Context, src *extract.Source, plan *mappi
 	if err != nil {
 		return nil, nil, err
 	}
-	ss, err := j.SetupSlot(ctx, lg, plan, replace, func(string, ...any) {})
+	ss, err := j.SetupSlot(ctx, lg, plan, replace, func(string, ...any) {}, waiting)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -191,7 +191,7 @@ func Migrate(ctx context.Context, m Migration) (res *MigrateResult, err error) {
 			return res, &NotLogicalError{Job: m.Job.Name}
 		default:
 			replace := m.Job.Restart || rec.Logical()
-			slotSnap, release, err := jb.StartLogical(ctx, snap.Source(), plan, replace)
+			slotSnap, release, err := jb.StartLogical(ctx, snap.Source(), plan, replace, m.Notice)
 			if err != nil {
 				return res, &SlotError{Err: err}
 			}

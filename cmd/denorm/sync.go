@@ -285,10 +285,15 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 }
 
 func position(cp *job.Record) string {
-	if cp == nil || !cp.HasPosition() {
-		return "(none: diff)"
+	switch {
+	case cp != nil && cp.HasPosition():
+		return cp.Sync.Position.String()
+	case cp != nil && cp.Logical():
+		return "(none yet: the replication slot was being created; the next sync creates it again)"
+	case cp == nil || cp.Sync == nil:
+		return "(none yet)"
 	}
-	return cp.Sync.Position.String()
+	return "(none: diff)"
 }
 
 // syncError words sync's refusals with what to run next.

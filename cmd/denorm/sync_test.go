@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/denorm/denorm/internal/testenv"
 )
 
@@ -298,5 +300,54 @@ func TestSyncRoutineEventsAreInfo(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSyncWaitsForOpenTransactionsAloud: a job whose replication slot
+// waits for a transaction open on the source says so while it waits, and
+// goes on once it ends.
+func TestSyncWaitsForOpenTransactionsAloud(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	db := syncDB(t, "testdata/examples/seed.sql")
+	uri, _ := testenv.MongoDB(t)
+	name := syncJob(t, db)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE person SET first_name = first_name WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out  string
+		code int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, code := denormCLI("sync", "--mapping", example(t, "person"), "--source", db, "--target", uri, "--job", name, "--method", "logical", "--once")
+		done <- result{out, code}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("sync ended while a transaction was open (exit %d):\n%s", r.code, r.out)
+	case <-time.After(4 * time.Second):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("sync exit %d:\n%s", r.code, r.out)
+	}
+	if !strings.Contains(r.out, "waits for") || !strings.Contains(r.out, "open transaction(s) on the source to end") {
+		t.Errorf("sync did not say what it waited for:\n%s", r.out)
 	}
 }

@@ -345,7 +345,7 @@ func (s *syncer) start(ctx context.Context) error {
 	}
 	// The slot: new, or left by a setup interrupted before it saved the
 	// position (the record says so), which is dropped and made again.
-	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, rec.Logical(), s.opt.Debug)
+	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, rec.Logical(), s.opt.Debug, s.opt.Notice)
 	if err != nil {
 		return err
 	}
