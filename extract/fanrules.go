@@ -198,6 +198,7 @@ func CheckLogical(ctx context.Context, snap *Snapshot, lg *Logical, plan *mappin
 	var short []ReplicaIdentity
 	for i, id := range ids {
 		if !id.Covers(needs[tables[i]]...) {
+			id.Needs = needs[tables[i]]
 			short = append(short, id)
 		}
 	}

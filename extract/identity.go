@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,10 +34,24 @@ type ReplicaIdentity struct {
 	// NotFull lists the tables holding the rows whose identity is not FULL,
 	// quoted for SQL.
 	NotFull []string
+	// Needs, when a caller sets it, are the columns whose old values it
+	// needs; Indexes are the table's indexes that REPLICA IDENTITY USING
+	// INDEX accepts (unique, immediate, valid, on NOT NULL columns, no
+	// expression or predicate), for a plain table: one covering Needs is
+	// a lighter way than FULL to give them.
+	Needs   []string
+	Indexes []IdentityIndex
 	// quoted is Table quoted for SQL; published is how a publication
 	// names it: ONLY a plain table, whose inheritance children denorm
 	// does not read, a partitioned table with its partitions.
 	quoted, published string
+}
+
+// IdentityIndex is an index REPLICA IDENTITY USING INDEX accepts.
+type IdentityIndex struct {
+	// Name is the index's name, quoted for SQL; Columns its columns.
+	Name    string
+	Columns []string
 }
 
 // Usable tells whether PostgreSQL can publish the table's updates and
@@ -55,6 +70,20 @@ func (r ReplicaIdentity) Covers(cols ...string) bool {
 		}
 	}
 	return true
+}
+
+// IndexStatement returns the statement that makes an index covering
+// Needs the table's replica identity, "" when none does.
+func (r ReplicaIdentity) IndexStatement() string {
+	if len(r.Needs) == 0 || len(r.NotFull) != 1 {
+		return ""
+	}
+	for _, ix := range r.Indexes {
+		if !slices.ContainsFunc(r.Needs, func(c string) bool { return !slices.Contains(ix.Columns, c) }) {
+			return "ALTER TABLE " + r.NotFull[0] + " REPLICA IDENTITY USING INDEX " + ix.Name
+		}
+	}
+	return ""
 }
 
 // FullStatements returns the statements a DBA runs to make every old value
@@ -106,7 +135,15 @@ SELECT t.ord::int, t.depth, n.nspname, c.relname, c.relkind::text, c.relrepliden
              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
              WHERE i.indrelid = c.oid
                AND (c.relreplident = 'd' AND i.indisprimary OR c.relreplident = 'i' AND i.indisreplident)
-             ORDER BY k.o)
+             ORDER BY k.o),
+       (SELECT json_agg(json_build_object('name', quote_ident(ic.relname),
+                'columns', (SELECT json_agg(a.attname ORDER BY k.o) FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, o)
+                            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum)) ORDER BY ic.relname)::text
+        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+        WHERE i.indrelid = c.oid AND i.indisunique AND i.indimmediate AND i.indisvalid
+          AND i.indexprs IS NULL AND i.indpred IS NULL
+          AND NOT EXISTS (SELECT 1 FROM unnest(i.indkey) AS k(attnum)
+                          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE NOT a.attnotnull))
 FROM tree t
 JOIN pg_class c ON c.oid = t.relid
 JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -128,8 +165,9 @@ ORDER BY t.ord, t.depth, n.nspname, c.relname`, schemas, names)
 			ord, depth                int
 			schema, name, kind, ident string
 			columns, keys             []string
+			indexes                   *string
 		)
-		if err := rows.Scan(&ord, &depth, &schema, &name, &kind, &ident, &columns, &keys); err != nil {
+		if err := rows.Scan(&ord, &depth, &schema, &name, &kind, &ident, &columns, &keys, &indexes); err != nil {
 			return nil, fmt.Errorf("read replica identity: %w", err)
 		}
 		i := ord - 1
@@ -139,6 +177,11 @@ ORDER BY t.ord, t.depth, n.nspname, c.relname`, schemas, names)
 			out[i] = ReplicaIdentity{Table: mappings.QualifiedTableName(schema, name), quoted: quoted, published: quoted, Columns: columns}
 			if kind == "r" {
 				out[i].published = "ONLY " + quoted
+				if indexes != nil {
+					if err := json.Unmarshal([]byte(*indexes), &out[i].Indexes); err != nil {
+						return nil, fmt.Errorf("read replica identity: indexes of %s: %w", out[i].Table, err)
+					}
+				}
 			}
 			if kind != "r" && kind != "p" {
 				problems = append(problems, fmt.Sprintf("%s is not a table (relkind %s): its changes cannot be captured (use --method diff)", out[i].Table, kind))
@@ -212,6 +255,9 @@ func (e *ReplicaIdentityError) Error() string {
 	}
 	fmt.Fprintf(&b, ": %s; a DBA must run (denorm never alters the source):", e.Why)
 	for _, t := range e.Tables {
+		if ix := t.IndexStatement(); ix != "" {
+			fmt.Fprintf(&b, "\n  %s;\n    (a unique index over the columns sync needs: lighter than FULL, which logs whole old rows; or:)", ix)
+		}
 		for _, s := range t.FullStatements() {
 			b.WriteString("\n  " + s + ";")
 		}
