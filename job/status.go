@@ -107,7 +107,12 @@ func jobStatus(c *Record, l load.LeaseState, hasLease bool, now time.Time) JobSt
 			js.Last = &h
 		}
 	}
+	// A sync job's copy done, a process holding its lease follows or
+	// passes: it runs.
+	following := c.Sync != nil && c.Phase == PhaseDone
 	switch {
+	case following && js.Holder != nil:
+		js.State = StateRunning
 	case c.Phase == PhaseDone:
 		js.State = StateDone
 	case js.Holder != nil:
@@ -141,6 +146,13 @@ func jobStatus(c *Record, l load.LeaseState, hasLease bool, now time.Time) JobSt
 	}
 	if !known && js.State != StateDone {
 		js.Estimated = 0
+	}
+	if following {
+		// The rows, rate and ETA are the initial copy's, which is over:
+		// a sync job's progress is its position and lag (Record.Sync).
+		p := 100.0
+		js.Percent = &p
+		return js
 	}
 	switch {
 	case js.State == StateDone:

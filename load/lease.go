@@ -61,7 +61,7 @@ func (h LeaseHolder) String() string {
 
 // LeaseState is what a store knows of one job's lease (RecordStore.Leases).
 type LeaseState struct {
-	// ID is the job's checkpoint id (CheckpointID).
+	// ID is the job's record id (job.RecordID).
 	ID     string
 	Holder LeaseHolder
 	// Live: a process holds the lease now (server: not released and not

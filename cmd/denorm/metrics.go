@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,10 +26,36 @@ type syncMetrics struct {
 	deleted     *prometheus.CounterVec
 	passes      prometheus.Counter
 	errors      prometheus.Counter
-	lag         prometheus.Gauge
+	lag         prometheus.GaugeFunc
 	txLag       prometheus.Histogram
 	lastSuccess prometheus.Gauge
 	srv         *http.Server
+
+	mu sync.Mutex // guards what the lag gauge reads
+	// applied is the lag of the last batch applied; pending, when set,
+	// the commit time of the oldest change received and not yet applied.
+	applied time.Duration
+	pending time.Time
+}
+
+// lagNow is the lag as of now: the last batch's, or, while changes wait
+// or are being applied, how long ago the oldest of them committed.
+func (m *syncMetrics) lagNow() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.applied
+	if !m.pending.IsZero() {
+		l = max(l, time.Since(m.pending))
+	}
+	return l.Seconds()
+}
+
+// waiting records the commit time of the oldest change not applied yet
+// (zero: none).
+func (m *syncMetrics) waiting(since time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pending = since
 }
 
 // serveMetrics starts serving /metrics on addr until close.
@@ -47,14 +74,14 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 			Help: "Passes (following: batches of changes) completed.", ConstLabels: labels}),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "denorm_sync_errors_total",
 			Help: "Failures: retried ones and the one that ended sync.", ConstLabels: labels}),
-		lag: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
-			Help: "How long after its commit on the source the newest change applied was acknowledged by the target (0 when caught up).", ConstLabels: labels}),
 		txLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "denorm_sync_transaction_lag_seconds",
 			Help:        "Per source transaction applied: seconds from its commit on the source to the target's acknowledgement of its documents.",
-			ConstLabels: labels, Buckets: prometheus.ExponentialBucketsRange(0.001, 300, 40)}),
+			ConstLabels: labels, Buckets: prometheus.ExponentialBucketsRange(0.001, 6*3600, 48)}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_last_success_timestamp_seconds",
 			Help: "Unix time of the end of the last successful pass or batch.", ConstLabels: labels}),
 	}
+	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
+		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess)
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
@@ -87,14 +114,18 @@ func (m *syncMetrics) pass(p syncer.PassStats) {
 	for _, l := range p.TxLags {
 		m.txLag.Observe(l.Seconds())
 	}
-	m.lag.Set(p.Lag.Seconds())
+	m.mu.Lock()
+	m.applied, m.pending = p.Lag, time.Time{}
+	m.mu.Unlock()
 	m.passes.Inc()
 	m.lastSuccess.Set(float64(p.End.UnixNano()) / 1e9)
 }
 
 // idle records a caught-up job that saved its position.
 func (m *syncMetrics) idle() {
-	m.lag.Set(0)
+	m.mu.Lock()
+	m.applied, m.pending = 0, time.Time{}
+	m.mu.Unlock()
 	m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 }
 

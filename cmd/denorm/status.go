@@ -153,6 +153,8 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 	}
 	built, total := c.IndexesBuilt()
 	switch {
+	case c.Sync != nil && c.Phase == job.PhaseDone:
+		fmt.Fprintf(w, ", initial copy done (%d rows read)", js.Rows)
 	case c.Phase == job.PhaseIndexes:
 		fmt.Fprintf(w, ", loading done (%d rows read), indexes %d/%d built", js.Rows, built, total)
 	case js.Percent != nil && js.State != job.StateDone:

@@ -247,6 +247,11 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			g.log.Debug(msg, args...)
 			halt.reached(msg)
 		},
+		Waiting: func(since time.Time) {
+			if m != nil {
+				m.waiting(since)
+			}
+		},
 		Idle: func(string) {
 			if m != nil {
 				m.idle()

@@ -128,6 +128,9 @@ func (bt *batcher) next(ctx context.Context) (step, error) {
 			}
 		case extract.OpCommit:
 			bt.inTx = false
+			if len(b.xids) == 0 {
+				s.opt.Waiting(c.CommitTime)
+			}
 			b.xids = append(b.xids, bt.xid)
 			if len(b.commits) < maxLags {
 				b.commits = append(b.commits, c.CommitTime)

@@ -84,8 +84,13 @@ type Options struct {
 	// the source (a server restarting, a lost connection).
 	Retry load.RetryPolicy
 	// Pass is called after every pass, and in Follow mode after every
-	// batch of changes applied (from Sync's goroutine).
-	Pass func(PassStats)
+	// batch of changes applied (from Sync's goroutine). Waiting, when
+	// set, is called with the commit time of the first transaction of a
+	// batch when it is received: until the next Pass, the target is at
+	// least that far behind (lag that grows while a batch is gathered and
+	// applied).
+	Pass    func(PassStats)
+	Waiting func(since time.Time)
 	// Debug, when set, is told of each step, for -v: "slot created" (not
 	// yet saved in the checkpoint), "copy checkpoint saved", "applying a
 	// batch", "documents written" and "documents deleted" (each target
@@ -145,6 +150,9 @@ func (o *Options) defaults() {
 	}
 	if o.Retried == nil {
 		o.Retried = func(error) {}
+	}
+	if o.Waiting == nil {
+		o.Waiting = func(time.Time) {}
 	}
 	if o.IdleSave <= 0 {
 		o.IdleSave = 10 * time.Second
