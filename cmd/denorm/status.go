@@ -20,6 +20,7 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var target, jobName, format, source string
+	var maxWALMiB int64
 	cmd := &cobra.Command{
 		Use:   "status --target TARGET [--job NAME] [--format text|json]",
 		Short: "Show the migration jobs saved in a target: state, progress, what to run next",
@@ -83,10 +84,10 @@ scripts.`,
 			}
 			dst := statusTarget{value: target, fromEnv: targetEnv}
 			if format == "json" {
-				err = writeStatusJSON(g.stdout, dst, store.Where(), now, shown, corrupt)
+				err = writeStatusJSON(cmd.Context(), g.stdout, dst, source, maxWALMiB<<20, store.Where(), now, shown, corrupt)
 			} else {
 				for _, js := range shown {
-					writeStatusText(cmd.Context(), g.stdout, dst, source, now, js)
+					writeStatusText(cmd.Context(), g.stdout, dst, source, maxWALMiB<<20, now, js)
 				}
 				for _, e := range corrupt {
 					fmt.Fprintf(g.stdout, "%v\n", e)
@@ -106,6 +107,7 @@ scripts.`,
 	cmd.Flags().StringVar(&jobName, "job", "", "show only this job")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")
+	cmd.Flags().Int64Var(&maxWALMiB, "max-retained-wal", defaultMaxRetainedWALMiB, "MiB of WAL a logical sync job's replication slot may hold on the source before status warns (with --source)")
 	return cmd
 }
 
@@ -137,7 +139,7 @@ func resumeCommand(target statusTarget, c *job.Record) (cmd, note string) {
 		shellQuote(c.Mapping), dst, shellQuote(c.Job), extra), note
 }
 
-func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, source string, now time.Time, js job.JobStatus) {
+func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, source string, maxWAL int64, now time.Time, js job.JobStatus) {
 	part := ""
 	if js.Partitions > 1 {
 		part = fmt.Sprintf(" partition %d/%d", js.Partition, js.Partitions)
@@ -187,7 +189,7 @@ func writeStatusText(ctx context.Context, w io.Writer, target statusTarget, sour
 		fmt.Fprintf(w, "  %-20s %-8s %12d %12d %8d\n", cs.Name, cs.State, cs.Rows, cs.Written, cs.Failed)
 	}
 	if c.Sync != nil {
-		printSyncStatus(ctx, w, c, source)
+		printSyncStatus(ctx, w, c, source, maxWAL)
 		next, note := syncCommand(target, c)
 		fmt.Fprintf(w, "  next: %s\n", next)
 		if note != "" {
@@ -275,6 +277,74 @@ type syncJSON struct {
 	Deleted        int64      `json:"docsDeleted"`
 	Unchanged      int64      `json:"docsUnchanged"`
 	Rebuilds       int64      `json:"collectionsRebuilt"`
+	// SlotStatus is the replication slot as the source shows it (with
+	// --source, logical jobs).
+	SlotStatus *slotJSON `json:"slotStatus,omitempty"`
+}
+
+// slotJSON is a logical job's replication slot on the source.
+type slotJSON struct {
+	Active    bool   `json:"active"`
+	ActivePID int    `json:"activePid,omitempty"`
+	Confirmed string `json:"confirmed,omitempty"`
+	Restart   string `json:"restart,omitempty"`
+	Current   string `json:"current,omitempty"`
+	// BehindBytes is the WAL the job has not confirmed (current -
+	// confirmed); RetainedBytes the WAL the slot keeps on the source's
+	// disk (current - restart); OverBudget: RetainedBytes is over
+	// --max-retained-wal.
+	BehindBytes   int64  `json:"behindBytes"`
+	RetainedBytes int64  `json:"retainedBytes"`
+	BudgetBytes   int64  `json:"budgetBytes"`
+	OverBudget    bool   `json:"overBudget"`
+	WALStatus     string `json:"walStatus,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// defaultMaxRetainedWALMiB is status's default WAL budget of a slot: 1 GiB.
+const defaultMaxRetainedWALMiB = 1024
+
+// slotRead is a slot's status as read, or why it could not be.
+type slotRead struct {
+	st  *extract.SlotStatus
+	err error
+	src string
+}
+
+// slotState reads the replication slot of logical job c on source.
+func slotState(ctx context.Context, source string, c *job.Record) slotRead {
+	src, err := extract.ParseSource(source)
+	var lg *extract.Logical
+	if err == nil {
+		lg, err = src.Logical(c.Job)
+	}
+	var st *extract.SlotStatus
+	if err == nil {
+		st, err = lg.Status(ctx)
+	}
+	return slotRead{st: st, err: err, src: source}
+}
+
+// retained is the WAL the slot keeps on the source's disk.
+func (r slotRead) retained() int64 {
+	if r.st == nil || r.st.Restart == 0 || r.st.Current < r.st.Restart {
+		return 0
+	}
+	return int64(r.st.Current - r.st.Restart)
+}
+
+func slotStatusJSON(r slotRead, budget int64) *slotJSON {
+	out := &slotJSON{BudgetBytes: budget}
+	if st := r.st; st != nil {
+		out.Active, out.ActivePID, out.WALStatus = st.Active, st.ActivePID, st.WALStatus
+		out.Confirmed, out.Restart, out.Current = st.Confirmed.String(), st.Restart.String(), st.Current.String()
+		out.BehindBytes, out.RetainedBytes = st.LagBytes, r.retained()
+		out.OverBudget = out.RetainedBytes > budget
+	}
+	if r.err != nil {
+		out.Error = connstr.Parse(r.src).RedactError(r.err).Error()
+	}
+	return out
 }
 
 // walText is a record's WAL position as PostgreSQL prints it, "" for none.
@@ -323,7 +393,7 @@ type collectionJSON struct {
 	RowsEstimated int64  `json:"rowsEstimated"`
 }
 
-func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Time, jobs []job.JobStatus, bad []error) error {
+func writeStatusJSON(ctx context.Context, w io.Writer, target statusTarget, source string, maxWAL int64, store string, now time.Time, jobs []job.JobStatus, bad []error) error {
 	out := statusJSON{SchemaVersion: 1, Target: connstr.Parse(target.value).Redacted(), Store: store, Generated: now.UTC(), Jobs: []jobJSON{}, Errors: []string{}}
 	for _, js := range jobs {
 		j := jobJSON{ID: js.ID, Job: js.Job, Partition: js.Partition, Partitions: js.Partitions, State: js.State,
@@ -350,6 +420,9 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 			switch {
 			case c.Sync != nil:
 				j.Sync = syncStatusJSON(c)
+				if c.Sync.Method == job.SyncLogical && source != "" {
+					j.Sync.SlotStatus = slotStatusJSON(slotState(ctx, source, c), maxWAL)
+				}
 				j.Next, _ = syncCommand(target, c)
 			case js.State == job.StateStopped:
 				j.Next, _ = resumeCommand(target, c)
@@ -382,7 +455,7 @@ func writeStatusJSON(w io.Writer, target statusTarget, store string, now time.Ti
 
 // printSyncStatus prints a sync job's state: method, position, last pass,
 // lag and totals, and with a source its replication slot.
-func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source string) {
+func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source string, maxWAL int64) {
 	s := c.Sync
 	fmt.Fprintf(w, "  sync: method %s", s.Method)
 	if s.Slot != "" {
@@ -407,23 +480,28 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source str
 	if s.Method != job.SyncLogical || source == "" {
 		return
 	}
-	src, err := extract.ParseSource(source)
-	var lg *extract.Logical
-	if err == nil {
-		lg, err = src.Logical(c.Job)
-	}
-	var st *extract.SlotStatus
-	if err == nil {
-		st, err = lg.Status(ctx)
-	}
-	if st != nil {
+	r := slotState(ctx, source, c)
+	if st := r.st; st != nil {
 		active := "idle"
 		if st.Active {
 			active = fmt.Sprintf("streaming (server process %d)", st.ActivePID)
 		}
-		fmt.Fprintf(w, "  slot: %s, confirmed %s, server at %s: %d bytes of WAL behind; wal_status %s\n", active, st.Confirmed, st.Current, st.LagBytes, st.WALStatus)
+		fmt.Fprintf(w, "  slot: %s, confirmed %s, server at %s: %s of WAL behind, %s kept on the source's disk; wal_status %s\n",
+			active, st.Confirmed, st.Current, mib(st.LagBytes), mib(r.retained()), st.WALStatus)
+		if held := r.retained(); held > maxWAL {
+			fmt.Fprintf(w, "  warning: the slot holds %s of WAL on the source, over the budget of %s (--max-retained-wal): the source's disk fills while the job does not run; run the job, or drop it (%s)\n",
+				mib(held), mib(maxWAL), "denorm sync --drop")
+		}
 	}
-	if err != nil {
-		fmt.Fprintf(w, "  slot: %v\n", connstr.Parse(source).RedactError(err))
+	if r.err != nil {
+		fmt.Fprintf(w, "  slot: %v\n", connstr.Parse(source).RedactError(r.err))
 	}
+}
+
+// mib prints a number of bytes in MiB (KiB below one MiB).
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -150,7 +150,15 @@ func TestSyncOperations(t *testing.T) {
 	cli(0, "verify", "-q", "--mapping", mapping, "--source", db, "--target", uri2)
 	out = cli(0, "status", "--target", uri2, "--job", jl, "--source", db)
 	t.Logf("status:\n%s", out)
-	wantOut(t, "status of a logical job", out, `sync: method logical, slot denorm_`+jl+`, position `, `slot: idle, confirmed .*bytes of WAL behind; wal_status `)
+	wantOut(t, "status of a logical job", out, `sync: method logical, slot denorm_`+jl+`, position `, `slot: idle, confirmed .* [KM]iB of WAL behind, .* [KM]iB kept on the source's disk; wal_status `)
+	if strings.Contains(out, "warning: the slot holds") {
+		t.Errorf("a slot within the default budget was warned about:\n%s", out)
+	}
+	// Over a budget of 0 MiB: warned, in text and in JSON.
+	out = cli(0, "status", "--target", uri2, "--job", jl, "--source", db, "--max-retained-wal", "0")
+	wantOut(t, "status over the WAL budget", out, `warning: the slot holds .* [KM]iB of WAL on the source, over the budget of 0.0 KiB`)
+	out = cli(0, "status", "--target", uri2, "--job", jl, "--source", db, "--max-retained-wal", "0", "--format", "json")
+	wantOut(t, "status --format json with the slot", out, `"slotStatus": \{`, `"retainedBytes": [1-9]`, `"overBudget": true`, `"walStatus": "reserved"`, `"behindBytes": `)
 
 	// --follow with metrics, stopped by a signal (a cancelled context).
 	f := startFollow(t, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri2, "--job", jl, "--follow")
