@@ -435,3 +435,59 @@ func TestSyncServerRestarts(t *testing.T) {
 	t.Logf("%d batches applied; retries: %d", batches(), strings.Count(out, "retry"))
 	sameAsFreshMigrate(t, syncMixed(t), db, target)
 }
+
+// TestSyncSlotInvalidated: a stopped logical job whose slot PostgreSQL
+// invalidated (its WAL removed past max_slot_wal_keep_size while the job
+// did not run) does not need --drop: the next sync catches up with a diff
+// from a new slot's snapshot and goes on streaming; the target ends exact
+// and the source keeps no more WAL for the job than the budget and a
+// segment.
+func TestSyncSlotInvalidated(t *testing.T) {
+	t.Parallel() // parallelTests: its own server, target and job
+	pg := startOwnPostgres(t)
+	testenv.Exec(t, pg.url, "ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'")
+	pg.stop(t)
+	pg.start(t)
+	db := pg.db(t, "inval")
+	testenv.ExecFile(t, db, repoPath(t, "testdata", "examples", "seed.sql"))
+	testenv.ExecFile(t, db, repoPath(t, identityFull))
+	target, _ := testenv.MongoDB(t)
+	name := fmt.Sprintf("inval_%d", os.Getpid())
+	mapping := example(t, "blog")
+	args := []string{"sync", "--mapping", mapping, "--source", db, "--target", target, "--job", name, "--method", "logical", "--once"}
+	mustCLI(t, args...)
+	slot := "denorm_" + name
+	status := func() string {
+		return testenv.QueryString(t, db, fmt.Sprintf("(SELECT wal_status FROM pg_replication_slots WHERE slot_name = '%s')", slot))
+	}
+	// The job does not run; the source writes past the budget.
+	for i := 0; i < 8 && status() != "lost"; i++ {
+		testenv.Exec(t, db, fmt.Sprintf(`UPDATE comment SET comment = 'w%d ' || id; SELECT pg_switch_wal(); CHECKPOINT;`, i))
+	}
+	if s := status(); s != "lost" {
+		t.Fatalf("the slot was not invalidated (wal_status %s)", s)
+	}
+	out := mustCLI(t, args...)
+	if !strings.Contains(out, "catching up with a diff against the source, then streaming from a new replication slot") {
+		t.Errorf("sync did not say what it did:\n%s", out)
+	}
+	if vout, code := denormCLI("verify", "-q", "--mapping", mapping, "--source", db, "--target", target, "--show", "5"); code != 0 {
+		t.Fatalf("verify exit %d after the catch-up:\n%s", code, vout)
+	}
+	testenv.Exec(t, db, `UPDATE comment SET comment = 'streamed' WHERE id = (SELECT max(id) FROM comment)`)
+	mustCLI(t, args...)
+	if vout, code := denormCLI("verify", "-q", "--mapping", mapping, "--source", db, "--target", target, "--show", "5"); code != 0 {
+		t.Fatalf("verify exit %d after streaming from the new slot:\n%s", code, vout)
+	}
+	if s := status(); s != "reserved" && s != "extended" {
+		t.Errorf("the new slot's wal_status is %q", s)
+	}
+	retained, err := strconv.ParseInt(testenv.QueryString(t, db, fmt.Sprintf("(SELECT pg_current_wal_lsn() - restart_lsn FROM pg_replication_slots WHERE slot_name = '%s')::bigint", slot)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := int64(1<<20 + 16<<20); retained > limit {
+		t.Errorf("the slot keeps %d bytes of WAL, over the budget and a segment (%d)", retained, limit)
+	}
+	_ = dropSlot(context.Background(), db, name)
+}

@@ -8,6 +8,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,7 +23,55 @@ import (
 // target, a server restart. A new stream starts from the saved position,
 // so the changes of the batch in progress are received again.
 func (s *syncer) streamRetrying(ctx context.Context, once bool) error {
-	return s.retrying(ctx, func() (bool, error) { return s.stream(ctx, once) })
+	return s.retrying(ctx, func() (bool, error) {
+		progressed, err := s.stream(ctx, once)
+		if slotLost(err) && !s.slotRecovered {
+			// Once per run: a slot lost again right away is an error.
+			s.slotRecovered = true
+			if err := s.recoverSlot(ctx, err); err != nil {
+				return progressed, err
+			}
+			return s.stream(ctx, once)
+		}
+		return progressed, err
+	})
+}
+
+// slotLost reports whether err says the job's replication slot (or its
+// publication) is gone or was invalidated by the server.
+func slotLost(err error) bool {
+	return errors.As(err, new(*extract.SlotMissingError)) || errors.As(err, new(*extract.SlotInvalidError))
+}
+
+// recoverSlot makes the job whole again after its slot was lost (dropped
+// by hand, or invalidated by PostgreSQL past max_slot_wal_keep_size): the
+// changes since the job's position cannot be read any more, so a new slot
+// is made, and the target is brought to the snapshot it exported by a
+// diff (only the documents that differ are written); the stream then goes
+// on from the new slot.
+func (s *syncer) recoverSlot(ctx context.Context, lost error) error {
+	s.opt.Notice(fmt.Sprintf("%v -- instead: catching up with a diff against the source, then streaming from a new replication slot", shortSlotError(lost)))
+	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, true, s.opt.Debug, s.opt.Notice)
+	if err != nil {
+		return err
+	}
+	defer ss.Release(context.WithoutCancel(ctx))
+	snap, err := s.src.Adopt(ctx, ss.Snapshot)
+	if err != nil {
+		return err
+	}
+	defer closeSnap(snap)
+	return s.copy(ctx, snap)
+}
+
+// shortSlotError is the first part of a lost slot's error, without the
+// advice to start the job over, which recoverSlot does.
+func shortSlotError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "; the changes since"); i > 0 {
+		return msg[:i]
+	}
+	return msg
 }
 
 // stream reads the job's slot from its position and applies batches

@@ -189,8 +189,9 @@ type syncer struct {
 	lg     *extract.Logical
 	fan    *fanout
 	res    *Result
-	// copied: this run made the initial copy.
-	copied bool
+	// copied: this run made the initial copy; slotRecovered: it made a
+	// new slot after the job's was lost (recoverSlot).
+	copied, slotRecovered bool
 	// stale are the tables the change stream describes by a definition
 	// the plan does not match, though the table matches it again (see
 	// checkRelation), each with why its rows rebuild whole.
