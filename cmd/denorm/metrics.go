@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/pipeline/syncer"
 )
 
@@ -29,6 +30,8 @@ type syncMetrics struct {
 	lag         prometheus.GaugeFunc
 	txLag       prometheus.Histogram
 	lastSuccess prometheus.Gauge
+	retained    prometheus.Gauge
+	behind      prometheus.Gauge
 	srv         *http.Server
 
 	mu sync.Mutex // guards what the lag gauge reads
@@ -79,11 +82,15 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 			ConstLabels: labels, Buckets: prometheus.ExponentialBucketsRange(0.001, 6*3600, 48)}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_last_success_timestamp_seconds",
 			Help: "Unix time of the end of the last successful pass or batch.", ConstLabels: labels}),
+		retained: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_slot_retained_bytes",
+			Help: "WAL the job's replication slot keeps on the source's disk (current position - restart_lsn), read every 30 s (logical).", ConstLabels: labels}),
+		behind: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_slot_behind_bytes",
+			Help: "WAL the job has not confirmed to its replication slot (current position - confirmed_flush_lsn), read every 30 s (logical).", ConstLabels: labels}),
 	}
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
 		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess)
+	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess, m.retained, m.behind)
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
@@ -119,6 +126,14 @@ func (m *syncMetrics) pass(p syncer.PassStats) {
 	m.mu.Unlock()
 	m.passes.Inc()
 	m.lastSuccess.Set(float64(p.End.UnixNano()) / 1e9)
+}
+
+// slot records the job's replication slot as the source shows it.
+func (m *syncMetrics) slot(st *extract.SlotStatus) {
+	m.behind.Set(float64(st.LagBytes))
+	if st.Restart != 0 && st.Current >= st.Restart {
+		m.retained.Set(float64(st.Current - st.Restart))
+	}
 }
 
 // idle records a caught-up job that saved its position.

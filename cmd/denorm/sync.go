@@ -247,6 +247,11 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			g.log.Debug(msg, args...)
 			halt.reached(msg)
 		},
+		Slot: func(st *extract.SlotStatus) {
+			if m != nil {
+				m.slot(st)
+			}
+		},
 		Waiting: func(since time.Time) {
 			if m != nil {
 				m.waiting(since)

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
@@ -98,7 +99,16 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		return false, nil
 	}
 	bt := s.newBatcher(cs)
+	var slotRead time.Time
 	for {
+		if s.opt.Slot != nil && time.Since(slotRead) >= s.opt.SlotEvery {
+			// What the slot keeps on the source (best effort: a failure
+			// to read it is the stream's to find).
+			slotRead = time.Now()
+			if st, err := s.lg.Status(ctx); err == nil {
+				s.opt.Slot(st)
+			}
+		}
 		st, err := bt.next(ctx)
 		if err != nil {
 			return progressed, err

@@ -91,6 +91,11 @@ type Options struct {
 	// applied).
 	Pass    func(PassStats)
 	Waiting func(since time.Time)
+	// Slot, when set, is told of the job's replication slot as the source
+	// shows it (retained WAL, position confirmed), when a logical pass
+	// starts and then every SlotEvery (default 30 s) while it streams.
+	Slot      func(*extract.SlotStatus)
+	SlotEvery time.Duration
 	// Debug, when set, is told of each step, for -v: "slot created" (not
 	// yet saved in the checkpoint), "copy checkpoint saved", "applying a
 	// batch", "documents written" and "documents deleted" (each target
@@ -150,6 +155,9 @@ func (o *Options) defaults() {
 	}
 	if o.Retried == nil {
 		o.Retried = func(error) {}
+	}
+	if o.SlotEvery <= 0 {
+		o.SlotEvery = 30 * time.Second
 	}
 	if o.Waiting == nil {
 		o.Waiting = func(time.Time) {}
