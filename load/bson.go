@@ -199,6 +199,26 @@ func LookupValue(doc []byte, key string) (any, error) {
 	return decodeValue(v, &keyPath{nil, key})
 }
 
+// RawDocument is a document of coll to write as raw, BSON made by
+// AppendDocument (sync's diff pass and verify --repair write the bytes
+// they compared): its _id and, in a shared collection (discriminator key
+// disc), its type are read from the bytes; the fields are not decoded.
+func RawDocument(coll string, raw []byte, source, disc string) (transform.Document, error) {
+	id, err := LookupValue(raw, "_id")
+	if err != nil {
+		return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
+	}
+	d := transform.Document{Collection: coll, ID: id, Raw: raw, Source: source}
+	if disc != "" {
+		v, err := LookupValue(raw, disc)
+		if err != nil {
+			return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
+		}
+		d.Discriminator = &transform.Field{Key: disc, Value: v}
+	}
+	return d, nil
+}
+
 func decodeDoc(doc bsoncore.Document, parent *keyPath) (transform.Doc, error) {
 	elems, err := doc.Elements()
 	if err != nil {

@@ -94,6 +94,12 @@ type VerifyOptions struct {
 	Coverage   *mappings.Plan
 	// Debug, when set, is told how long each step took.
 	Debug func(msg string, args ...any)
+	// Repair writes the documents found missing or different as the
+	// source gives them and deletes the unexpected ones, as it finds them
+	// (a server target; not with the oracle, whose documents are a proof,
+	// not a builder). Sampled documents only, with Sample. Nothing else
+	// must write the collections meanwhile: hold the job's lease.
+	Repair bool
 }
 
 // Difference kinds.
@@ -152,6 +158,11 @@ type VerifyStats struct {
 	// OracleParts is, with the oracle, the number of parts (connections)
 	// its documents were built in.
 	OracleParts int `json:"oracleParts,omitempty"`
+	// Rewritten and Removed count, with Repair, the documents written as
+	// the source gives them (missing or different) and deleted
+	// (unexpected).
+	Rewritten int64 `json:"rewritten,omitempty"`
+	Removed   int64 `json:"removed,omitempty"`
 }
 
 // Differences is the number of documents not as the source says.
@@ -207,6 +218,8 @@ type verifier struct {
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
+	// repair, with VerifyOptions.Repair, writes the repairs.
+	repair *repairer
 	// chosen holds the sort keys of the documents a SampleRoots oracle
 	// built: the only ones compared.
 	chosen map[string]bool
@@ -363,8 +376,21 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	if err := v.cmp.Flush(); err != nil {
 		return nil, err
 	}
+	if opt.Repair {
+		if opt.Oracle {
+			return nil, errors.New("--repair writes the documents migrate builds; it cannot take the oracle's")
+		}
+		if v.repair, err = newRepairer(target, plan, v.stats); err != nil {
+			return nil, err
+		}
+	}
 	if err := v.merge(ctx); err != nil {
 		return nil, err
+	}
+	if v.repair != nil {
+		if err := v.repair.flush(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := v.dangling(ctx); err != nil {
 		return nil, err
@@ -459,13 +485,22 @@ func (v *verifier) merge(ctx context.Context) error {
 				return nil
 			}
 			v.stats[x.Collection()].Missing++
-			return v.opt.Difference(Difference{Collection: x.Collection(), ID: x.IDJSON(), Kind: DiffMissing, Source: x.Source})
+			if err := v.opt.Difference(Difference{Collection: x.Collection(), ID: x.IDJSON(), Kind: DiffMissing, Source: x.Source}); err != nil {
+				return err
+			}
+			return v.rewrite(ctx, x)
 		case DiffUnexpected:
 			if !y.Sampled() {
 				return nil
 			}
 			v.stats[y.Collection()].Unexpected++
-			return v.opt.Difference(Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind})
+			if err := v.opt.Difference(Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind}); err != nil {
+				return err
+			}
+			if v.repair != nil {
+				return v.repair.remove(ctx, y.Collection(), y.IDValue())
+			}
+			return nil
 		case DiffDuplicate:
 			d := Difference{Kind: DiffDuplicate, Error: "the target holds this _id more than once"}
 			e := y
@@ -499,8 +534,27 @@ func (v *verifier) merge(ctx context.Context) error {
 		}
 		d := Difference{Collection: x.Collection(), ID: y.IDJSON(), Kind: DiffDifferent, Source: x.Source}
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
-		return v.opt.Difference(d)
+		if err := v.opt.Difference(d); err != nil {
+			return err
+		}
+		if v.repair != nil {
+			return v.repair.rewrite(ctx, x.Collection(), want, x.Source)
+		}
+		return nil
 	})
+}
+
+// rewrite repairs a missing document (with Repair): the expected side's
+// BSON written as it is.
+func (v *verifier) rewrite(ctx context.Context, x *compare.Entry) error {
+	if v.repair == nil {
+		return nil
+	}
+	raw, err := v.cmp.Exp.Read(x)
+	if err != nil {
+		return err
+	}
+	return v.repair.rewrite(ctx, x.Collection(), raw, x.Source)
 }
 
 // sideCoverage counts the rows no document holds on a second connection

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/connstr"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/oracle"
@@ -44,6 +46,10 @@ type verifyOptions struct {
 	sampleRoots int
 	oracleConns int
 	rowSecurity bool
+	// repair writes the documents found missing or different and deletes
+	// the unexpected ones; job is the job whose lease it holds meanwhile.
+	repair bool
+	job    string
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -165,6 +171,8 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
 	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
+	f.BoolVar(&o.repair, "repair", false, "write the documents found missing or different as the source gives them, and delete those it does not give (a server target; with --job, under that job's lease, so that no run of it writes meanwhile)")
+	f.StringVar(&o.job, "job", "", "with --repair: the job (migrate --job or sync) that writes the target: its lease is held while repairing, and a running job is refused")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
@@ -213,6 +221,12 @@ func (o *verifyOptions) check() (since time.Time, err error) {
 	}
 	if o.oracle != "" && o.oracle != "sql" {
 		return since, usageError{fmt.Errorf("--oracle %q: the only oracle is sql", o.oracle)}
+	}
+	if o.repair && o.oracle != "" {
+		return since, usageError{errors.New("--repair writes the documents migrate builds: it does not go with --oracle")}
+	}
+	if o.job != "" && !o.repair {
+		return since, usageError{errors.New("--job goes with --repair (the job's lease is held while repairing)")}
 	}
 	if err := checkRange("--oracle-workers", o.oracleConns, 1, 64); err != nil {
 		return since, err
@@ -279,8 +293,19 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 		shown++
 	}
+	if o.repair && o.job != "" {
+		// One writer per job: while the lease is held, no run of the job
+		// writes (and a running one refuses this repair).
+		lease, err := job.HoldLease(ctx, target.Records(), o.job, job.LeaseOptions{Command: "verify --repair"})
+		if err != nil {
+			return err
+		}
+		defer lease.Release(context.WithoutCancel(ctx))
+		ctx = lease.Context()
+	}
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
+		Repair:        o.repair,
 		BatchSize:     o.batchSize,
 		TempDir:       o.tempDir,
 		SortMemory:    o.sortMemMiB << 20,
@@ -317,6 +342,17 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		return err
 	}
 	docs, refs, badIndexes := res.Differences(), res.Dangling(), res.BadIndexes()
+	if o.repair {
+		var rewritten, removed int64
+		for _, c := range res.Collections {
+			rewritten, removed = rewritten+c.Rewritten, removed+c.Removed
+		}
+		fmt.Fprintf(g.stdout, "repaired: %s written as the source gives them, %s deleted\n",
+			report.Plural(rewritten, "document", "documents"), report.Plural(removed, "document", "documents"))
+		// What is left is what a repair cannot write: duplicates, rows
+		// that build no document.
+		docs -= rewritten + removed
+	}
 	uncovered, _ := mappings.UncoveredRows(res.Coverage)
 	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) || (uncovered > 0 && o.failUncovered) {
 		e := differentError{docs: docs, refs: refs, indexes: badIndexes}

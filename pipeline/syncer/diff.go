@@ -127,7 +127,7 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 			if err != nil {
 				return err
 			}
-			d, err := rawDocument(coll, raw, x.Source, discKey[coll])
+			d, err := load.RawDocument(coll, raw, x.Source, discKey[coll])
 			if err != nil {
 				return err
 			}
@@ -203,23 +203,4 @@ func (s *syncer) scanTarget(ctx context.Context, c *compare.Comparison, names []
 		}
 	}
 	return nil
-}
-
-// rawDocument is a document of coll to write as raw, the BSON a diff
-// compared: its _id and, in a shared collection (discriminator key disc),
-// its type are read from the bytes; the fields are not decoded.
-func rawDocument(coll string, raw []byte, source, disc string) (transform.Document, error) {
-	id, err := load.LookupValue(raw, "_id")
-	if err != nil {
-		return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
-	}
-	d := transform.Document{Collection: coll, ID: id, Raw: raw, Source: source}
-	if disc != "" {
-		v, err := load.LookupValue(raw, disc)
-		if err != nil {
-			return transform.Document{}, fmt.Errorf("collection %q: read back a built document: %w", coll, err)
-		}
-		d.Discriminator = &transform.Field{Key: disc, Value: v}
-	}
-	return d, nil
 }
