@@ -52,17 +52,7 @@ func slotLost(err error) bool {
 // on from the new slot.
 func (s *syncer) recoverSlot(ctx context.Context, lost error) error {
 	s.opt.Notice(fmt.Sprintf("%v -- instead: catching up with a diff against the source, then streaming from a new replication slot", shortSlotError(lost)))
-	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, true, s.opt.Debug, s.opt.Notice)
-	if err != nil {
-		return err
-	}
-	defer ss.Release(context.WithoutCancel(ctx))
-	snap, err := s.src.Adopt(ctx, ss.Snapshot)
-	if err != nil {
-		return err
-	}
-	defer closeSnap(snap)
-	return s.copy(ctx, snap)
+	return s.copyFromNewSlot(ctx, true)
 }
 
 // shortSlotError is the first part of a lost slot's error, without the

@@ -362,7 +362,13 @@ func (s *syncer) start(ctx context.Context) error {
 	}
 	// The slot: new, or left by a setup interrupted before it saved the
 	// position (the record says so), which is dropped and made again.
-	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, rec.Logical(), s.opt.Debug, s.opt.Notice)
+	return s.copyFromNewSlot(ctx, rec.Logical())
+}
+
+// copyFromNewSlot makes the job's slot (replace: dropping the one of its
+// name first, see job.SetupSlot) and copies the snapshot it exported.
+func (s *syncer) copyFromNewSlot(ctx context.Context, replace bool) error {
+	ss, err := s.job.SetupSlot(ctx, s.lg, s.plan, replace, s.opt.Debug, s.opt.Notice)
 	if err != nil {
 		return err
 	}
