@@ -34,6 +34,8 @@
 //	                drafted (mappings/advise) with its rows covered
 //
 //	verify.go       Verify: rebuilt documents against the target's
+//	repair.go       verify --repair: what differs written as the source
+//	                gives it, what it does not give deleted
 //	dangling.go     verify's check of references
 //	oracle.go       verify --oracle sql: the expected side built by the
 //	                independent oracle (package oracle)
