@@ -57,6 +57,18 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 	}
 	lookups := r.lookups(n, e)
 	ref := func(s string, p Pos) (Ref, bool) { return r.fieldRef(n, lookups, s, p) }
+	// pivot sets fp's pivot, the column fd's key: names (no key: true);
+	// false when it names no column (reported).
+	pivot := func(fd *Field, fp *FieldPlan) bool {
+		if fd.Key == "" {
+			return true
+		}
+		k, ok := ref(fd.Key, fd.pos.at("key"))
+		if ok {
+			fp.Pivot = &k
+		}
+		return ok
+	}
 	fields := e.Fields
 	if fields == nil {
 		fields = []*Field{{All: true, pos: pos}}
@@ -106,12 +118,8 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 					en.Columns[0].TimestampText = fd.Timestamp == TimestampString
 				}
 				fp := FieldPlan{Kind: FieldAggregate, Name: fd.Name, Embed: en, Pos: p}
-				if fd.Key != "" {
-					k, ok := ref(fd.Key, fd.pos.at("key"))
-					if !ok {
-						continue
-					}
-					fp.Pivot = &k
+				if !pivot(fd, &fp) {
+					continue
 				}
 				addField(fp)
 			}
@@ -126,12 +134,8 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 			for _, v := range vars {
 				fp.Reads = append(fp.Reads, v.Name)
 			}
-			if fd.Key != "" {
-				k, ok := ref(fd.Key, fd.pos.at("key"))
-				if !ok {
-					continue
-				}
-				fp.Pivot = &k
+			if !pivot(fd, &fp) {
+				continue
 			}
 			addField(fp)
 		case fd.SQL != "":
@@ -191,13 +195,10 @@ func (r *resolver) entity(n *Node, e *Entity, pos positions, skip []string, link
 				owner.Columns[v.Col].TimestampText = fd.Timestamp == TimestampString
 			}
 			fp := FieldPlan{Kind: FieldColumn, Name: fd.Name, Value: v, RefCollection: r.refCollection(fd), Pos: p}
-			if fd.Key != "" {
-				k, ok := ref(fd.Key, fd.pos.at("key"))
-				if !ok {
-					continue
-				}
-				fp.Pivot = &k
-			} else if fp.Name == "" {
+			if !pivot(fd, &fp) {
+				continue
+			}
+			if fd.Key == "" && fp.Name == "" {
 				col := fd.Column
 				if i := strings.IndexByte(col, '.'); i >= 0 {
 					col = col[i+1:]
