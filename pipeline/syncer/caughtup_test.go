@@ -3,15 +3,12 @@ package syncer
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/job"
-	"github.com/denorm/denorm/load"
 )
 
 // TestCaughtUpIsSaved: a following job on a quiet source records that it
@@ -23,31 +20,15 @@ import (
 // source never sends).
 func TestCaughtUpIsSaved(t *testing.T) {
 	ctx := context.Background()
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(ackMapping), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.PostgresDB(t)
-	testenv.Exec(t, db, ackSchema)
+	f := newFixture(t, ackSchema, "caught")
+	mapping, tg, name := f.mapping, f.target, f.job
 	other := testenv.PostgresDB(t)
-	uri, _ := testenv.MongoDB(t)
-	tg, err := load.Open(ctx, uri, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	name := fmt.Sprintf("caught_%d", os.Getpid())
 	slot, err := extract.LogicalNames(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, plan := snapshotPlan(t, db, mapping)
+	snap, plan := snapshotPlan(t, f.db, mapping)
 	src := snap.Source()
-	t.Cleanup(func() {
-		if lg, err := src.Logical(name); err == nil {
-			_ = lg.Drop(context.Background())
-		}
-	})
 	const idleSave = 3 * time.Second
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -83,7 +64,7 @@ func TestCaughtUpIsSaved(t *testing.T) {
 	// A change, applied and saved; right after it, the WAL moves on
 	// without any change of the job's database.
 	before := record().Sync.Passes
-	testenv.Exec(t, db, `UPDATE parent SET name = 'x' WHERE id = 1`)
+	testenv.Exec(t, f.db, `UPDATE parent SET name = 'x' WHERE id = 1`)
 	waitFor("the change applied", func() bool { return record().Sync.Passes > before })
 	testenv.Exec(t, other, `CREATE TABLE filler AS SELECT g FROM generate_series(1, 10000) g`)
 	wal, err := extract.ParseLSN(testenv.QueryString(t, other, "pg_current_wal_lsn()"))
@@ -97,7 +78,7 @@ func TestCaughtUpIsSaved(t *testing.T) {
 		t.Errorf("the caught-up position was saved %s after the WAL moved, over the bound of %s", took.Round(time.Millisecond), bound)
 	}
 	confirmed := func() bool {
-		s := testenv.QueryString(t, db, fmt.Sprintf("(SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '%s')", slot))
+		s := testenv.QueryString(t, f.db, fmt.Sprintf("(SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '%s')", slot))
 		l, err := extract.ParseLSN(s)
 		return err == nil && l >= wal
 	}

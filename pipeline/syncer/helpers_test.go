@@ -2,9 +2,14 @@ package syncer
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -47,4 +52,39 @@ func sourcePlan(t *testing.T, db, file string) (*extract.Source, *mappings.Plan)
 		t.Fatal(err)
 	}
 	return snap.Source(), plan
+}
+
+// fixture is what the sync tests over ackSchema start from: the mapping
+// file (ackMapping), a source database holding schema, a target on the
+// test server and a job name unique on it, whose replication slot is
+// dropped when the test ends.
+type fixture struct {
+	mapping, db string
+	target      load.Target
+	job         string
+}
+
+func newFixture(t *testing.T, schema, job string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{mapping: filepath.Join(t.TempDir(), "m.yaml"), db: testenv.PostgresDB(t), job: fmt.Sprintf("%s_%d", job, os.Getpid())}
+	if err := os.WriteFile(f.mapping, []byte(ackMapping), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Exec(t, f.db, schema)
+	uri, _ := testenv.MongoDB(t)
+	tg, err := load.Open(ctx, uri, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.target = tg
+	t.Cleanup(func() {
+		_ = tg.Close(context.Background())
+		if src, err := extract.ParseSource(f.db); err == nil {
+			if lg, err := src.Logical(f.job); err == nil {
+				_ = lg.Drop(context.Background())
+			}
+		}
+	})
+	return f
 }

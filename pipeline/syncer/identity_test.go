@@ -3,16 +3,11 @@ package syncer
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/denorm/denorm/extract"
-	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/job"
-	"github.com/denorm/denorm/load"
 )
 
 // TestIdentityAdviceUsingIndex: a table whose replica identity lacks the
@@ -21,23 +16,12 @@ import (
 // them (lighter than FULL), FULL always.
 func TestIdentityAdviceUsingIndex(t *testing.T) {
 	ctx := context.Background()
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(ackMapping), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.PostgresDB(t)
-	testenv.Exec(t, db, strings.Replace(ackSchema, "ALTER TABLE child REPLICA IDENTITY FULL;", `
+	f := newFixture(t, strings.Replace(ackSchema, "ALTER TABLE child REPLICA IDENTITY FULL;", `
 		ALTER TABLE child ALTER COLUMN parent_id SET NOT NULL;
 		CREATE UNIQUE INDEX child_by_parent ON child (parent_id, id);
-		CREATE UNIQUE INDEX child_partial ON child (parent_id) WHERE v < 0;`, 1))
-	uri, _ := testenv.MongoDB(t)
-	tg, err := load.Open(ctx, uri, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	src, plan := sourcePlan(t, db, mapping)
-	_, err = Sync(ctx, src, plan, tg, Options{Job: fmt.Sprintf("ident_%d", os.Getpid()), Mapping: mapping, Method: job.SyncLogical})
+		CREATE UNIQUE INDEX child_partial ON child (parent_id) WHERE v < 0;`, 1), "ident")
+	src, plan := sourcePlan(t, f.db, f.mapping)
+	_, err := Sync(ctx, src, plan, f.target, Options{Job: f.job, Mapping: f.mapping, Method: job.SyncLogical})
 	var rie *extract.ReplicaIdentityError
 	if !errors.As(err, &rie) {
 		t.Fatalf("sync = %v, want a ReplicaIdentityError", err)

@@ -2,15 +2,10 @@ package syncer
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/job"
-	"github.com/denorm/denorm/load"
 )
 
 // TestIrrelevantUpdatesCostNothing: updates that change only columns no
@@ -19,29 +14,11 @@ import (
 // identity cannot show as irrelevant, still rebuild their documents.
 func TestIrrelevantUpdatesCostNothing(t *testing.T) {
 	ctx := context.Background()
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(ackMapping), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.PostgresDB(t)
-	testenv.Exec(t, db, ackSchema+`
+	f := newFixture(t, ackSchema+`
 		ALTER TABLE child ADD COLUMN unmapped int DEFAULT 0;
-		ALTER TABLE parent ADD COLUMN unmapped int DEFAULT 0;`)
-	uri, _ := testenv.MongoDB(t)
-	tg, err := load.Open(ctx, uri, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	ct := &countingTarget{Target: tg}
-	name := fmt.Sprintf("irrel_%d", os.Getpid())
-	t.Cleanup(func() {
-		if src, err := extract.ParseSource(db); err == nil {
-			if lg, err := src.Logical(name); err == nil {
-				_ = lg.Drop(context.Background())
-			}
-		}
-	})
+		ALTER TABLE parent ADD COLUMN unmapped int DEFAULT 0;`, "irrel")
+	db, mapping, name := f.db, f.mapping, f.job
+	ct := &countingTarget{Target: f.target}
 	pass := func() PassStats {
 		t.Helper()
 		ct.reset()

@@ -3,15 +3,11 @@ package syncer
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/job"
-	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline"
 )
 
@@ -21,26 +17,8 @@ import (
 // target ends exact. A rename that stays still stops the job.
 func TestRenamedAndBack(t *testing.T) {
 	ctx := context.Background()
-	mapping := filepath.Join(t.TempDir(), "m.yaml")
-	if err := os.WriteFile(mapping, []byte(ackMapping), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.PostgresDB(t)
-	testenv.Exec(t, db, ackSchema)
-	uri, _ := testenv.MongoDB(t)
-	tg, err := load.Open(ctx, uri, load.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close(ctx)
-	name := fmt.Sprintf("renamed_%d", os.Getpid())
-	t.Cleanup(func() {
-		if src, err := extract.ParseSource(db); err == nil {
-			if lg, err := src.Logical(name); err == nil {
-				_ = lg.Drop(context.Background())
-			}
-		}
-	})
+	f := newFixture(t, ackSchema, "renamed")
+	db, mapping, tg, name := f.db, f.mapping, f.target, f.job
 	// The plan is resolved once, as a running job's is, against the
 	// table as it was.
 	src, plan := sourcePlan(t, db, mapping)
