@@ -185,7 +185,7 @@ func TestJobLease(t *testing.T) {
 			c.wait()
 			// (A server lease whose holder is gone from this machine is
 			// taken over at once by the next run, not held until it
-			// expires: load's TestLeaseOfGoneHolder.)
+			// expires: TestJobLeaseOfKilledRun.)
 			stopped := waitState(t, target, "j", "stopped", "", pid, nil)
 			if stopped.Holder != nil || stopped.LastHolder == nil || stopped.LastHolder.PID != pid || !strings.Contains(stopped.Next, "--resume") {
 				t.Errorf("status of the killed job: %+v", stopped)
@@ -247,5 +247,32 @@ func testLeaseLost(t *testing.T, bin, mapping, src string) {
 	after := statusOf(t, target, "j")
 	if finished == nil || after == nil || after.State != "done" || !after.Updated.Equal(*finished.Updated) {
 		t.Errorf("the checkpoint changed after the takeover: %+v, then %+v", finished, after)
+	}
+}
+
+// TestJobLeaseOfKilledRun: a run killed with kill -9 while it holds a
+// server lease that would live an hour does not hold its job: on the same
+// machine, with its process gone, the next run takes the lease over at
+// once and resumes the job (without it, the resume would be refused until
+// the lease expired).
+func TestJobLeaseOfKilledRun(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
+	bin, mapping, src := crashSetup(t, 300, 300, 1500)
+	target, _ := testenv.MongoDB(t)
+	args := []string{"migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--batch-size", "50",
+		"--lease-ttl", "1h", "--target", target, "--job", "j"}
+	unlock := lockTable(t, src, "post")
+	c := startDenorm(t, bin, args...)
+	pid := c.cmd.Process.Pid
+	live := waitState(t, target, "j", "running", "posts", pid, c)
+	if live.Holder == nil || live.Holder.Expires.Before(time.Now().Add(50*time.Minute)) {
+		t.Fatalf("the run's lease: %+v, want one that lives an hour", live.Holder)
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	c.wait()
+	unlock()
+	out := runDenorm(t, bin, append(slices.Clone(args), "--resume")...)
+	if done := statusOf(t, target, "j"); done == nil || done.State != "done" {
+		t.Fatalf("after the resume: %+v\n%s", done, out)
 	}
 }
