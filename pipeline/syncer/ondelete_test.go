@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -265,7 +266,8 @@ func testSyncOnDelete(t *testing.T, method string) {
 
 // verifyOnDelete runs verify (with repair, when asked) and returns its
 // counts by collection; without repair, it fails the test on any
-// difference.
+// difference, and runs verify with the oracle too, which must count the
+// same.
 func verifyOnDelete(t *testing.T, src *extract.Source, plan *mappings.Plan, tg load.Target, repair bool) map[string]pipeline.VerifyStats {
 	t.Helper()
 	ctx := context.Background()
@@ -274,20 +276,29 @@ func verifyOnDelete(t *testing.T, src *extract.Source, plan *mappings.Plan, tg l
 		t.Fatal(err)
 	}
 	defer snap.Close(ctx)
-	var diffs []pipeline.Difference
-	res, err := pipeline.Verify(ctx, snap, plan, tg, pipeline.VerifyOptions{TempDir: t.TempDir(), Repair: repair, Difference: func(d pipeline.Difference) error {
-		diffs = append(diffs, d)
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
+	run := func(oracle bool) map[string]pipeline.VerifyStats {
+		var diffs []pipeline.Difference
+		res, err := pipeline.Verify(ctx, snap, plan, tg, pipeline.VerifyOptions{TempDir: t.TempDir(), Repair: repair, Oracle: oracle, Difference: func(d pipeline.Difference) error {
+			diffs = append(diffs, d)
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !repair && res.Differences() > 0 {
+			t.Errorf("verify (oracle %v): %d differences: %+v", oracle, res.Differences(), diffs)
+		}
+		out := map[string]pipeline.VerifyStats{}
+		for _, c := range res.Collections {
+			out[c.Collection] = c
+		}
+		return out
 	}
-	if !repair && res.Differences() > 0 {
-		t.Errorf("verify: %d differences: %+v", res.Differences(), diffs)
-	}
-	out := map[string]pipeline.VerifyStats{}
-	for _, c := range res.Collections {
-		out[c.Collection] = c
+	out := run(false)
+	if !repair {
+		if d := cmp.Diff(out, run(true), cmpopts.IgnoreFields(pipeline.VerifyStats{}, "OracleParts")); d != "" {
+			t.Errorf("verify with the oracle counts otherwise (-builder +oracle):\n%s", d)
+		}
 	}
 	return out
 }
