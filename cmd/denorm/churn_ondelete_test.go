@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -320,4 +322,50 @@ func readAll(ctx context.Context, db *mongo.Database, coll string) (map[string]b
 		out[testenv.IDText(doc.Lookup("_id"))] = doc
 	}
 	return out, cur.Err()
+}
+
+// TestSyncVerifyOnDeleteCLI: through the command line, sync --method diff
+// keeps a deleted author's document as a tombstone and a deleted book's
+// as it was; the summary says so, verify exits 0 and counts them as
+// retained; a tombstone whose author exists makes verify exit 1.
+func TestSyncVerifyOnDeleteCLI(t *testing.T) {
+	src := seedDB(t)
+	mapping := withOnDelete(t, example(t, "hybrid"), map[string]string{"authors": "deletedAt", "books": "ignore"})
+	uri, db := testenv.MongoDB(t)
+	sync := func() string {
+		t.Helper()
+		code, out, errs := runCLI(t, "sync", "--mapping", mapping, "--source", src, "--target", uri, "--job", "od", "--method", "diff", "--once")
+		if code != 0 {
+			t.Fatalf("sync exit %d\n%s%s", code, out, errs)
+		}
+		return out
+	}
+	sync()
+	testenv.Exec(t, src, `DELETE FROM author_image WHERE author_id = 'a2';
+		DELETE FROM book_author WHERE author_id = 'a2' OR book_id = 'b4';
+		DELETE FROM author WHERE id = 'a2';
+		DELETE FROM book WHERE id = 'b4';`)
+	if out := sync(); !strings.Contains(out, "authors: 1 document whose root row is gone kept as tombstones (onDelete), not deleted") {
+		t.Errorf("sync's summary does not tell of the tombstone:\n%s", out)
+	}
+	ctx := context.Background()
+	var author, book bson.M
+	if err := db.Collection("authors").FindOne(ctx, bson.D{{Key: "_id", Value: "a2"}}).Decode(&author); err != nil || author["deletedAt"] == nil || author["lastName"] != "Wakefield" {
+		t.Errorf("authors a2: %v, %v; want its content and deletedAt", author, err)
+	}
+	if err := db.Collection("books").FindOne(ctx, bson.D{{Key: "_id", Value: "b4"}}).Decode(&book); err != nil || book["deletedAt"] != nil {
+		t.Errorf("books b4: %v, %v; want it kept as it was", book, err)
+	}
+	code, out, errs := runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", uri)
+	if code != 0 || !strings.Contains(out, "authors: 1 document whose root row is gone, kept by the collection's onDelete") ||
+		!strings.Contains(out, "books: 1 document whose root row is gone, kept by the collection's onDelete") {
+		t.Errorf("verify exit %d, want 0 with the retained documents told\n%s%s", code, out, errs)
+	}
+	if _, err := db.Collection("authors").UpdateOne(ctx, bson.D{{Key: "_id", Value: "a1"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: bson.NewDateTimeFromTime(time.Now())}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", uri)
+	if code != 1 || !strings.Contains(out, `authors _id="a1": different`) {
+		t.Errorf("verify of a tombstone whose author exists: exit %d, want 1 and the document different\n%s%s", code, out, errs)
+	}
 }
