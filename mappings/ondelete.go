@@ -49,6 +49,9 @@ type OnDelete struct {
 // UnmarshalYAML accepts "delete", "ignore" (or any scalar, for check to
 // refuse with its reason) or {tombstone: field}.
 func (o *OnDelete) UnmarshalYAML(n *yaml.Node) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	o.pos = positionsOf(n)
 	if n.Kind == yaml.ScalarNode {
 		o.Mode = OnDeleteMode(n.Value)
