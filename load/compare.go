@@ -206,3 +206,11 @@ func FieldIs(doc []byte, key string, value any) bool {
 	}
 	return got.Type == w.Type && bytes.Equal(got.Value, w.Value)
 }
+
+// IsTombstone reports whether doc's top-level field key holds a date:
+// a document sync kept as a tombstone (the mapping's onDelete:
+// {tombstone: key}).
+func IsTombstone(doc []byte, key string) bool {
+	v, err := bson.Raw(doc).LookupErr(key)
+	return err == nil && v.Type == bson.TypeDateTime
+}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -96,6 +97,13 @@ type Target interface {
 	// of one type: --restart, --drop of a shared collection); other
 	// selections need Caps.Delete, else an *UnsupportedError.
 	Delete(ctx context.Context, collection string, sel Selection) (int64, error)
+
+	// Tombstone sets field to at (a BSON date) on the documents of
+	// collection that sel picks by IDs (and Match) and that do not hold
+	// field yet, and returns how many it changed: sync, for a collection
+	// whose onDelete keeps deleted roots' documents as tombstones
+	// (tombstone.go). It needs Caps.Delete, else an *UnsupportedError.
+	Tombstone(ctx context.Context, collection string, sel Selection, field string, at time.Time) (int64, error)
 
 	// Records is the target's record store, where the job package keeps
 	// each job's record (its checkpoint) and lease: the _denorm

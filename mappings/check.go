@@ -82,6 +82,7 @@ func (c *checker) collection(col *Collection) {
 			c.add(col.pos.at("discriminator"), "%s: discriminator %q names no field; add {name: %s, value: ...} to fields", col.Name, col.Discriminator, col.Discriminator)
 		}
 	}
+	c.checkOnDelete(col)
 	c.tableName(col.pos.at("table"), col.Name, col.Table)
 	c.entity(&col.Entity, col.pos, col.Name, col.Bucket == nil)
 	c.checkIndexes(col)
@@ -106,6 +107,7 @@ func (c *checker) shared(cols []*Collection) {
 	}
 	first := cols[0]
 	c.idPrefixes(cols)
+	c.sameOnDelete(cols)
 	values := map[any]int{}
 	for i, col := range cols {
 		if first.Discriminator == "" || col.Discriminator == "" || col.Bucket != nil {

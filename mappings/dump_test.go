@@ -63,6 +63,12 @@ func dumpCollection(b *strings.Builder, cp *CollectionPlan) {
 	if cp.Discriminator != "" {
 		fmt.Fprintf(b, "  discriminator: %s = %#v\n", cp.Discriminator, cp.DiscriminatorValue)
 	}
+	switch cp.OnDelete {
+	case OnDeleteTombstone:
+		fmt.Fprintf(b, "  on delete: tombstone %s\n", cp.Tombstone)
+	case OnDeleteIgnore:
+		fmt.Fprintf(b, "  on delete: ignore\n")
+	}
 	if bp := cp.Bucket; bp != nil {
 		fmt.Fprintf(b, "  bucket: by %s as %s; size %d; items %q, page %q; skip last %d\n",
 			colList(r, bp.By), strings.Join(bp.ByNames, ", "), bp.Size, bp.Items, bp.Page, bp.SkipLast)

@@ -118,6 +118,9 @@ type Collection struct {
 	// IDPrefix makes _id the string IDPrefix followed by the id's text,
 	// so that document types sharing a collection never share an _id.
 	IDPrefix string `yaml:"idPrefix"`
+	// OnDelete says what sync does with a document whose root row is
+	// gone (ondelete.go); nil: delete it.
+	OnDelete *OnDelete `yaml:"onDelete"`
 	// Bucket makes this a bucket collection: the table's rows grouped by
 	// parent key and written in pages of a fixed size.
 	Bucket *Bucket `yaml:"bucket"`

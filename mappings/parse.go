@@ -288,6 +288,15 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 	var ps Problems
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		if causes, one := oneOfCauses(e, nodes, path, doc); one != nil {
+			ps = append(ps, *one)
+			return
+		} else if causes != nil {
+			for _, c := range causes {
+				walk(c)
+			}
+			return
+		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
 				walk(c)
@@ -339,6 +348,37 @@ func checkStructure(path string, doc *yaml.Node) Problems {
 	return ps.sorted()
 }
 
+// oneOfCauses words the failure of a value that may take one of several
+// shapes (onDelete: a word or {tombstone: field}) by the shape written:
+// a mapping's own problems (causes, to walk), or one problem saying what
+// the value may be (one), rather than every branch's failure. Both are
+// nil for other failures.
+func oneOfCauses(e *jsonschema.ValidationError, nodes map[string]*yaml.Node, path string, doc *yaml.Node) (causes []*jsonschema.ValidationError, one *Problem) {
+	loc := e.InstanceLocation
+	if _, ok := e.ErrorKind.(*kind.OneOf); !ok || len(loc) == 0 || loc[len(loc)-1] != "onDelete" {
+		return nil, nil
+	}
+	n := nodes["/"+strings.Join(escapeAll(loc), "/")]
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.MappingNode {
+		for _, c := range e.Causes {
+			if _, enum := c.ErrorKind.(*kind.Enum); !enum {
+				causes = append(causes, c)
+			}
+		}
+		if len(causes) > 0 {
+			return causes, nil
+		}
+	}
+	pos := Pos{doc.Line, doc.Column}
+	if n != nil {
+		pos = Pos{n.Line, n.Column}
+	}
+	return nil, &Problem{File: path, Pos: pos, Msg: describe(loc) + ": must be delete, ignore or {tombstone: <field>}"}
+}
+
 func knownKeys(loc []string, _ map[string]*yaml.Node, _ string) string {
 	keys := keysAt(loc)
 	if keys == "" {
@@ -359,7 +399,7 @@ func keysAt(loc []string) string {
 	case len(loc) == 0:
 		return "version, numeric, char, timestamp, collections, links"
 	case len(loc) == 2 && loc[0] == "collections":
-		return "name, table, id, filter, discriminator, bucket, fields, lookups, rename, exclude, indexes, shardKey"
+		return "name, table, id, filter, discriminator, idPrefix, onDelete, bucket, fields, lookups, rename, exclude, indexes, shardKey"
 	case len(loc) == 2 && loc[0] == "links":
 		return "table, sides"
 	case len(loc) == 4 && loc[0] == "links" && loc[2] == "sides":

@@ -111,6 +111,13 @@ type CollectionPlan struct {
 	DiscriminatorValue any
 	// Bucket is set for bucket collections.
 	Bucket *BucketPlan
+	// OnDelete says what sync does with a document whose root row is
+	// gone (deleted, or no longer passing the root filter): delete it,
+	// keep it (ignore), or keep it with Tombstone, a top-level field no
+	// other field of the document takes, set to the time sync found it
+	// gone (ondelete.go). The entries of a shared collection agree.
+	OnDelete  OnDeleteMode
+	Tombstone string
 }
 
 // StreamOrder returns the columns and directions the root table is
@@ -363,4 +370,15 @@ func (p *Plan) String() string {
 		})
 	}
 	return b.String()
+}
+
+// OnDeleteOf returns the onDelete of target collection name, which its
+// entries share: delete when the plan has no entry of that name.
+func (p *Plan) OnDeleteOf(name string) (mode OnDeleteMode, tombstone string) {
+	for _, cp := range p.Collections {
+		if cp.Name == name {
+			return cp.OnDelete, cp.Tombstone
+		}
+	}
+	return OnDeleteDelete, ""
 }

@@ -58,6 +58,10 @@ func ResolveAll(f *File, cat *Catalog) (*Plan, Problems) {
 		if cp == nil || len(r.ps) > before {
 			continue
 		}
+		r.resolveOnDelete(cp, c)
+		if len(r.ps) > before {
+			continue
+		}
 		if shared[c.Name] > 1 || c.Discriminator != "" {
 			cp.Discriminator, cp.DiscriminatorValue = c.Discriminator, c.discriminatorValue()
 		}

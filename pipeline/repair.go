@@ -3,12 +3,17 @@ package pipeline
 // verify --repair: the documents verify finds missing or different are
 // written as the source gives them - the very BSON it compared - and
 // those the source does not give are deleted, a batch at a time, while
-// the comparison is merged.
+// the comparison is merged. A collection whose onDelete keeps the
+// documents of deleted roots loses none: in a tombstone collection, one
+// the source does not give and that lacks the tombstone field gets it
+// (dated now), as sync would have done; in an ignore collection, verify
+// does not report them.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
@@ -32,13 +37,14 @@ type repairer struct {
 	coll    string
 	writes  []transform.Document
 	gone    []any
+	plan    *mappings.Plan
 }
 
 func newRepairer(t load.Target, plan *mappings.Plan, stats map[string]*VerifyStats) (*repairer, error) {
 	if !t.Caps().Delete {
 		return nil, ErrRepairNeedsDelete
 	}
-	r := &repairer{target: t, retry: load.DefaultRetry, stats: stats, discKey: map[string]string{}}
+	r := &repairer{target: t, retry: load.DefaultRetry, stats: stats, discKey: map[string]string{}, plan: plan}
 	for _, cp := range plan.Collections {
 		if cp.Discriminator != "" {
 			r.discKey[cp.Name] = cp.Discriminator
@@ -107,14 +113,26 @@ func (r *repairer) flush(ctx context.Context) error {
 		r.writes = r.writes[:0]
 	}
 	if len(r.gone) > 0 {
+		mode, field := r.plan.OnDeleteOf(r.coll)
+		at := time.Now()
+		var n int64
 		err := load.Retry(ctx, r.retry, func() error {
-			_, err := r.target.Delete(ctx, r.coll, load.Selection{IDs: r.gone})
+			var err error
+			if mode == mappings.OnDeleteTombstone {
+				n, err = r.target.Tombstone(ctx, r.coll, load.Selection{IDs: r.gone}, field, at)
+			} else {
+				_, err = r.target.Delete(ctx, r.coll, load.Selection{IDs: r.gone})
+			}
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("repair %q: %w", r.coll, err)
 		}
-		st.Removed += int64(len(r.gone))
+		if mode == mappings.OnDeleteTombstone {
+			st.Tombstoned += n
+		} else {
+			st.Removed += int64(len(r.gone))
+		}
 		r.gone = r.gone[:0]
 	}
 	return nil

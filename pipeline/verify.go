@@ -158,11 +158,19 @@ type VerifyStats struct {
 	// OracleParts is, with the oracle, the number of parts (connections)
 	// its documents were built in.
 	OracleParts int `json:"oracleParts,omitempty"`
+	// Retained counts the documents whose root row is gone that the
+	// collection's onDelete keeps (mappings/ondelete.go): in a tombstone
+	// collection those holding the tombstone field (a date), in an ignore
+	// collection every one. They are no differences; a tombstone whose
+	// root row exists is a different document.
+	Retained int64 `json:"retained,omitempty"`
 	// Rewritten and Removed count, with Repair, the documents written as
 	// the source gives them (missing or different) and deleted
-	// (unexpected).
-	Rewritten int64 `json:"rewritten,omitempty"`
-	Removed   int64 `json:"removed,omitempty"`
+	// (unexpected); Tombstoned those of a tombstone collection that got
+	// the field instead of being deleted.
+	Rewritten  int64 `json:"rewritten,omitempty"`
+	Removed    int64 `json:"removed,omitempty"`
+	Tombstoned int64 `json:"tombstoned,omitempty"`
 }
 
 // Differences is the number of documents not as the source says.
@@ -212,6 +220,7 @@ func (r *VerifyResult) Dangling() (n int64) {
 // verifier holds one run's state.
 type verifier struct {
 	opt     VerifyOptions
+	plan    *mappings.Plan
 	target  load.Target
 	stats   map[string]*VerifyStats
 	cmp     *compare.Comparison
@@ -300,7 +309,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		return nil, fmt.Errorf("verify temporary directory: %w (set --temp-dir)", err)
 	}
 	defer os.RemoveAll(dir)
-	v := &verifier{opt: opt, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
+	v := &verifier{opt: opt, plan: plan, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
 	v.cmp, err = compare.New(dir, opt.SortMemory)
 	if err != nil {
 		return nil, err
@@ -456,6 +465,10 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 		if err != nil {
 			return err
 		}
+		tombstone := ""
+		if mode, field := v.plan.OnDeleteOf(name); mode == mappings.OnDeleteTombstone {
+			tombstone = field
+		}
 		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
 			if mine != nil && !mine(doc) {
 				st.OtherTypes++ // another mapping's document type
@@ -464,6 +477,10 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 			st.Found++
 			if err := v.cmp.Add(&v.cmp.Found, name, doc, ""); err != nil {
 				return err
+			}
+			if tombstone != "" && load.IsTombstone(doc, tombstone) {
+				// What a deleted row referred to may be gone too.
+				return nil
 			}
 			return v.collectRefs(name, doc)
 		})
@@ -492,6 +509,9 @@ func (v *verifier) merge(ctx context.Context) error {
 		case DiffUnexpected:
 			if !y.Sampled() {
 				return nil
+			}
+			if kept, err := v.retained(y); kept || err != nil {
+				return err
 			}
 			v.stats[y.Collection()].Unexpected++
 			if err := v.opt.Difference(Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind}); err != nil {
@@ -542,6 +562,27 @@ func (v *verifier) merge(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// retained reports whether y, a document of the target whose root row the
+// source no longer gives, is one its collection's onDelete keeps: any in
+// an ignore collection, one holding the tombstone field (a date) in a
+// tombstone collection. Those are counted as retained.
+func (v *verifier) retained(y *compare.Entry) (bool, error) {
+	coll := y.Collection()
+	mode, field := v.plan.OnDeleteOf(coll)
+	switch mode {
+	case mappings.OnDeleteIgnore:
+	case mappings.OnDeleteTombstone:
+		doc, err := v.cmp.Found.Read(y)
+		if err != nil || !load.IsTombstone(doc, field) {
+			return false, err
+		}
+	default:
+		return false, nil
+	}
+	v.stats[coll].Retained++
+	return true, nil
 }
 
 // rewrite repairs a missing document (with Repair): the expected side's

@@ -112,6 +112,28 @@ func TestChurnRounds(t *testing.T) {
 // side by side, then the two targets must hold the same documents, byte
 // for byte.
 func syncBoth(ctx context.Context, r *churn.Run) error {
+	if err := syncBothMethods(ctx, r); err != nil {
+		return err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(r.Target))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(ctx)
+	d, err := testenv.CompareTargets(ctx, client.Database(lastPath(r.Target)), client.Database(lastPath(diffTarget(r))),
+		testenv.CompareOptions{Ignore: []string{load.RecordCollection}})
+	if err != nil {
+		return err
+	}
+	if !d.Equal() {
+		return fmt.Errorf("sync --method diff gave another target than --method logical (want: logical, found: diff):\n%s", d)
+	}
+	return nil
+}
+
+// syncBothMethods runs `sync --once` with --method logical into r.Target
+// and with --method diff into diffTarget, side by side.
+func syncBothMethods(ctx context.Context, r *churn.Run) error {
 	jobName := roundsJob(r)
 	logical, diff := make(chan error, 1), make(chan error, 1)
 	go func() {
@@ -126,19 +148,6 @@ func syncBoth(ctx context.Context, r *churn.Run) error {
 		return fmt.Errorf("sync --method logical: %w", errL)
 	case errD != nil:
 		return fmt.Errorf("sync --method diff: %w", errD)
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(r.Target))
-	if err != nil {
-		return err
-	}
-	defer client.Disconnect(ctx)
-	d, err := testenv.CompareTargets(ctx, client.Database(lastPath(r.Target)), client.Database(lastPath(diffTarget(r))),
-		testenv.CompareOptions{Ignore: []string{load.RecordCollection}})
-	if err != nil {
-		return err
-	}
-	if !d.Equal() {
-		return fmt.Errorf("sync --method diff gave another target than --method logical (want: logical, found: diff):\n%s", d)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -442,5 +443,33 @@ collections:
 	}
 	if len(rep.Warnings) != 3 {
 		t.Errorf("%d warnings, want these 3: %+v", len(rep.Warnings), rep.Warnings)
+	}
+}
+
+// TestPlanShowsOnDelete: plan says, per collection, what sync does with
+// the documents of deleted roots when the mapping keeps them (text and
+// JSON), and nothing for the collections that delete them.
+func TestPlanShowsOnDelete(t *testing.T) {
+	src := seedDB(t)
+	mapping := withOnDelete(t, example(t, "hybrid"), map[string]string{"authors": "deletedAt", "books": "ignore"})
+	code, out, errs := runCLI(t, "plan", "--mapping", mapping, "--source", src)
+	if code != 0 {
+		t.Fatalf("plan exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"on delete: tombstone (sync keeps the document of a deleted root and sets deletedAt to the deletion time)",
+		"on delete: ignore (sync keeps the document of a deleted root as it was)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan's text lacks %q:\n%s", want, out)
+		}
+	}
+	rep := planJSON(t, "--mapping", mapping, "--source", src)
+	got := map[string]string{}
+	for _, c := range rep.Collections {
+		got[c.Name] = c.OnDelete + " " + c.Tombstone
+	}
+	if want := map[string]string{"authors": "tombstone deletedAt", "books": "ignore "}; !maps.Equal(got, want) {
+		t.Errorf("plan --format json: onDelete %v, want %v", got, want)
 	}
 }

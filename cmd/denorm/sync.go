@@ -17,6 +17,7 @@ import (
 	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/pipeline/syncer"
+	"github.com/denorm/denorm/transform/report"
 )
 
 type syncOptions struct {
@@ -418,6 +419,11 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *syncer.Result) {
 	}
 	_, written, deleted, unchanged := p.Totals()
 	fmt.Fprintf(w, "%-28s %10d %10d %10d\n", "TOTAL", written, deleted, unchanged)
+	for _, c := range slices.Sorted(maps.Keys(p.Collections)) {
+		if n := p.Collections[c].Tombstoned; n > 0 {
+			fmt.Fprintf(w, "%s: %s whose root row is gone kept as tombstones (onDelete), not deleted\n", c, report.Plural(n, "document", "documents"))
+		}
+	}
 	for _, r := range slices.Compact(slices.Sorted(slices.Values(p.Rebuilt))) {
 		fmt.Fprintf(w, "rebuilt whole by a diff: %s\n", r)
 	}

@@ -343,15 +343,21 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	}
 	docs, refs, badIndexes := res.Differences(), res.Dangling(), res.BadIndexes()
 	if o.repair {
-		var rewritten, removed int64
+		var rewritten, removed, tombstoned int64
 		for _, c := range res.Collections {
-			rewritten, removed = rewritten+c.Rewritten, removed+c.Removed
+			rewritten, removed, tombstoned = rewritten+c.Rewritten, removed+c.Removed, tombstoned+c.Tombstoned
 		}
-		fmt.Fprintf(g.stdout, "repaired: %s written as the source gives them, %s deleted\n",
+		fmt.Fprintf(g.stdout, "repaired: %s written as the source gives them, %s deleted",
 			report.Plural(rewritten, "document", "documents"), report.Plural(removed, "document", "documents"))
+		if tombstoned > 0 {
+			fmt.Fprintf(g.stdout, ", %s tombstoned (onDelete)", report.Plural(tombstoned, "document", "documents"))
+		}
+		fmt.Fprintln(g.stdout)
 		// What is left is what a repair cannot write: duplicates, rows
-		// that build no document.
-		docs -= rewritten + removed
+		// that build no document. (A tombstone collection's unexpected
+		// document that already held a field of the tombstone's name
+		// that is not a date is left, and so still counted.)
+		docs -= rewritten + removed + tombstoned
 	}
 	uncovered, _ := mappings.UncoveredRows(res.Coverage)
 	if docs > 0 || badIndexes > 0 || (refs > 0 && o.failRefs) || (uncovered > 0 && o.failUncovered) {
@@ -416,6 +422,9 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, since, snapTime 
 		fmt.Fprintf(w, "%-20s %10d %10d %10d %8d %10d %9d %9d %8d%s\n", c.Collection, c.Expected, c.Found, c.Identical, c.Missing, c.Unexpected, c.Different, c.Dangling, c.Duplicate+c.Unbuildable, note)
 	}
 	for _, c := range res.Collections {
+		if c.Retained > 0 {
+			fmt.Fprintf(w, "%s: %s whose root row is gone, kept by the collection's onDelete (tombstones, or ignore): retained, not differences\n", c.Collection, report.Plural(c.Retained, "document", "documents"))
+		}
 		if c.OtherTypes > 0 {
 			fmt.Fprintf(w, "%s: %d documents of other types (another mapping's, by the discriminator) were not compared\n", c.Collection, c.OtherTypes)
 		}

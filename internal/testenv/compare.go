@@ -421,6 +421,9 @@ func describe(v bson.RawValue) string {
 }
 
 // extJSON renders a value as canonical Extended JSON (types visible).
+// IDText is an _id as DocDiff.ID names it: canonical Extended JSON.
+func IDText(v bson.RawValue) string { return extJSON(v) }
+
 func extJSON(v bson.RawValue) string {
 	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, true, false)
 	if err != nil || len(b) < 7 {

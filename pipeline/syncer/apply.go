@@ -13,6 +13,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -125,6 +126,34 @@ func (s *syncer) delete(ctx context.Context, coll string, sel load.Selection, st
 	st.coll(coll).Deleted += max(n, 0)
 	s.opt.Debug("documents deleted", "collection", coll, "documents", n)
 	return nil
+}
+
+// gone deals with documents of coll whose root row is gone, as the
+// collection's onDelete says (mappings/ondelete.go): deletes what sel
+// picks, sets the tombstone field on those that lack it, or leaves them.
+func (s *syncer) gone(ctx context.Context, coll string, sel load.Selection, st *PassStats) error {
+	mode, field := s.plan.OnDeleteOf(coll)
+	switch mode {
+	case mappings.OnDeleteIgnore:
+		return nil
+	case mappings.OnDeleteTombstone:
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Retry.For+time.Minute)
+		defer cancel()
+		at := time.Now()
+		var n int64
+		err := load.Retry(wctx, s.retryPolicy(), func() error {
+			var err error
+			n, err = s.target.Tombstone(wctx, coll, sel, field, at)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		st.coll(coll).Tombstoned += n
+		s.opt.Debug("documents tombstoned", "collection", coll, "documents", n)
+		return nil
+	}
+	return s.delete(ctx, coll, sel, st)
 }
 
 func (s *syncer) rejects(rs []transform.Reject, st *PassStats) {

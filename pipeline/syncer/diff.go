@@ -4,7 +4,8 @@ package syncer
 // one snapshot (Produce, as migrate builds it) and compared with what the
 // target holds, with verify's comparison (pipeline/compare: both sides hashed,
 // sorted on disk, merged); only the documents that differ or are missing
-// are written, and those the source no longer gives are deleted. An
+// are written, and those the source no longer gives are deleted (or
+// tombstoned, or kept: the collection's onDelete). An
 // unchanged target costs reads, not writes. sync --method diff runs it on
 // every entry each pass; logical sync runs it on the entries a TRUNCATE
 // or a huge transaction touched.
@@ -18,6 +19,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/pipeline/compare"
 	"github.com/denorm/denorm/transform"
@@ -89,9 +91,11 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 	}
 
 	var (
-		coll   string
-		writes []transform.Document
-		gone   []any
+		coll      string
+		writes    []transform.Document
+		gone      []any
+		mode      mappings.OnDeleteMode
+		tombstone string
 	)
 	flush := func() error {
 		if err := s.write(ctx, coll, writes, st); err != nil {
@@ -99,7 +103,7 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 		}
 		writes = writes[:0]
 		if len(gone) > 0 {
-			if err := s.delete(ctx, coll, load.Selection{IDs: gone}, st); err != nil {
+			if err := s.gone(ctx, coll, load.Selection{IDs: gone}, st); err != nil {
 				return err
 			}
 			gone = gone[:0]
@@ -116,6 +120,7 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 				return err
 			}
 			coll = name
+			mode, tombstone = s.plan.OnDeleteOf(coll)
 		}
 		switch kind {
 		case compare.Identical:
@@ -136,6 +141,18 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 				return flush()
 			}
 		case compare.Unexpected:
+			switch mode {
+			case mappings.OnDeleteIgnore:
+				return nil // kept as it was
+			case mappings.OnDeleteTombstone:
+				doc, err := c.Found.Read(y)
+				if err != nil {
+					return err
+				}
+				if load.IsTombstone(doc, tombstone) {
+					return nil // tombstoned by an earlier pass
+				}
+			}
 			gone = append(gone, y.IDValue())
 			if len(gone) >= deleteBatch {
 				return flush()

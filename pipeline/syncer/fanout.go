@@ -242,8 +242,9 @@ var errOverKeys = fmt.Errorf("too many keys")
 
 // rebuildKeys rebuilds the documents of entry e for keys from snap and
 // writes them; documents whose root row is gone (or no longer passes the
-// root filter) are deleted, and so are a bucket parent's pages past its
-// new count.
+// root filter) are deleted, tombstoned or kept as the collection's
+// onDelete says (syncer.gone), and a bucket parent's pages past its new
+// count are deleted.
 func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int, keys map[string]extract.Key, st *PassStats) error {
 	cp := s.plan.Collections[e]
 	list := make([]extract.Key, 0, len(keys))
@@ -261,7 +262,7 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 	}
 	flush := func() error {
 		if len(gone) > 0 {
-			if err := s.delete(ctx, cp.Name, load.Selection{IDs: gone, Match: disc}, st); err != nil {
+			if err := s.gone(ctx, cp.Name, load.Selection{IDs: gone, Match: disc}, st); err != nil {
 				return err
 			}
 		}

@@ -17,9 +17,12 @@ type TableChanges struct {
 func (t TableChanges) Rows() int64 { return t.Inserts + t.Updates + t.Deletes }
 
 // DocCounts counts one collection's documents in a pass: written
-// (inserted or replaced), deleted, and found unchanged (diff).
+// (inserted or replaced), deleted, and found unchanged (diff); and
+// Tombstoned, those whose root row is gone that got their tombstone
+// field (onDelete: tombstone) instead of being deleted.
 type DocCounts struct {
 	Written, Deleted, Unchanged int64
+	Tombstoned                  int64
 }
 
 // PassStats is what one pass (or, following, one batch) did.
@@ -95,6 +98,7 @@ func (p *PassStats) add(q PassStats) {
 	for k, v := range q.Collections {
 		c := p.coll(k)
 		c.Written, c.Deleted, c.Unchanged = c.Written+v.Written, c.Deleted+v.Deleted, c.Unchanged+v.Unchanged
+		c.Tombstoned += v.Tombstoned
 	}
 	p.Transactions += q.Transactions
 	p.Rebuilt = append(p.Rebuilt, q.Rebuilt...)

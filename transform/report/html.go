@@ -209,7 +209,8 @@ svg text.tick{font-size:10px;fill:#5a6478}
 <p class="legend"><span style="background:#1e3a5f">root</span><span style="background:#2e7d32">embed</span><span style="background:#6a4c93">lookup</span><span style="background:#b26a00">ids</span><span style="background:#00838f">aggregate</span></p>
 {{range .Colls}}
 <h2 id="c-{{.Name}}-{{.Table}}">Collection {{.Name}} <span class="note">({{.Kind}} from {{.Table}}: {{.Documents}} documents from {{.Rows}} rows)</span></h2>
-<h3>Built from</h3>
+{{with .OnDeleteText}}<p class="note">{{.}}</p>
+{{end}}<h3>Built from</h3>
 <svg class="diagram" width="{{.Diagram.W}}" height="{{.Diagram.H}}" viewBox="0 0 {{.Diagram.W}} {{.Diagram.H}}" role="img" aria-label="tables of {{.Name}}">
 {{range .Diagram.Lines}}<line x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}" stroke="#8a94a6" stroke-width="2"/>{{end}}
 {{range .Diagram.Boxes}}<g><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="5"/><text class="t" x="{{.X}}" dx="8" y="{{.Y}}" dy="16">{{.Title}}</text><text class="s" x="{{.X}}" dx="8" y="{{.Y}}" dy="32">{{.Sub}}</text></g>{{end}}

@@ -154,6 +154,9 @@ func writeText(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, ", %d rejected", c.Rejected)
 		}
 		b.WriteString("\n")
+		if s := c.OnDeleteText(); s != "" {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
 		treeText(c.Tables, "  ", &b)
 		fmt.Fprintf(&b, "  size: min %s  p50 %s  p95 %s  p99 %s  max %s  mean %s\n", Bytes(c.Size.Min), Bytes(c.Size.P50), Bytes(c.Size.P95), Bytes(c.Size.P99), Bytes(c.Size.Max), Bytes(int(c.Size.Mean)))
 		if len(c.Arrays) > 0 {
@@ -270,7 +273,11 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("\n")
 	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %s from %s.\n\n```\n", mdEsc(c.Name), c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
+		fmt.Fprintf(&b, "\n## %s\n\n%s from `%s`: %s from %s.\n\n", mdEsc(c.Name), c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
+		if s := c.OnDeleteText(); s != "" {
+			fmt.Fprintf(&b, "%s.\n\n", mdEsc(s))
+		}
+		b.WriteString("```\n")
 		treeText(c.Tables, "", &b)
 		b.WriteString("```\n\n")
 		if len(c.Arrays) > 0 {
@@ -309,4 +316,16 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// OnDeleteText says what sync does with the documents of deleted roots
+// when it keeps them; "" for delete.
+func (c *Collection) OnDeleteText() string {
+	switch c.OnDelete {
+	case "ignore":
+		return "on delete: ignore (sync keeps the document of a deleted root as it was)"
+	case "tombstone":
+		return fmt.Sprintf("on delete: tombstone (sync keeps the document of a deleted root and sets %s to the deletion time)", c.Tombstone)
+	}
+	return ""
 }

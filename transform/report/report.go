@@ -74,6 +74,11 @@ type Collection struct {
 	Table string `json:"table"`
 	// Kind is "documents" or "buckets".
 	Kind string `json:"kind"`
+	// OnDelete is what sync does with a document whose root row is gone,
+	// when it keeps it (the mapping's onDelete): "ignore", or "tombstone"
+	// with Tombstone the date field it sets; empty for delete.
+	OnDelete  string `json:"onDelete,omitempty"`
+	Tombstone string `json:"tombstone,omitempty"`
 	// Tables is the tree of tables the documents are built from.
 	Tables *TableNode `json:"tables"`
 	// Documents is the number of documents built (scaled up from the
@@ -344,6 +349,9 @@ func NewCollector(cp *mappings.CollectionPlan, maxDocSize int, json Encoder) *Co
 		kind = "buckets"
 	}
 	c := &Collection{Name: cp.Name, Table: tableName(cp.Root.Table), Kind: kind, Tables: tableTree(cp.Root)}
+	if cp.OnDelete == mappings.OnDeleteIgnore || cp.OnDelete == mappings.OnDeleteTombstone {
+		c.OnDelete, c.Tombstone = string(cp.OnDelete), cp.Tombstone
+	}
 	col := &Collector{
 		cp: cp, maxDocSize: maxDocSize, c: c, sizes: newReservoir(),
 		arrays: map[string]*arrayAcc{}, paths: map[string]*pathAcc{}, containers: map[string]*int64{},

@@ -464,3 +464,28 @@ func TestCollectorSubMillisecond(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOnDelete: every format says what sync does with the documents
+// of deleted roots when the mapping keeps them, and nothing for delete.
+func TestWriteOnDelete(t *testing.T) {
+	r := formatReport(t)
+	r.Collections[0].OnDelete, r.Collections[0].Tombstone = "tombstone", "deletedAt"
+	want := map[string]string{
+		"text":     "\n  on delete: tombstone (sync keeps the document of a deleted root and sets deletedAt to the deletion time)\n",
+		"markdown": "\non delete: tombstone (sync keeps the document of a deleted root and sets deletedAt to the deletion time).\n",
+		"html":     `<p class="note">on delete: tombstone (sync keeps the document of a deleted root and sets deletedAt to the deletion time)</p>`,
+		"json":     `"onDelete": "tombstone",`,
+	}
+	for f, w := range want {
+		var b bytes.Buffer
+		if err := Write(&b, r, f); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q", f, w)
+		}
+		if n := strings.Count(b.String(), "on delete:"); f != "json" && n != 1 {
+			t.Errorf("%s says on delete %d times, want once (the other collection deletes)", f, n)
+		}
+	}
+}
