@@ -136,3 +136,44 @@ func TestComparePrints(t *testing.T) {
 		t.Errorf("two resolutions of one mapping give other fingerprints:\n%v\n%v", a, b)
 	}
 }
+
+// TestPrintsIgnoreUnreadColumns: a column the mapping does not read,
+// added to a mapped table, and the catalog's row estimates leave the
+// fingerprints as they are; a column the mapping reads retyped changes
+// its collections'.
+func TestPrintsIgnoreUnreadColumns(t *testing.T) {
+	c, err := loadCase("testdata/resolve/hybrid.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(c.mappingPath, c.mapping)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prints := func() []CollectionPrint {
+		plan, err := Resolve(f, c.catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Fingerprints(plan)
+	}
+	then := prints()
+	author := c.catalog.Tables["public.author"]
+	if author == nil {
+		t.Fatal("no public.author in the catalog")
+	}
+	author.Columns = append(author.Columns, Column{Name: "nickname", Type: "text", TypeName: "text", Category: "S"})
+	author.Estimate += 1000
+	if r := ComparePrints(then, prints()); r.Changed() {
+		t.Errorf("an unread column and an estimate changed the prints: %+v", r)
+	}
+	for i := range author.Columns {
+		if author.Columns[i].Name == "last_name" {
+			author.Columns[i].Type, author.Columns[i].TypeName = "character varying(80)", "varchar"
+		}
+	}
+	r := ComparePrints(then, prints())
+	if got := r.Collections(); !slices.Equal(got, []string{"authors", "books"}) {
+		t.Errorf("a read column retyped rebuilds %q, want authors and books", got)
+	}
+}

@@ -321,6 +321,9 @@ func syncError(err error, o *syncOptions) error {
 		drop += "\n  (" + note + ")"
 	}
 	switch {
+	case errors.As(err, &changed) && len(changed.Why) > 0:
+		return fmt.Errorf("sync job %q: the mapping file changed (sha256 %.12s then, %.12s now) in a way sync cannot apply in place: %s; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
+			changed.ID, changed.Then, changed.Now, strings.Join(changed.Why, "; "), drop)
 	case errors.As(err, &changed):
 		return fmt.Errorf("sync job %q: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
 			changed.ID, changed.Then, changed.Now, drop)
