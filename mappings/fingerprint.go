@@ -160,10 +160,10 @@ func ComparePrints(then, now []CollectionPrint) *Remap {
 		switch {
 		case len(changed) == 0:
 		case len(changed) == len(n.Entries):
-			r.Rebuild = append(r.Rebuild, RebuildSet{Collection: n.Name, Why: "its documents changed in the mapping"})
+			r.Rebuild = append(r.Rebuild, RebuildSet{Collection: n.Name, Why: "its documents changed"})
 		default:
 			r.Rebuild = append(r.Rebuild, RebuildSet{Collection: n.Name, Types: changed,
-				Why: "document types " + strings.Join(changed, ", ") + " changed in the mapping"})
+				Why: "its documents of types " + strings.Join(changed, ", ") + " changed"})
 		}
 	}
 	for _, c := range then {

@@ -36,7 +36,11 @@ func (s *syncer) remapNotices() {
 		s.opt.Notice(fmt.Sprintf("collection %s is no longer in the mapping: sync stops writing it and leaves its documents; drop it when no reader needs it", name))
 	}
 	if len(r.Rebuild) > 0 {
-		s.opt.Info(fmt.Sprintf("the mapping changed: rebuilding %s by a diff (only the documents that differ are written); the other collections are untouched", strings.Join(s.remapReasons(), "; ")))
+		var what []string
+		for _, b := range r.Rebuild {
+			what = append(what, fmt.Sprintf("%s (%s)", b.Collection, b.Why))
+		}
+		s.opt.Info(fmt.Sprintf("the mapping changed: rebuilding %s by a diff (only the documents that differ are written); the other collections are untouched", strings.Join(what, ", ")))
 	}
 	if len(r.Indexes) > 0 {
 		s.opt.Info(fmt.Sprintf("the mapping changed the indexes of %s: creating those missing (indexes no longer declared stay)", strings.Join(r.Indexes, ", ")))
