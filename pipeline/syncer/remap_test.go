@@ -263,3 +263,26 @@ func TestUnreadColumnChange(t *testing.T) {
 	}
 	r.verify()
 }
+
+// TestRemapAfterColumnDropped: a column the mapping reads is dropped
+// under a logical job (a run with that mapping is refused: it no longer
+// resolves, or, following, stops with a SchemaChangeError); with the
+// mapping changed not to read it, the next run rebuilds the collections
+// that read it and streams on, with no --drop: the target is exact.
+func TestRemapAfterColumnDropped(t *testing.T) {
+	r := newRemapRun(t, job.SyncLogical)
+	r.mustSync(remapMapping)
+	testenv.Exec(t, r.f.db, `UPDATE child SET v = v + 1 WHERE parent_id = 8;
+		ALTER TABLE child DROP COLUMN v;
+		UPDATE parent SET name = 'renamed' WHERE id = 9;
+		INSERT INTO child VALUES (1001, 9);`)
+	without := strings.Replace(strings.Replace(remapMapping, "fields: [id, v]", "fields: [id]", 1), "fields: [parent_id, v]", "fields: [parent_id]", 1)
+	r.mustSync(without)
+	if got := r.passes[0].Rebuilt; !slices.Equal(got, []string{"parents: the mapping changed (its documents changed)", "kids: the mapping changed (its documents changed)"}) {
+		t.Errorf("rebuilt %q", got)
+	}
+	r.verify()
+	testenv.Exec(t, r.f.db, `INSERT INTO child VALUES (1002, 10); DELETE FROM child WHERE id = 1;`)
+	r.mustSync(without)
+	r.verify()
+}
