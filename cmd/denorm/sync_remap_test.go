@@ -149,6 +149,21 @@ func TestSyncMappingChange(t *testing.T) {
 	if rec == nil || !slices.Equal(rec.Rebuilding, []string{"people"}) {
 		t.Fatalf("after a kill mid-rebuild the record says rebuilding %v, want people", rec)
 	}
+	// status says so.
+	st := mustCLI(t, "status", "--target", target, "--job", jobName, "--format", "json")
+	var status struct {
+		Jobs []struct {
+			Sync struct {
+				Rebuilding []string `json:"rebuilding"`
+			} `json:"sync"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(st), &status); err != nil || len(status.Jobs) != 1 || !slices.Equal(status.Jobs[0].Sync.Rebuilding, []string{"people"}) {
+		t.Errorf("status --format json does not say people is being rebuilt (%v):\n%s", err, st)
+	}
+	if st := mustCLI(t, "status", "--target", target, "--job", jobName); !strings.Contains(st, "rebuilding after a change of the mapping, interrupted: people") {
+		t.Errorf("status does not say people is being rebuilt:\n%s", st)
+	}
 	// Changed back: people, half of it written under mapping C, is
 	// rebuilt again.
 	start = time.Now()
