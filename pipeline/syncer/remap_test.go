@@ -286,3 +286,34 @@ func TestRemapAfterColumnDropped(t *testing.T) {
 	r.mustSync(without)
 	r.verify()
 }
+
+// TestRemapNewTable: a logical job's mapping changed to embed a table it
+// did not read: the table's rows written before the change reach the
+// documents by the rebuild, those written after by the stream (the
+// publication now has the table).
+func TestRemapNewTable(t *testing.T) {
+	r := newRemapRun(t, job.SyncLogical)
+	testenv.Exec(t, r.f.db, `CREATE TABLE tag (id int PRIMARY KEY, parent_id int REFERENCES parent, label text);
+		ALTER TABLE tag REPLICA IDENTITY FULL;
+		INSERT INTO tag SELECT i, 1 + i % 10, 'tag' || i FROM generate_series(1, 30) i;`)
+	r.mustSync(remapMapping)
+	testenv.Exec(t, r.f.db, `INSERT INTO tag VALUES (31, 1, 'before the change'); UPDATE child SET v = 0 WHERE id = 11;`)
+	tagged := strings.Replace(remapMapping, "          fields: [id, v]\n", `          fields: [id, v]
+      - name: tags
+        embed: {table: tag, join: {parent_id: id}, orderBy: id, fields: [label]}
+`, 1)
+	r.mustSync(tagged)
+	if got := r.passes[0].Rebuilt; !slices.Equal(got, []string{"parents: the mapping changed (its documents changed)"}) {
+		t.Errorf("rebuilt %q", got)
+	}
+	r.verify()
+	testenv.Exec(t, r.f.db, `INSERT INTO tag VALUES (32, 2, 'after'); UPDATE tag SET label = 'moved', parent_id = 3 WHERE id = 1; DELETE FROM tag WHERE id = 2;`)
+	res := r.mustSync(tagged)
+	if c := res.Total.Tables["public.tag"]; c == nil || c.Inserts != 1 || c.Updates != 1 || c.Deletes != 1 {
+		t.Errorf("the stream's changes of tag: %+v, want 1 insert, 1 update, 1 delete", c)
+	}
+	if w := r.written("parents"); w != 2 || r.ct.writes["parents"]["2"] != 1 || r.ct.writes["parents"]["3"] != 1 {
+		t.Errorf("parents written %v, want 2 and 3 (the tags' parents, old and new)", r.ct.writes["parents"])
+	}
+	r.verify()
+}
