@@ -88,6 +88,13 @@ rest is applied by the next run (exit 0 when following, 1 with --once).
 checkpoint (the documents stay); the next sync makes a new initial copy,
 writing only the differences.
 
+A changed mapping file is applied in place: the collections whose documents
+the change touches are rebuilt by a diff (only the documents that differ are
+written), the others are not rewritten, and a logical job streams on from
+its position. Collections no longer mapped are left as they are. A changed
+shard key, a change while the initial copy is unfinished, and a checkpoint
+of a denorm that did not record the mapping's collections are refused.
+
 --metrics-addr (with --every or --follow) serves Prometheus metrics at
 /metrics: changes applied, documents written and deleted, lag, errors and
 the time of the last successful pass.
