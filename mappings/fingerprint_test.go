@@ -45,7 +45,8 @@ func replace(t *testing.T, old, new string) func(string) string {
 }
 
 // TestComparePrints: which collections a mapping change touches, for
-// every kind of change: a field added or removed, a filter, a lookup, a
+// every kind of change: a field added or removed, a filter, a lookup,
+// onDelete (a tombstone is a field of the documents kept), a
 // collection renamed, added or removed, indexes alone, a document type
 // of a shared collection, its discriminator, the shard key, and a change
 // of the file's layout and comments alone (none).
@@ -79,6 +80,9 @@ func TestComparePrints(t *testing.T) {
 		}, want{rebuild: []string{"books"}}},
 		{"lookup changed", "hybrid", func(t *testing.T) func(string) string {
 			return replace(t, "filter: \"kind = 'thumbnail'\"\n              orderBy: id", "filter: \"kind = 'thumbnail'\"\n              orderBy: id desc")
+		}, want{rebuild: []string{"books"}}},
+		{"onDelete", "hybrid", func(t *testing.T) func(string) string {
+			return replace(t, "    table: book\n", "    table: book\n    onDelete: {tombstone: deletedAt}\n")
 		}, want{rebuild: []string{"books"}}},
 		{"collection renamed", "blog", func(t *testing.T) func(string) string {
 			return replace(t, "name: comments\n", "name: commentPages\n")
