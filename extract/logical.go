@@ -306,6 +306,34 @@ func (l *Logical) SetupWaiting(ctx context.Context, tables []string, waiting fun
 	return &SlotSnapshot{Snapshot: res.SnapshotName, Consistent: lsn, conn: rconn}, nil
 }
 
+// Publish sets the job's publication to exactly tables, as Setup makes
+// it, for a job whose mapping changed to read other tables: changes of a
+// table added are streamed from the publication's change on. Tables
+// without a usable replica identity are refused as Setup refuses them.
+func (l *Logical) Publish(ctx context.Context, tables []string) error {
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	ids, err := ReadReplicaIdentity(ctx, conn, tables)
+	if err != nil {
+		return err
+	}
+	var unusable []ReplicaIdentity
+	for _, id := range ids {
+		if !id.Usable() {
+			unusable = append(unusable, id)
+		}
+	}
+	if len(unusable) > 0 {
+		return &ReplicaIdentityError{Tables: unusable,
+			Why: "no replica identity (no primary key, or REPLICA IDENTITY NOTHING), and PostgreSQL refuses UPDATE and DELETE on a table published without one"}
+	}
+	_, err = l.ensurePublication(ctx, conn, ids)
+	return err
+}
+
 // watchOpenTransactions tells waiting, slotWaitFirst after it is called
 // and then every slotWaitEvery until the returned stop, what open
 // transactions the slot's creation waits for (read on conn, which nothing

@@ -23,6 +23,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -51,6 +52,10 @@ type Spec struct {
 	// other runs write them too: a Restart then only forgets the record,
 	// and Clear is not called. A partition of several is always shared.
 	Shared bool
+	// Prints are the fingerprints of the run's plan, recorded in a fresh
+	// record: a sync that continues the job compares its mapping's with
+	// them (see PrepareSync).
+	Prints []mappings.CollectionPrint
 	// Clear, for a Restart of a whole job, deletes what the job wrote;
 	// it calls forget (which deletes the record) when it is sure it
 	// will delete, or may refuse and keep the record. Nil: forget only.
@@ -80,6 +85,17 @@ type Job struct {
 	saving Saving
 	// lastSaved is when the record was last saved.
 	lastSaved time.Time
+	// remap is what a sync run's changed mapping means for the job's
+	// collections (nil: nothing), and mapping the run's mapping, which
+	// AdoptMapping records.
+	remap   *mappings.Remap
+	mapping runMapping
+}
+
+// runMapping is a run's mapping as a record keeps it.
+type runMapping struct {
+	hash, path string
+	prints     []mappings.CollectionPrint
 }
 
 // Saving is how a job saves its record.
@@ -125,15 +141,21 @@ type SyncSpec struct {
 	Method string
 	// Lease tunes the job's lease.
 	Lease LeaseOptions
+	// Prints are the fingerprints of the run's mapping
+	// (mappings.Fingerprints of its plan): with them, a changed mapping
+	// is compared with the job's (Job.MappingChange) rather than
+	// refused. Nil: any change of the file is refused.
+	Prints []mappings.CollectionPrint
 }
 
 // PrepareSync takes the lease of a sync job and loads its record, or
 // makes a fresh one: a job that migrate started (--sync logical) or that
 // an earlier sync ran is continued. It refuses a partition of a
-// partitioned migration, a changed mapping file (*MappingChangedError)
-// and a logical job continued by diff (*MethodChangedError: its slot
-// would hold the source's WAL for ever). On error the lease is
-// released; otherwise the caller releases Job.Lease.
+// partitioned migration, a changed mapping it cannot apply in place
+// (*MappingChangedError, see syncRemap) and a logical job continued by
+// diff (*MethodChangedError: its slot would hold the source's WAL for
+// ever); a mapping change it can apply is the job's MappingChange. On
+// error the lease is released; otherwise the caller releases Job.Lease.
 func PrepareSync(ctx context.Context, target load.Target, spec SyncSpec) (job *Job, err error) {
 	hash, err := mappingHash(spec.Mapping)
 	if err != nil {
@@ -147,22 +169,117 @@ func PrepareSync(ctx context.Context, target load.Target, spec SyncSpec) (job *J
 	if err != nil {
 		return nil, err
 	}
+	job.mapping = runMapping{hash: hash, path: spec.Mapping, prints: spec.Prints}
 	if rec == nil {
 		job.rec = &Record{ID: spec.Name, Format: Format, Job: spec.Name, Partitions: 1, Workers: 1,
-			MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: PhaseRunning, Started: time.Now().UTC()}
+			MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: PhaseRunning, Started: time.Now().UTC(),
+			Prints: spec.Prints}
 		return job, nil
 	}
-	switch {
-	case rec.Partitions > 1:
+	if rec.Partitions > 1 {
 		return nil, fmt.Errorf("job %q is one partition of a partitioned migration: sync continues whole jobs only", spec.Name)
-	case rec.MappingHash != hash:
-		return nil, &MappingChangedError{ID: rec.ID, Then: rec.MappingHash, Now: hash}
-	case rec.Logical() && spec.Method == SyncDiff:
+	}
+	remap, err := syncRemap(rec, job.mapping)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Logical() && spec.Method == SyncDiff {
 		return nil, &MethodChangedError{Job: spec.Name, Then: SyncLogical, Now: SyncDiff}
 	}
 	rec.Version = spec.Version
 	job.rec, job.Resumed = rec, true
+	if remap == nil {
+		// The same mapping (its file's layout or comments may differ):
+		// recorded as the run's, with its fingerprints.
+		job.adopt()
+	}
+	job.remap = remap
 	return job, nil
+}
+
+// syncRemap compares a sync run's mapping m with the one rec's documents
+// follow: nil when they give the same documents (the file may differ in
+// layout and comments, or a record of an older denorm holds no
+// fingerprints and the file is the same), else what changed
+// (mappings.ComparePrints; collections an interrupted rebuild left,
+// rec.Rebuilding, are rebuilt whole again). It refuses, as a
+// *MappingChangedError, a changed file when either side has no
+// fingerprints, a change ComparePrints refuses, and a change of the
+// documents while the job's initial copy is unfinished (its positions
+// are per collection entry of the old mapping).
+func syncRemap(rec *Record, m runMapping) (*mappings.Remap, error) {
+	refuse := func(why ...string) error {
+		return &MappingChangedError{ID: rec.ID, Then: rec.MappingHash, Now: m.hash, Why: why}
+	}
+	switch {
+	case rec.MappingHash == m.hash && len(rec.Rebuilding) == 0 && (rec.Prints == nil || m.prints == nil):
+		return nil, nil
+	case rec.Prints == nil && m.prints != nil:
+		return nil, refuse("its checkpoint, written by an older denorm, does not record what the mapping's collections were, so the collections a change touches cannot be told")
+	case rec.Prints == nil || m.prints == nil:
+		return nil, refuse()
+	}
+	r := mappings.ComparePrints(rec.Prints, m.prints)
+	for _, name := range rec.Rebuilding {
+		if !slices.ContainsFunc(m.prints, func(c mappings.CollectionPrint) bool { return c.Name == name }) {
+			continue // no longer mapped: Removed says so
+		}
+		i := slices.IndexFunc(r.Rebuild, func(b mappings.RebuildSet) bool { return b.Collection == name })
+		set := mappings.RebuildSet{Collection: name, Why: "a rebuild under a changed mapping was interrupted"}
+		if i < 0 {
+			r.Rebuild = append(r.Rebuild, set)
+		} else {
+			r.Rebuild[i] = set
+		}
+	}
+	switch {
+	case !r.Changed():
+		return nil, nil
+	case len(r.Refused) > 0:
+		return nil, refuse(r.Refused...)
+	case rec.Phase != PhaseDone && len(rec.Streams) > 0 && (len(r.Rebuild) > 0 || len(r.Removed) > 0):
+		return nil, refuse("the job's initial copy is unfinished, and its positions are those of the collections of the mapping it started with: finish the copy with that mapping, then change it")
+	}
+	return r, nil
+}
+
+// MappingChange is what the run's mapping changes for the job's
+// collections (see syncRemap): the collections to rebuild, those no
+// longer mapped, those whose indexes changed. Nil: nothing; the record
+// already holds the run's mapping.
+func (j *Job) MappingChange() *mappings.Remap {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.remap
+}
+
+// Rebuilding records that the rebuild of collections names under the
+// run's mapping begins (saved with the next save): until AdoptMapping,
+// every later run rebuilds them again.
+func (j *Job) Rebuilding(names []string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, n := range names {
+		if !slices.Contains(j.rec.Rebuilding, n) {
+			j.rec.Rebuilding = append(j.rec.Rebuilding, n)
+		}
+	}
+}
+
+// AdoptMapping records the run's mapping as the one the job's documents
+// follow (saved with the next save): its rebuild is done.
+func (j *Job) AdoptMapping() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.adopt()
+	j.remap = nil
+}
+
+func (j *Job) adopt() {
+	j.rec.MappingHash, j.rec.Mapping, j.rec.Rebuilding = j.mapping.hash, j.mapping.path, nil
+	if j.mapping.prints != nil {
+		j.rec.Prints = j.mapping.prints
+	}
 }
 
 // take takes the lease of job id and loads the job's record from the
@@ -433,6 +550,8 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.Streams = slices.Clone(r.Streams)
 	c.Indexes = slices.Clone(r.Indexes)
+	c.Prints = slices.Clone(r.Prints)
+	c.Rebuilding = slices.Clone(r.Rebuilding)
 	if r.Files != nil {
 		c.Files = make(map[string]int64, len(r.Files))
 		for k, v := range r.Files {
@@ -458,15 +577,22 @@ func (e *NoCheckpointError) Error() string {
 }
 
 // MappingChangedError is a resume refused because the mapping file is not
-// the one the job started with: documents of two mappings would mix.
+// the one the job started with: documents of two mappings would mix. For
+// a sync job, Why says why the change cannot be applied in place (empty:
+// neither side records what the collections were).
 type MappingChangedError struct {
 	ID string
 	// Then and Now are the sha256 of the file's contents (hex).
 	Then, Now string
+	Why       []string
 }
 
 func (e *MappingChangedError) Error() string {
-	return fmt.Sprintf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix", e.ID, e.Then, e.Now)
+	msg := fmt.Sprintf("job %q cannot resume: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix", e.ID, e.Then, e.Now)
+	if len(e.Why) > 0 {
+		msg += ": " + strings.Join(e.Why, "; ")
+	}
+	return msg
 }
 
 // WorkersChangedError is a resume with another number of workers than
@@ -547,7 +673,7 @@ func Prepare(ctx context.Context, target load.Target, spec Spec) (job *Job, err 
 	store := job.store
 	fresh := &Record{ID: id, Format: Format, Job: spec.Name, Partition: spec.Partition, Partitions: spec.Partitions,
 		Workers: spec.Workers, MappingHash: hash, Mapping: spec.Mapping, Version: spec.Version, Phase: PhaseRunning,
-		Started: time.Now().UTC()}
+		Started: time.Now().UTC(), Prints: spec.Prints}
 	switch {
 	case spec.Restart:
 		forget := func() error { return store.Delete(ctx, id) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -76,6 +77,18 @@ type Record struct {
 	// indexes), in plan order, each with whether the target holds it as
 	// declared; empty for a job that builds none (--indexes none).
 	Indexes []IndexState `json:"indexes,omitempty"`
+	// Prints are the fingerprints of the collections of the mapping the
+	// job's documents follow (mappings.Fingerprints): a sync run whose
+	// mapping changed compares them with its own and rebuilds only the
+	// collections the change touches. A record without them (written by
+	// an older denorm) takes them from the first run whose mapping file
+	// is unchanged; until then a changed mapping is refused, as it was.
+	Prints []mappings.CollectionPrint `json:"prints,omitempty"`
+	// Rebuilding names the collections whose rebuild under a changed
+	// mapping began and has not finished: the next run rebuilds them
+	// whole again, whatever its mapping (some of their documents may
+	// follow the mapping of the interrupted run).
+	Rebuilding []string `json:"rebuilding,omitempty"`
 	// Sync is set for a job that sync continues (denorm sync, migrate
 	// --sync logical): how it follows the source's changes. Phase and
 	// Streams then describe its initial copy.

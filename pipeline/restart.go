@@ -15,8 +15,11 @@ import (
 
 // PrepareJob prepares the job spec names (job.Prepare), whose restart
 // deletes what the job wrote to plan's collections (clearForRestart;
-// notice, when set, is told what) unless spec.Shared.
+// notice, when set, is told what) unless spec.Shared. A fresh record
+// keeps the fingerprints of plan's collections, which a sync continuing
+// the job compares its mapping's with.
 func PrepareJob(ctx context.Context, target load.Target, plan *mappings.Plan, spec job.Spec, notice func(string)) (*job.Job, error) {
+	spec.Prints = mappings.Fingerprints(plan)
 	spec.Clear = func(ctx context.Context, forget func() error) error {
 		return clearForRestart(ctx, target, plan, notice, forget)
 	}

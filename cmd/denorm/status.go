@@ -277,6 +277,9 @@ type syncJSON struct {
 	Deleted        int64      `json:"docsDeleted"`
 	Unchanged      int64      `json:"docsUnchanged"`
 	Rebuilds       int64      `json:"collectionsRebuilt"`
+	// Rebuilding are the collections a run with a changed mapping began
+	// to rebuild and did not finish: the next sync rebuilds them again.
+	Rebuilding []string `json:"rebuilding"`
 	// SlotStatus is the replication slot as the source shows it (with
 	// --source, logical jobs).
 	SlotStatus *slotJSON `json:"slotStatus,omitempty"`
@@ -359,7 +362,10 @@ func syncStatusJSON(c *job.Record) *syncJSON {
 	s := c.Sync
 	out := &syncJSON{Method: s.Method, Slot: s.Slot, Position: walText(c), CopyInProgress: c.Phase != job.PhaseDone,
 		Passes: s.Passes, LagSeconds: s.LagSeconds, Changes: s.Changes, Written: s.Written, Deleted: s.Deleted,
-		Unchanged: s.Unchanged, Rebuilds: s.Rebuilds}
+		Unchanged: s.Unchanged, Rebuilds: s.Rebuilds, Rebuilding: c.Rebuilding}
+	if out.Rebuilding == nil {
+		out.Rebuilding = []string{}
+	}
 	if !s.LastPass.IsZero() {
 		out.LastPass = &s.LastPass
 	}
@@ -477,6 +483,9 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source str
 	}
 	fmt.Fprintf(w, "  totals: %d rows changed; documents %d written, %d deleted, %d unchanged; %d collections rebuilt whole\n",
 		s.Changes, s.Written, s.Deleted, s.Unchanged, s.Rebuilds)
+	if len(c.Rebuilding) > 0 {
+		fmt.Fprintf(w, "  rebuilding after a change of the mapping, interrupted: %s (the next sync rebuilds them again)\n", strings.Join(c.Rebuilding, ", "))
+	}
 	if s.Method != job.SyncLogical || source == "" {
 		return
 	}

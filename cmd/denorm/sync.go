@@ -88,6 +88,13 @@ rest is applied by the next run (exit 0 when following, 1 with --once).
 checkpoint (the documents stay); the next sync makes a new initial copy,
 writing only the differences.
 
+A changed mapping file is applied in place: the collections whose documents
+the change touches are rebuilt by a diff (only the documents that differ are
+written), the others are not rewritten, and a logical job streams on from
+its position. Collections no longer mapped are left as they are. A changed
+shard key, a change while the initial copy is unfinished, and a checkpoint
+of a denorm that did not record the mapping's collections are refused.
+
 --metrics-addr (with --every or --follow) serves Prometheus metrics at
 /metrics: changes applied, documents written and deleted, lag, errors and
 the time of the last successful pass.
@@ -321,6 +328,9 @@ func syncError(err error, o *syncOptions) error {
 		drop += "\n  (" + note + ")"
 	}
 	switch {
+	case errors.As(err, &changed) && len(changed.Why) > 0:
+		return fmt.Errorf("sync job %q: the mapping file changed (sha256 %.12s then, %.12s now) in a way sync cannot apply in place: %s; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
+			changed.ID, changed.Then, changed.Now, strings.Join(changed.Why, "; "), drop)
 	case errors.As(err, &changed):
 		return fmt.Errorf("sync job %q: the mapping file changed since the job started (sha256 %.12s then, %.12s now), so documents of two mappings would mix; restore the mapping, or start the job over (the next sync rewrites only the differences):\n  %s",
 			changed.ID, changed.Then, changed.Now, drop)

@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/denorm/denorm/extract"
@@ -200,6 +201,9 @@ type syncer struct {
 	// copied: this run made the initial copy; slotRecovered: it made a
 	// new slot after the job's was lost (recoverSlot).
 	copied, slotRecovered bool
+	// remap is what the run's changed mapping means for the job's
+	// collections (remap.go), until they are rebuilt; nil: nothing.
+	remap *mappings.Remap
 	// stale are the tables the change stream describes by a definition
 	// the plan does not match, though the table matches it again (see
 	// checkRelation), each with why its rows rebuild whole.
@@ -221,20 +225,21 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 	if opt.Follow && opt.Method != job.SyncLogical {
 		return nil, errors.New("following changes needs --method logical; run diff passes with --every")
 	}
-	if err := ready(ctx, src, plan, target, opt); err != nil {
+	if err := checkLogical(ctx, src, plan, opt); err != nil {
 		return nil, err
 	}
 	// One writer per job, as migrate: a second sync (or a migrate) of the
 	// job waits for this one, and a run that lost the job stops and
 	// never saves over its successor's record.
 	jb, err := job.PrepareSync(ctx, target, job.SyncSpec{Name: opt.Job, Mapping: opt.Mapping, Version: opt.Version, Method: opt.Method,
-		Lease: job.LeaseOptions{TTL: opt.LeaseTTL, Notice: opt.Notice}})
+		Lease: job.LeaseOptions{TTL: opt.LeaseTTL, Notice: opt.Notice}, Prints: mappings.Fingerprints(plan)})
 	if err != nil {
 		return nil, err
 	}
 	defer jb.Lease.Release(context.WithoutCancel(ctx))
 	ctx = jb.Lease.Context()
-	s := &syncer{opt: opt, src: src, plan: plan, target: target, job: jb, fan: newFanout(plan), res: &Result{Total: newPassStats(opt.Method)}, stale: map[string]string{}}
+	s := &syncer{opt: opt, src: src, plan: plan, target: target, job: jb, fan: newFanout(plan), res: &Result{Total: newPassStats(opt.Method)}, stale: map[string]string{},
+		remap: jb.MappingChange()}
 	s.writer = &load.RetryWriter{Writer: target, Policy: s.retryPolicy(), Stop: ctx}
 	jb.SetSaving(s.saving())
 	if opt.Method == job.SyncLogical {
@@ -243,6 +248,9 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 			return nil, err
 		}
 		s.lg = lg
+	}
+	if err := s.ready(ctx); err != nil {
+		return s.result(ctx, err)
 	}
 	if err := s.start(ctx); err != nil {
 		return s.result(ctx, err)
@@ -272,30 +280,55 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 	}
 }
 
-// ready checks that logical sync can follow plan (extract.CheckLogical)
-// and makes the mapping's shard keys and indexes as migrate does, before
-// the first pass: the initial copy and every later pass find them, and
-// verify checks them (both are no-ops once they exist).
-func ready(ctx context.Context, src *extract.Source, plan *mappings.Plan, target load.Target, opt Options) error {
-	if opt.Method == job.SyncLogical {
-		lg, err := src.Logical(opt.Job)
-		if err != nil {
-			return err
-		}
-		snap, err := src.Snapshot(ctx)
-		if err != nil {
-			return err
-		}
-		err = extract.CheckLogical(ctx, snap, lg, plan)
-		closeSnap(snap)
-		if err != nil {
-			return err
-		}
+// checkLogical checks that logical sync can follow plan
+// (extract.CheckLogical).
+func checkLogical(ctx context.Context, src *extract.Source, plan *mappings.Plan, opt Options) error {
+	if opt.Method != job.SyncLogical {
+		return nil
 	}
-	if _, err := pipeline.ShardCollections(ctx, target, plan, opt.Retry, opt.Info); err != nil {
+	lg, err := src.Logical(opt.Job)
+	if err != nil {
 		return err
 	}
-	_, err := pipeline.CreateIndexes(ctx, target, plan, opt.Retry, opt.Info)
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	err = extract.CheckLogical(ctx, snap, lg, plan)
+	closeSnap(snap)
+	return err
+}
+
+// ready makes the mapping's shard keys and indexes as migrate does,
+// before the first pass: the initial copy and every later pass find
+// them, and verify checks them (both are no-ops once they exist). The
+// indexes of collections a mapping change rebuilds are made once they
+// are rebuilt (remapDone): a unique index on a field the change adds
+// holds only then.
+func (s *syncer) ready(ctx context.Context) error {
+	if s.remap != nil {
+		s.remapNotices()
+	}
+	if _, err := pipeline.ShardCollections(ctx, s.target, s.plan, s.opt.Retry, s.opt.Info); err != nil {
+		return err
+	}
+	return s.createIndexes(ctx, func(name string) bool { return !s.rebuilds(name) })
+}
+
+// createIndexes makes the indexes of the plan's collections that only
+// picks.
+func (s *syncer) createIndexes(ctx context.Context, only func(collection string) bool) error {
+	plan := *s.plan
+	plan.Indexes = nil
+	for _, set := range s.plan.Indexes {
+		if only(set.Collection) {
+			plan.Indexes = append(plan.Indexes, set)
+		}
+	}
+	_, err := pipeline.CreateIndexes(ctx, s.target, &plan, s.opt.Retry, s.opt.Info)
+	if err != nil && s.remap != nil && len(s.remap.Indexes) > 0 {
+		return fmt.Errorf("%w\n(the mapping changed the indexes of %s; denorm creates indexes but never drops one: drop the index the target holds, and sync creates it as declared)", err, strings.Join(s.remap.Indexes, ", "))
+	}
 	return err
 }
 
@@ -348,6 +381,9 @@ func (s *syncer) start(ctx context.Context) error {
 	}
 	if rec.HasPosition() {
 		if rec.Phase == job.PhaseDone {
+			if s.remap != nil {
+				return s.rebuild(ctx)
+			}
 			return nil
 		}
 		// An initial copy was interrupted: resume it from a new snapshot.
@@ -423,6 +459,11 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 			return err
 		}
 	}
+	// A copy writes every collection of the run's mapping: a change of
+	// the mapping is applied.
+	if err := s.remapDone(ctx); err != nil {
+		return err
+	}
 	s.job.Update(func(r *job.Record) { r.Phase, r.Collection = job.PhaseDone, "" })
 	s.copied = true
 	return s.passDone(ctx, &st, snap, nil)
@@ -461,7 +502,12 @@ func (s *syncer) diffPass(ctx context.Context) error {
 			return false, err
 		}
 		defer closeSnap(snap)
+		s.diffRemapped(&st)
 		if err := s.diff(ctx, snap, s.allEntries(), &st); err != nil {
+			return false, err
+		}
+		// The pass rewrote whatever a change of the mapping touches.
+		if err := s.remapDone(ctx); err != nil {
 			return false, err
 		}
 		return true, s.passDone(ctx, &st, snap, nil)
