@@ -276,6 +276,63 @@ type idKey struct {
 
 func (a idKey) less(b idKey) bool { return a.n < b.n || a.n == b.n && a.s < b.s }
 
+// rewriteRuns splits the _ids of a rewrite (sorted by sortIDs) into the
+// lists of one delete command each. On FerretDB every command scans the
+// collection, and compares each document within the list's range with
+// every element of the list: deleteChunk _ids a command, or, for integer
+// _ids dense enough that the range times the list stays within
+// rewriteBudget comparisons, up to rewriteChunk - one scan for many more
+// documents (sync rewrites what it rebuilt this way).
+func rewriteRuns(ids []any) [][]any {
+	var runs [][]any
+	for start := 0; start < len(ids); {
+		end := min(start+deleteChunk, len(ids))
+		if _, lo := idKeyOf(ids[start]); end < len(ids) {
+			for end < len(ids) && end-start < rewriteChunk {
+				kind, hi := idKeyOf(ids[end])
+				span := float64(hi.n) - float64(lo.n) + 1
+				if kind != "int" || span*float64(end-start+1) > rewriteBudget {
+					break
+				}
+				end++
+			}
+		}
+		runs = append(runs, ids[start:end])
+		start = end
+	}
+	return runs
+}
+
+const (
+	rewriteChunk  = 8000
+	rewriteBudget = 16e6
+)
+
+// sortIDs sorts ids as servers order them when they are all integers or
+// all strings, so that each chunk of a delete by _ids spans a narrow
+// range (see the top of this file); other lists are left as they are.
+func sortIDs(ids []any) {
+	kind := ""
+	for i, v := range ids {
+		k, _ := idKeyOf(v)
+		if k == "" || (i > 0 && k != kind) {
+			return
+		}
+		kind = k
+	}
+	slices.SortFunc(ids, func(a, b any) int {
+		_, ka := idKeyOf(a)
+		_, kb := idKeyOf(b)
+		switch {
+		case ka.less(kb):
+			return -1
+		case kb.less(ka):
+			return 1
+		}
+		return 0
+	})
+}
+
 func idKeyOf(v any) (kind string, k idKey) {
 	switch x := v.(type) {
 	case int32:
