@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"slices"
 	"strings"
@@ -322,9 +323,11 @@ func TestIndexDocRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRewriteRuns: a rewrite's _ids go deleteChunk to a delete, or more
-// when they are dense integers (range times list within rewriteBudget),
-// never more than rewriteChunk; every _id in exactly one run, in order.
+// TestRewriteRuns: a rewrite's integer _ids go to one delete when they
+// are few, in runs of about the square root of
+// scanComparisons times their number when spread over a wide range,
+// never more than rewriteChunk; other _ids deleteChunk a command; every
+// _id in exactly one run, in order.
 func TestRewriteRuns(t *testing.T) {
 	seq := func(from, n, step int) []any {
 		out := make([]any, n)
@@ -333,17 +336,33 @@ func TestRewriteRuns(t *testing.T) {
 		}
 		return out
 	}
+	strs := make([]any, 2500)
+	for i := range strs {
+		strs[i] = fmt.Sprintf("k%05d", i)
+	}
 	for _, c := range []struct {
 		name string
 		ids  []any
 		want []int // lengths of the runs
 	}{
 		{"few", seq(1, 10, 1), []int{10}},
-		{"dense", seq(1, 10_000, 1), []int{4000, 4000, 2000}},
-		{"sparse", seq(1, 2500, 100), []int{1000, 1000, 500}},
-		{"strings", []any{"a", "b", "c"}, []int{3}},
+		// 20,000 consecutive: runs of sqrt(300 * 20,000) ~ 2,449.
+		{"dense", seq(1, 20_000, 1), []int{2449, 2449, 2449, 2449, 2449, 2449, 2449, 2449, 408}},
+		// 1,000 spread over 100,000: runs of sqrt(300 * 1000) ~ 547.
+		{"spread", seq(1, 1000, 100), []int{547, 453}},
+		{"wide", seq(1, 100_000, 1), nil},
+		{"strings", strs, []int{1000, 1000, 500}},
+		{"mixed", []any{int32(1), int32(2), "a"}, []int{3}},
 	} {
 		runs := rewriteRuns(c.ids)
+		if c.want == nil {
+			for _, r := range runs {
+				if len(r) > rewriteChunk {
+					t.Errorf("%s: a run of %d _ids, over rewriteChunk", c.name, len(r))
+				}
+			}
+			continue
+		}
 		var lens []int
 		var all []any
 		for _, r := range runs {
@@ -352,12 +371,6 @@ func TestRewriteRuns(t *testing.T) {
 		}
 		if !slices.Equal(lens, c.want) || !slices.Equal(all, c.ids) {
 			t.Errorf("%s: runs of %v, want %v (every _id once, in order: %v)", c.name, lens, c.want, slices.Equal(all, c.ids))
-		}
-	}
-	dense := seq(1, 30_000, 1)
-	for _, r := range rewriteRuns(dense) {
-		if len(r) > rewriteChunk {
-			t.Errorf("a run of %d _ids, over rewriteChunk", len(r))
 		}
 	}
 }
