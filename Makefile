@@ -117,7 +117,9 @@ demo: deps build
 # COMMENTS_PER_POST=, SKIP_F=1, SKIP_BLOG=1 tune it. Writes bench/results.json.
 # The sync benchmarks (bench/sync.go) run last: SKIP_SYNC=1 skips them, SYNC_ONLY=1
 # runs only them (into bench/results-sync.json); SYNC_DIFF_SCALE=, SYNC_RATES=,
-# SYNC_FOLLOW_PERSONS=, SYNC_FOLLOW_SECONDS= tune them.
+# SYNC_FOLLOW_PERSONS=, SYNC_FOLLOW_SECONDS= tune them. The sync ceiling (bench/ceiling.go)
+# runs first among them: SKIP_SYNC_CEILING=1 skips it, SYNC_CEILING_CUSTOMERS=,
+# SYNC_CEILING_SECONDS=, SYNC_CEILING_START=, SYNC_CEILING_MAX= tune it.
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
 

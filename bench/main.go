@@ -71,6 +71,7 @@ type config struct {
 	skipPerson  bool
 	skipKeys    bool
 	sync        syncConfig
+	ceiling     ceilingConfig
 }
 
 func main() {
@@ -91,6 +92,7 @@ func main() {
 	flag.BoolVar(&c.skipPerson, "skip-person", os.Getenv("SKIP_PERSON") != "", "skip A, B, floor, C, V, P and F (the person runs)")
 	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs (K)")
 	syncFlags(&c.sync)
+	ceilingFlags(&c.ceiling)
 	if c.sync.only {
 		c.out = "bench/results-sync.json"
 	}

@@ -104,6 +104,30 @@ type Writer interface {
 	Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error)
 }
 
+// rewriter is a target with a cheaper write for documents most of which
+// exist already (serverTarget.Rewrite).
+type rewriter interface {
+	Rewrite(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error)
+}
+
+// Rewriting is t as a Writer of documents most of which exist already:
+// sync's rebuilt documents. A server target then writes them again
+// without first trying to insert them (serverTarget.Rewrite); other
+// targets write as Write does. Either way a document whose _id is new is
+// inserted.
+func Rewriting(t Target) Writer {
+	if r, ok := t.(rewriter); ok {
+		return rewriteWriter{r}
+	}
+	return t
+}
+
+type rewriteWriter struct{ r rewriter }
+
+func (w rewriteWriter) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
+	return w.r.Rewrite(ctx, collection, docs)
+}
+
 // RetryWriter retries a target's transient write failures (the whole
 // batch: writes are idempotent) and batches with throttled documents.
 type RetryWriter struct {

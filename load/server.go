@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -145,6 +144,20 @@ func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
 // with upserts (replace), or on FerretDB deleted and inserted again
 // (reinsert). Either way a rerun gives the same result.
 func (s *serverTarget) Write(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
+	return s.write(ctx, collection, docs, false)
+}
+
+// Rewrite stores docs by _id as Write does, for documents most of which
+// exist already (sync's rebuilt documents): each batch goes straight to
+// the profile's rewrite (replace-upserts, or on FerretDB a delete and an
+// insert), without the insertMany whose duplicate-key errors would only
+// say so. A batch whose rewrite fails is written again as Write writes
+// it, which isolates a document the server closes the connection on.
+func (s *serverTarget) Rewrite(ctx context.Context, collection string, docs []transform.Document) ([]transform.Reject, error) {
+	return s.write(ctx, collection, docs, true)
+}
+
+func (s *serverTarget) write(ctx context.Context, collection string, docs []transform.Document, existing bool) ([]transform.Reject, error) {
 	coll := s.db.Collection(collection)
 	var (
 		rejects []transform.Reject
@@ -161,6 +174,25 @@ func (s *serverTarget) Write(ctx context.Context, collection string, docs []tran
 		}
 		ctx, cancel := bound(ctx, s.op)
 		defer cancel()
+		if existing {
+			araws := make([]bson.Raw, len(raws))
+			for i, r := range raws {
+				araws[i] = r.(bson.Raw)
+			}
+			var rj []transform.Reject
+			err := s.profile.rewrite(s, ctx, coll, batch, araws, func(d transform.Document, err error) {
+				rj = append(rj, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
+			})
+			if err == nil {
+				rejects = append(rejects, rj...)
+				raws, batch, bytes = raws[:0], batch[:0], 0
+				return nil
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("write again %d documents to %q: %w", len(raws), collection, err)
+			}
+			// Written again below, as Write writes.
+		}
 		_, err := coll.InsertMany(ctx, raws, options.InsertMany().SetOrdered(false))
 		if s.refusedBatch(ctx, err) {
 			if !s.closedAgain(collection, batch) {
@@ -287,13 +319,15 @@ func (s *serverTarget) reinsert(ctx context.Context, coll *mongo.Collection, doc
 		byType[key] = append(byType[key], d.ID)
 	}
 	for _, key := range types {
+		sortIDs(byType[key])
 		sel := Selection{IDs: byType[key]}
 		if f, ok := match[key]; ok {
 			sel.Match = []transform.Field{f}
 		}
-		// In chunks: a batch of small documents can hold more than
-		// FerretDB deletes in one command (delete.go).
-		for ids := range slices.Chunk(sel.IDs, deleteChunk) {
+		// In runs: a batch of small documents can hold more than FerretDB
+		// deletes in one command, and each command scans the collection
+		// (delete.go).
+		for _, ids := range rewriteRuns(sel.IDs) {
 			filter, err := deleteFilter(sel, ids, nil)
 			if err != nil {
 				return fmt.Errorf("write again %d documents to %q: %w", len(docs), coll.Name(), err)

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -26,41 +27,64 @@ func typed(id int32, kind, name string) transform.Document {
 	return d
 }
 
+// writeWays are the two ways to store documents by _id: Write (insert
+// first, write again the duplicates) and Rewrite (sync's rebuilt
+// documents: straight to the profile's rewrite).
+var writeWays = []struct {
+	name  string
+	write func(s Target, ctx context.Context, coll string, docs []transform.Document) ([]transform.Reject, error)
+}{
+	{"Write", func(s Target, ctx context.Context, coll string, docs []transform.Document) ([]transform.Reject, error) {
+		return s.Write(ctx, coll, docs)
+	}},
+	{"Rewrite", func(s Target, ctx context.Context, coll string, docs []transform.Document) ([]transform.Reject, error) {
+		return Rewriting(s).Write(ctx, coll, docs)
+	}},
+}
+
 // TestServerTargetRerun writes documents, then the same _ids with other
-// contents plus new ones (a rerun, or a batch replayed on resume): the
-// new contents replace the old, nothing is duplicated.
+// contents plus new ones (a rerun, or a batch replayed on resume; sync's
+// rebuilt documents, in no order): the new contents replace the old,
+// nothing is duplicated.
 func TestServerTargetRerun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	uri, db := testenv.MongoDB(t)
-	ctx := context.Background()
-	s, err := Open(ctx, uri, Options{BatchBytes: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	var first, second []transform.Document
-	for i := int32(1); i <= 6; i++ {
-		first = append(first, doc(i, transform.Field{Key: "v", Value: "old"}))
-	}
-	for i := int32(4); i <= 9; i++ { // 4-6 exist, 7-9 are new
-		second = append(second, doc(i, transform.Field{Key: "v", Value: "new"}))
-	}
-	for _, docs := range [][]transform.Document{first, second} {
-		rejects, err := s.Write(ctx, "c", docs)
-		if err != nil || len(rejects) > 0 {
-			t.Fatalf("Write: %v, rejects %v", err, rejects)
-		}
-	}
-	got := testenv.DumpCollection(t, db, "c")
-	want := []string{
-		`{"_id":1,"v":"old"}`, `{"_id":2,"v":"old"}`, `{"_id":3,"v":"old"}`,
-		`{"_id":4,"v":"new"}`, `{"_id":5,"v":"new"}`, `{"_id":6,"v":"new"}`,
-		`{"_id":7,"v":"new"}`, `{"_id":8,"v":"new"}`, `{"_id":9,"v":"new"}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("collection after two writes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, way := range writeWays {
+		t.Run(way.name, func(t *testing.T) {
+			uri, db := testenv.MongoDB(t)
+			ctx := context.Background()
+			s, err := Open(ctx, uri, Options{BatchBytes: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(ctx)
+			if _, ok := Rewriting(s).(Target); way.name == "Rewrite" && ok {
+				t.Fatal("a server target's Rewriting is the target itself, not its rewrite")
+			}
+			var first, second []transform.Document
+			for i := int32(1); i <= 6; i++ {
+				first = append(first, doc(i, transform.Field{Key: "v", Value: "old"}))
+			}
+			for _, i := range []int32{9, 4, 7, 6, 5, 8} { // 4-6 exist, 7-9 are new
+				second = append(second, doc(i, transform.Field{Key: "v", Value: "new"}))
+			}
+			for _, docs := range [][]transform.Document{first, second} {
+				rejects, err := way.write(s, ctx, "c", docs)
+				if err != nil || len(rejects) > 0 {
+					t.Fatalf("%s: %v, rejects %v", way.name, err, rejects)
+				}
+			}
+			got := testenv.DumpCollection(t, db, "c")
+			want := []string{
+				`{"_id":1,"v":"old"}`, `{"_id":2,"v":"old"}`, `{"_id":3,"v":"old"}`,
+				`{"_id":4,"v":"new"}`, `{"_id":5,"v":"new"}`, `{"_id":6,"v":"new"}`,
+				`{"_id":7,"v":"new"}`, `{"_id":8,"v":"new"}`, `{"_id":9,"v":"new"}`,
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("collection after two writes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }
 
@@ -71,27 +95,51 @@ func TestServerTargetDiscriminator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
 	}
-	uri, db := testenv.MongoDB(t)
-	ctx := context.Background()
-	s, err := Open(ctx, uri, Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, way := range writeWays {
+		t.Run(way.name, func(t *testing.T) {
+			uri, db := testenv.MongoDB(t)
+			ctx := context.Background()
+			s, err := Open(ctx, uri, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(ctx)
+			if rejects, err := way.write(s, ctx, "c", []transform.Document{typed(1, "book", "A"), typed(2, "review", "R")}); err != nil || len(rejects) > 0 {
+				t.Fatalf("%s: %v, rejects %v", way.name, err, rejects)
+			}
+			rejects, err := way.write(s, ctx, "c", []transform.Document{typed(1, "book", "A2"), typed(2, "book", "clash"), typed(3, "review", "R3")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rejects) != 1 || rejects[0].ID != int32(2) || !strings.Contains(rejects[0].Err.Error(), "already taken by another document type") {
+				t.Fatalf("rejects = %v, want one for _id 2 taken by another type", rejects)
+			}
+			got := testenv.DumpCollection(t, db, "c")
+			want := []string{`{"_id":1,"type":"book","name":"A2"}`, `{"_id":2,"type":"review","name":"R"}`, `{"_id":3,"type":"review","name":"R3"}`}
+			if !slices.Equal(got, want) {
+				t.Fatalf("collection:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
-	defer s.Close(ctx)
-	if rejects, err := s.Write(ctx, "c", []transform.Document{typed(1, "book", "A"), typed(2, "review", "R")}); err != nil || len(rejects) > 0 {
-		t.Fatalf("Write: %v, rejects %v", err, rejects)
+}
+
+// TestSortIDs: integer and string _ids are sorted as servers order them
+// (so a delete's chunks span narrow ranges); mixed lists stay as given.
+func TestSortIDs(t *testing.T) {
+	ints := []any{int32(9), int64(-3), int32(4), int64(1 << 40), int32(0)}
+	sortIDs(ints)
+	if want := []any{int64(-3), int32(0), int32(4), int32(9), int64(1 << 40)}; !slices.Equal(ints, want) {
+		t.Errorf("integers sorted %v, want %v", ints, want)
 	}
-	rejects, err := s.Write(ctx, "c", []transform.Document{typed(1, "book", "A2"), typed(2, "book", "clash"), typed(3, "review", "R3")})
-	if err != nil {
-		t.Fatal(err)
+	strs := []any{"b", "a10", "a9"}
+	sortIDs(strs)
+	if want := []any{"a10", "a9", "b"}; !slices.Equal(strs, want) {
+		t.Errorf("strings sorted %v, want %v", strs, want)
 	}
-	if len(rejects) != 1 || rejects[0].ID != int32(2) || !strings.Contains(rejects[0].Err.Error(), "already taken by another document type") {
-		t.Fatalf("rejects = %v, want one for _id 2 taken by another type", rejects)
-	}
-	got := testenv.DumpCollection(t, db, "c")
-	want := []string{`{"_id":1,"type":"book","name":"A2"}`, `{"_id":2,"type":"review","name":"R"}`, `{"_id":3,"type":"review","name":"R3"}`}
-	if !slices.Equal(got, want) {
-		t.Fatalf("collection:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	mixed := []any{int32(2), "a", int32(1)}
+	sortIDs(mixed)
+	if want := []any{int32(2), "a", int32(1)}; !slices.Equal(mixed, want) {
+		t.Errorf("mixed list %v, want it unchanged", mixed)
 	}
 }
 
@@ -272,5 +320,57 @@ func TestIndexDocRoundTrip(t *testing.T) {
 	}
 	if SamePartial(ix.Partial, other[:1]) || SamePartial(ix.Partial, nil) {
 		t.Error("SamePartial: different filters compare equal")
+	}
+}
+
+// TestRewriteRuns: a rewrite's integer _ids go to one delete when they
+// are few, in runs of about the square root of
+// scanComparisons times their number when spread over a wide range,
+// never more than rewriteChunk; other _ids deleteChunk a command; every
+// _id in exactly one run, in order.
+func TestRewriteRuns(t *testing.T) {
+	seq := func(from, n, step int) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = int32(from + i*step)
+		}
+		return out
+	}
+	strs := make([]any, 2500)
+	for i := range strs {
+		strs[i] = fmt.Sprintf("k%05d", i)
+	}
+	for _, c := range []struct {
+		name string
+		ids  []any
+		want []int // lengths of the runs
+	}{
+		{"few", seq(1, 10, 1), []int{10}},
+		// 20,000 consecutive: runs of sqrt(300 * 20,000) ~ 2,449.
+		{"dense", seq(1, 20_000, 1), []int{2449, 2449, 2449, 2449, 2449, 2449, 2449, 2449, 408}},
+		// 1,000 spread over 100,000: runs of sqrt(300 * 1000) ~ 547.
+		{"spread", seq(1, 1000, 100), []int{547, 453}},
+		{"wide", seq(1, 100_000, 1), nil},
+		{"strings", strs, []int{1000, 1000, 500}},
+		{"mixed", []any{int32(1), int32(2), "a"}, []int{3}},
+	} {
+		runs := rewriteRuns(c.ids)
+		if c.want == nil {
+			for _, r := range runs {
+				if len(r) > rewriteChunk {
+					t.Errorf("%s: a run of %d _ids, over rewriteChunk", c.name, len(r))
+				}
+			}
+			continue
+		}
+		var lens []int
+		var all []any
+		for _, r := range runs {
+			lens = append(lens, len(r))
+			all = append(all, r...)
+		}
+		if !slices.Equal(lens, c.want) || !slices.Equal(all, c.ids) {
+			t.Errorf("%s: runs of %v, want %v (every _id once, in order: %v)", c.name, lens, c.want, slices.Equal(all, c.ids))
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/denorm/denorm/extract"
@@ -32,6 +33,7 @@ type syncMetrics struct {
 	lastSuccess prometheus.Gauge
 	retained    prometheus.Gauge
 	behind      prometheus.Gauge
+	spent       *prometheus.CounterVec
 	srv         *http.Server
 
 	mu sync.Mutex // guards what the lag gauge reads
@@ -86,11 +88,14 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 			Help: "WAL the job's replication slot keeps on the source's disk (current position - restart_lsn), read every 30 s (logical).", ConstLabels: labels}),
 		behind: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_slot_behind_bytes",
 			Help: "WAL the job has not confirmed to its replication slot (current position - confirmed_flush_lsn), read every 30 s (logical).", ConstLabels: labels}),
+		spent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_apply_seconds_total",
+			Help: "Seconds spent applying batches of changes, by stage: snapshot (waiting for a source snapshot that sees the batch), trace (changed rows to document keys), build (reading and building documents), write (the target's acknowledgements) (logical).", ConstLabels: labels}, []string{"stage"}),
 	}
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
 		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess, m.retained, m.behind)
+	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess, m.retained, m.behind, m.spent,
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
@@ -117,6 +122,11 @@ func (m *syncMetrics) pass(p syncer.PassStats) {
 	for name, c := range p.Collections {
 		m.written.WithLabelValues(name).Add(float64(c.Written))
 		m.deleted.WithLabelValues(name).Add(float64(c.Deleted))
+	}
+	for stage, d := range map[string]time.Duration{"snapshot": p.Spent.Snapshot, "trace": p.Spent.Trace, "build": p.Spent.Build, "write": p.Spent.Write} {
+		if d > 0 {
+			m.spent.WithLabelValues(stage).Add(d.Seconds())
+		}
 	}
 	for _, l := range p.TxLags {
 		m.txLag.Observe(l.Seconds())

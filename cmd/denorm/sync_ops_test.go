@@ -171,7 +171,7 @@ func TestSyncOperations(t *testing.T) {
 	}
 	for _, name := range []string{"denorm_sync_changes_applied_total", "denorm_sync_documents_written_total", "denorm_sync_documents_deleted_total",
 		"denorm_sync_passes_total", "denorm_sync_errors_total", "denorm_sync_lag_seconds", "denorm_sync_transaction_lag_seconds_bucket",
-		"denorm_sync_last_success_timestamp_seconds", "denorm_sync_slot_retained_bytes", "denorm_sync_slot_behind_bytes"} {
+		"denorm_sync_last_success_timestamp_seconds", "denorm_sync_slot_retained_bytes", "denorm_sync_slot_behind_bytes", "denorm_sync_apply_seconds_total"} {
 		if !strings.Contains(m, "\n"+name+"{") {
 			t.Errorf("metrics lack %s:\n%s", name, m)
 		}

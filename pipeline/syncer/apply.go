@@ -25,15 +25,23 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 	if b.aff.empty() {
 		return nil // transactions that changed nothing mapped
 	}
+	t0 := time.Now()
 	snap, err := s.snapshotSeeing(ctx, b.xids)
 	if err != nil {
 		return err
 	}
-	defer closeSnap(snap)
+	t1 := time.Now()
+	held := &heldSnap{s: s, snap: snap, opened: t1, st: st}
+	defer held.close()
+	st.Snapshots++
+	st.Spent.Snapshot += t1.Sub(t0)
 	keys, err := b.aff.keys(ctx, snap)
 	if err != nil {
 		return err
 	}
+	t2 := time.Now()
+	st.Spent.Trace += t2.Sub(t1)
+	defer func() { st.Spent.Build += time.Since(t2) - st.Spent.Write }()
 	if len(b.aff.full) > 0 {
 		var entries []int
 		for e, why := range b.aff.full {
@@ -49,7 +57,7 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 	}
 	for e := range s.plan.Collections {
 		if ks := keys[e]; len(ks) > 0 {
-			if err := s.rebuildKeys(ctx, snap, e, ks, st); err != nil {
+			if err := s.rebuildKeys(ctx, held, e, ks, st); err != nil {
 				return err
 			}
 		}
@@ -62,6 +70,42 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 		st.Lag = acked.Sub(b.commits[n-1])
 	}
 	return nil
+}
+
+// heldSnap is the snapshot a batch is rebuilt from, replaced by a fresh
+// one once older than Options.SnapshotAge (fresh): any later snapshot
+// sees the batch's transactions too, since a committed transaction stays
+// visible, and rebuilding a document from a later state is what a later
+// batch would do anyway (the changes in between are applied after).
+type heldSnap struct {
+	s      *syncer
+	snap   *extract.Snapshot
+	opened time.Time
+	st     *PassStats
+}
+
+// fresh is the snapshot to read the next group of keys from.
+func (h *heldSnap) fresh(ctx context.Context) (*extract.Snapshot, error) {
+	if time.Since(h.opened) < h.s.opt.SnapshotAge {
+		return h.snap, nil
+	}
+	closeSnap(h.snap)
+	h.snap = nil
+	t0 := time.Now()
+	snap, err := h.s.src.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.snap, h.opened = snap, time.Now()
+	h.st.Snapshots++
+	h.st.Spent.Snapshot += h.opened.Sub(t0)
+	return snap, nil
+}
+
+func (h *heldSnap) close() {
+	if h.snap != nil {
+		closeSnap(h.snap)
+	}
 }
 
 // snapshotSeeing opens a snapshot that sees every transaction of xids
@@ -98,7 +142,9 @@ func (s *syncer) snapshotSeeing(ctx context.Context, xids []uint32) (*extract.Sn
 func (s *syncer) write(ctx context.Context, coll string, docs []transform.Document, st *PassStats) error {
 	for chunk := range slices.Chunk(docs, s.opt.WriteBatch) {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Retry.For+time.Minute)
+		t0 := time.Now()
 		rejects, err := s.writer.Write(wctx, coll, chunk)
+		st.Spent.Write += time.Since(t0)
 		cancel()
 		if err != nil {
 			return err
@@ -115,6 +161,8 @@ func (s *syncer) delete(ctx context.Context, coll string, sel load.Selection, st
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.Retry.For+time.Minute)
 	defer cancel()
 	var n int64
+	t0 := time.Now()
+	defer func() { st.Spent.Write += time.Since(t0) }()
 	err := load.Retry(wctx, s.retryPolicy(), func() error {
 		var err error
 		n, err = s.target.Delete(wctx, coll, sel)

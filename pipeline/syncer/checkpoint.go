@@ -31,7 +31,9 @@ type checkpointer struct {
 // end as the job's position, saved, then confirmed to the slot.
 func (c *checkpointer) applied(ctx context.Context, b *changeBatch) error {
 	s := c.s
-	s.opt.Debug("batch written", "end", b.end)
+	sp := b.st.Spent
+	s.opt.Debug("batch written", "end", b.end, "snapshot", sp.Snapshot.Round(time.Millisecond), "trace", sp.Trace.Round(time.Millisecond),
+		"build", sp.Build.Round(time.Millisecond), "write", sp.Write.Round(time.Millisecond))
 	if err := s.passDone(ctx, &b.st, nil, job.WALAt{LSN: b.end}); err != nil {
 		return err
 	}

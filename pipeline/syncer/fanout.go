@@ -245,7 +245,7 @@ var errOverKeys = fmt.Errorf("too many keys")
 // root filter) are deleted, tombstoned or kept as the collection's
 // onDelete says (syncer.gone), and a bucket parent's pages past its new
 // count are deleted.
-func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int, keys map[string]extract.Key, st *PassStats) error {
+func (s *syncer) rebuildKeys(ctx context.Context, held *heldSnap, e int, keys map[string]extract.Key, st *PassStats) error {
 	cp := s.plan.Collections[e]
 	list := make([]extract.Key, 0, len(keys))
 	for _, k := range keys {
@@ -260,7 +260,15 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 	if cp.Discriminator != "" {
 		disc = []transform.Field{{Key: cp.Discriminator, Value: cp.DiscriminatorValue}}
 	}
+	// The documents built are written WriteBatch at a time: on a server
+	// whose every delete scans its collection (FerretDB), a rewrite of
+	// more documents at once costs fewer scans.
+	var docs []transform.Document
 	flush := func() error {
+		if err := s.write(ctx, cp.Name, docs, st); err != nil {
+			return err
+		}
+		docs = docs[:0]
 		if len(gone) > 0 {
 			if err := s.gone(ctx, cp.Name, load.Selection{IDs: gone, Match: disc}, st); err != nil {
 				return err
@@ -274,11 +282,9 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 		gone, pages = gone[:0], pages[:0]
 		return nil
 	}
-	err := pipeline.ProduceKeys(ctx, snap, cp, list, s.opt.BatchSize, func(b pipeline.Built) error {
+	build := func(b pipeline.Built) error {
 		s.rejects(b.Rejects, st)
-		if err := s.write(ctx, cp.Name, b.Docs, st); err != nil {
-			return err
-		}
+		docs = append(docs, b.Docs...)
 		for _, r := range b.Keys {
 			switch {
 			case cp.Bucket == nil && !r.Found:
@@ -293,16 +299,29 @@ func (s *syncer) rebuildKeys(ctx context.Context, snap *extract.Snapshot, e int,
 				pages = append(pages, load.Selection{Match: match, Min: &transform.Field{Key: cp.Bucket.Page, Value: int32(r.Pages)}})
 			}
 		}
-		if len(gone)+len(pages) >= deleteBatch {
+		if len(docs) >= s.opt.WriteBatch || len(gone)+len(pages) >= deleteBatch {
 			return flush()
 		}
 		return nil
-	})
-	if err != nil {
-		return err
+	}
+	// In groups, each from a snapshot at most SnapshotAge old when the
+	// group starts (heldSnap).
+	for group := range slices.Chunk(list, snapshotKeys*s.opt.BatchSize) {
+		snap, err := held.fresh(ctx)
+		if err != nil {
+			return err
+		}
+		if err := pipeline.ProduceKeys(ctx, snap, cp, group, s.opt.BatchSize, build); err != nil {
+			return err
+		}
 	}
 	return flush()
 }
+
+// snapshotKeys is how many BatchSize of keys one snapshot is asked for at
+// a time (Options.SnapshotAge): enough that reading, building and writing
+// overlap within a group.
+const snapshotKeys = 4
 
 // deleteBatch caps the documents (or bucket parents) of one delete.
 const deleteBatch = 1000

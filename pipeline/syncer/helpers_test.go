@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,6 +62,7 @@ func sourcePlan(t *testing.T, db, file string) (*extract.Source, *mappings.Plan)
 type fixture struct {
 	mapping, db string
 	target      load.Target
+	tdb         *mongo.Database // the target's database
 	job         string
 }
 
@@ -72,12 +74,12 @@ func newFixture(t *testing.T, schema, job string) *fixture {
 		t.Fatal(err)
 	}
 	testenv.Exec(t, f.db, schema)
-	uri, _ := testenv.MongoDB(t)
+	uri, tdb := testenv.MongoDB(t)
 	tg, err := load.Open(ctx, uri, load.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.target = tg
+	f.target, f.tdb = tg, tdb
 	t.Cleanup(func() {
 		_ = tg.Close(context.Background())
 		if src, err := extract.ParseSource(f.db); err == nil {

@@ -50,6 +50,19 @@ type PassStats struct {
 	TxLags []time.Duration
 	// Rejected counts the documents that could not be built or written.
 	Rejected int64
+	// Spent is where the time of applying went (logical).
+	Spent Spent
+	// Snapshots counts the source snapshots a logical pass read its
+	// batches' documents from (SnapshotAge).
+	Snapshots int
+}
+
+// Spent splits the time a batch took to apply: waiting for a snapshot
+// that sees its transactions, tracing changed rows to document keys,
+// reading and building the documents (less the writes), and writing
+// them (the target's acknowledgements).
+type Spent struct {
+	Snapshot, Trace, Build, Write time.Duration
 }
 
 func newPassStats(method string) PassStats {
@@ -103,6 +116,9 @@ func (p *PassStats) add(q PassStats) {
 	p.Transactions += q.Transactions
 	p.Rebuilt = append(p.Rebuilt, q.Rebuilt...)
 	p.Rejected += q.Rejected
+	p.Snapshots += q.Snapshots
+	p.Spent.Snapshot, p.Spent.Trace = p.Spent.Snapshot+q.Spent.Snapshot, p.Spent.Trace+q.Spent.Trace
+	p.Spent.Build, p.Spent.Write = p.Spent.Build+q.Spent.Build, p.Spent.Write+q.Spent.Write
 	p.Copy = p.Copy || q.Copy
 	if q.Position != "" {
 		p.Position = q.Position

@@ -60,9 +60,11 @@ type Options struct {
 	// source's state when the pass began.
 	Follow bool
 	Every  time.Duration
-	// BatchSize is the number of root rows (or keys) read, built and
-	// written at a time (default 1000); WriteBatch caps the documents of
-	// one target write (default BatchSize).
+	// BatchSize is the number of root rows (or keys) read and built at a
+	// time (default 1000); WriteBatch caps the documents of one target
+	// write (default 4 x BatchSize: on a server whose every delete scans
+	// its collection, FerretDB, rebuilt documents written again in larger
+	// groups cost fewer scans).
 	BatchSize, WriteBatch int
 	// MaxKeys bounds the documents of one collection entry one batch of
 	// changes rebuilds by key (default 100,000); past it, the entry is
@@ -110,6 +112,15 @@ type Options struct {
 	// twice IdleSave.
 	Idle     func(position string)
 	IdleSave time.Duration
+	// SnapshotAge (default 10 s) bounds how long a logical pass holds a
+	// snapshot of the source open while it rebuilds a batch's documents:
+	// the keys are rebuilt snapshotKeys at a time, and a group that starts
+	// past SnapshotAge reads from a fresh snapshot. A snapshot is thus
+	// held for at most SnapshotAge plus one group's reading, building and
+	// writing. A collection rebuilt whole by a diff (TRUNCATE, a batch
+	// affecting more than MaxKeys documents) holds one snapshot for the
+	// diff.
+	SnapshotAge time.Duration
 	// Info is told of routine events: shard keys and indexes made, the
 	// replication slot created, the initial copy, collections rebuilt
 	// whole by a diff. Notice is told of events the user must know of
@@ -128,7 +139,7 @@ func (o *Options) defaults() {
 		o.BatchSize = 1000
 	}
 	if o.WriteBatch <= 0 {
-		o.WriteBatch = o.BatchSize
+		o.WriteBatch = snapshotKeys * o.BatchSize
 	}
 	if o.MaxKeys <= 0 {
 		o.MaxKeys = 100_000
@@ -165,6 +176,9 @@ func (o *Options) defaults() {
 	}
 	if o.IdleSave <= 0 {
 		o.IdleSave = 10 * time.Second
+	}
+	if o.SnapshotAge <= 0 {
+		o.SnapshotAge = 10 * time.Second
 	}
 	if o.Idle == nil {
 		o.Idle = func(string) {}
@@ -240,7 +254,7 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 	ctx = jb.Lease.Context()
 	s := &syncer{opt: opt, src: src, plan: plan, target: target, job: jb, fan: newFanout(plan), res: &Result{Total: newPassStats(opt.Method)}, stale: map[string]string{},
 		remap: jb.MappingChange()}
-	s.writer = &load.RetryWriter{Writer: target, Policy: s.retryPolicy(), Stop: ctx}
+	s.writer = &load.RetryWriter{Writer: load.Rewriting(target), Policy: s.retryPolicy(), Stop: ctx}
 	jb.SetSaving(s.saving())
 	if opt.Method == job.SyncLogical {
 		lg, err := src.Logical(opt.Job)
