@@ -112,7 +112,12 @@ func TestChurnRounds(t *testing.T) {
 // side by side, then the two targets must hold the same documents, byte
 // for byte.
 func syncBoth(ctx context.Context, r *churn.Run) error {
-	if err := syncBothMethods(ctx, r); err != nil {
+	return syncBothWith(ctx, r, r.Mapping)
+}
+
+// syncBothWith is syncBoth with the mapping file given.
+func syncBothWith(ctx context.Context, r *churn.Run, mapping string) error {
+	if err := syncBothMappings(ctx, r, mapping); err != nil {
 		return err
 	}
 	client, err := mongo.Connect(options.Client().ApplyURI(r.Target))
@@ -134,13 +139,18 @@ func syncBoth(ctx context.Context, r *churn.Run) error {
 // syncBothMethods runs `sync --once` with --method logical into r.Target
 // and with --method diff into diffTarget, side by side.
 func syncBothMethods(ctx context.Context, r *churn.Run) error {
+	return syncBothMappings(ctx, r, r.Mapping)
+}
+
+// syncBothMappings is syncBothMethods with the mapping file given.
+func syncBothMappings(ctx context.Context, r *churn.Run, mapping string) error {
 	jobName := roundsJob(r)
 	logical, diff := make(chan error, 1), make(chan error, 1)
 	go func() {
-		logical <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target, "--job", jobName, "--method", job.SyncLogical, "--once")
+		logical <- cli(ctx, "sync", "-q", "--mapping", mapping, "--source", r.Source, "--target", r.Target, "--job", jobName, "--method", job.SyncLogical, "--once")
 	}()
 	go func() {
-		diff <- cli(ctx, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", diffTarget(r), "--job", jobName, "--method", job.SyncDiff, "--once")
+		diff <- cli(ctx, "sync", "-q", "--mapping", mapping, "--source", r.Source, "--target", diffTarget(r), "--job", jobName, "--method", job.SyncDiff, "--once")
 	}()
 	errL, errD := <-logical, <-diff
 	switch {
