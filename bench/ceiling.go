@@ -21,17 +21,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -181,32 +178,13 @@ func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRu
 		return nil, err
 	}
 	defer client.Disconnect(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	f, out, err := startFollower(c.bin, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri,
+		"--job", job, "--method", "logical", "--follow")
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	metrics := "http://" + addr + "/metrics"
-	cmd := exec.Command(c.bin, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri,
-		"--job", job, "--method", "logical", "--follow", "--metrics-addr", addr)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			return fmt.Errorf("sync did not stop within a minute of SIGTERM")
-		}
-	}
+	go io.Copy(io.Discard, out)
+	stop, exited, stderr, metrics := f.stop, f.exited, &f.stderr, f.metrics
 	// The initial copy is done when the collection holds every customer.
 	deadline := time.Now().Add(15 * time.Minute)
 	for {

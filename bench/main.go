@@ -641,7 +641,7 @@ func checks(rep *Report) {
 		check("7, 15.6", "highest peak RSS of any denorm run, MB", mb, "< 300", mb < 300)
 	}
 	if rep.Sync != nil {
-		syncChecks(rep.Sync, func(name string, v float64, target string, met bool) { check("14", name, v, target, met) })
+		syncChecks(rep.Sync, check)
 	}
 }
 

@@ -82,14 +82,7 @@ func TestChurnRoundsOnDelete(t *testing.T) {
 				Migrate: churnMigrate,
 				Verify:  churnVerify,
 				Compare: ref.compare,
-				Cleanup: func(ctx context.Context, r *churn.Run) {
-					if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
-						t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
-					}
-					if err := dropTarget(ctx, diffTarget(r)); err != nil {
-						t.Errorf("drop %s: %v", diffTarget(r), err)
-					}
-				},
+				Cleanup: roundsCleanup(t),
 			}
 			cfg.SQL = []string{filepath.Join(root, "testdata", "examples", "seed.sql"), filepath.Join(root, identityFull)}
 			churn.RunRounds(t, cfg)

@@ -59,14 +59,7 @@ func TestChurnRoundsRemapSlotLoss(t *testing.T) {
 				Verify: func(ctx context.Context, r *churn.Run) error {
 					return cli(ctx, "verify", "-q", "--mapping", rm.mapping(r), "--source", r.Source, "--target", r.Target, "--show", "5")
 				},
-				Cleanup: func(ctx context.Context, r *churn.Run) {
-					if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
-						t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
-					}
-					if err := dropTarget(ctx, diffTarget(r)); err != nil {
-						t.Errorf("drop %s: %v", diffTarget(r), err)
-					}
-				},
+				Cleanup: roundsCleanup(t),
 			}
 			churn.RunRounds(t, cfg)
 			if rm.remaps.Load() == 0 || rm.slotDrops.Load() == 0 {

@@ -81,14 +81,7 @@ func TestChurnRounds(t *testing.T) {
 				Step:    syncBoth,
 				Migrate: churnMigrate,
 				Verify:  churnVerify,
-				Cleanup: func(ctx context.Context, r *churn.Run) {
-					if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
-						t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
-					}
-					if err := dropTarget(ctx, diffTarget(r)); err != nil {
-						t.Errorf("drop %s: %v", diffTarget(r), err)
-					}
-				},
+				Cleanup: roundsCleanup(t),
 			}
 			for _, f := range ds.sql {
 				cfg.SQL = append(cfg.SQL, filepath.Join(root, f))
@@ -183,6 +176,20 @@ func roundsJob(r *churn.Run) string {
 	h := fnv.New32a()
 	h.Write([]byte(r.Source))
 	return fmt.Sprintf("rounds_%d_%08x", r.Seed%1_000_000, h.Sum32())
+}
+
+// roundsCleanup is the Cleanup of randomized rounds that sync both
+// methods (syncBoth): the logical job's slot and the diff job's target
+// are dropped when a seed ends.
+func roundsCleanup(t *testing.T) func(context.Context, *churn.Run) {
+	return func(ctx context.Context, r *churn.Run) {
+		if err := dropSlot(ctx, r.Source, roundsJob(r)); err != nil {
+			t.Errorf("drop the slot of job %s: %v", roundsJob(r), err)
+		}
+		if err := dropTarget(ctx, diffTarget(r)); err != nil {
+			t.Errorf("drop %s: %v", diffTarget(r), err)
+		}
+	}
 }
 
 // dropSlot drops a logical sync job's replication slot and publication
