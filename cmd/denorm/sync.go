@@ -438,6 +438,13 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *syncer.Result) {
 		fmt.Fprintf(w, "rebuilt whole by a diff: %s\n", r)
 	}
 	if o.method == job.SyncLogical {
+		if worst := p.WorstFanout(3); len(worst) > 0 {
+			parts := make([]string, len(worst))
+			for i, t := range worst {
+				parts[i] = fmt.Sprintf("%s %.1f (%d for %d)", t.Table, t.PerChange(), t.Documents, t.Rows())
+			}
+			fmt.Fprintf(w, "fan-out, documents rebuilt per changed row (worst tables): %s\n", strings.Join(parts, ", "))
+		}
 		fmt.Fprintf(w, "transactions applied: %d; lag at the end: %s\n", p.Transactions, p.Lag.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "target: %s\n", connstr.Parse(o.target).Redacted())
