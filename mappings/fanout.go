@@ -56,8 +56,8 @@ type FanoutPlace struct {
 // "country.country copied into customers.address.city.country".
 func (p FanoutPlace) Cause(table string) string {
 	name := table
-	if i := strings.LastIndexByte(table, '.'); i >= 0 {
-		name = table[i+1:]
+	if _, n, err := SplitQualifiedName(table); err == nil {
+		name = n
 	}
 	cols := name
 	switch len(p.Columns) {

@@ -14,7 +14,6 @@ import (
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/mappings/advise"
 	"github.com/denorm/denorm/pipeline"
-	"github.com/denorm/denorm/transform/report"
 )
 
 type adviseOptions struct {
@@ -56,8 +55,8 @@ choices as a Markdown table as well.
 The draft's header says its fan-out, counted on the data: how many
 documents one change of a row makes sync rewrite (p50/p99/max/mean), for
 the tables over --max-fanout (default 1000; also warned on stderr) and the
-worst others, each with the choice that causes it; --report lists every
-table.
+worst others, each with the choice that causes it; --report has a fan-out
+row for every table.
 
 It reads only (one read-only snapshot); tables over 2 million rows are
 sampled (TABLESAMPLE) for the children-per-parent figures.`,
@@ -117,7 +116,7 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		return fmt.Errorf("write mapping: %w", err)
 	}
 	if o.report != "" {
-		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, choices)+report.FanoutMarkdown(fan, o.maxFanout)), 0o644); err != nil {
+		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, append(slices.Clip(choices), fanoutChoices(fan, o.maxFanout)...))), 0o644); err != nil {
 			return fmt.Errorf("advise report: %w", err)
 		}
 	}
@@ -133,4 +132,21 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))
 	}
 	return nil
+}
+
+// fanoutChoices are the report's fan-out rows: one per table the draft
+// reads, with the place that causes most of it.
+func fanoutChoices(fan []mappings.TableFanout, limit int64) []advise.Choice {
+	out := make([]advise.Choice, 0, len(fan))
+	for _, t := range fan {
+		c := advise.Choice{Table: t.Table, Action: "fan-out", Reason: t.Summary()}
+		if w := t.Worst(); w != nil {
+			c.Target = w.Node
+		}
+		if t.Over(limit) {
+			c.Reason += fmt.Sprintf(": OVER --max-fanout %d", limit)
+		}
+		out = append(out, c)
+	}
+	return out
 }

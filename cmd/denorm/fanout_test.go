@@ -117,7 +117,8 @@ func TestFanout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOut(t, "advise --report", string(md), `## Fan-out`, fmt.Sprintf(`\| public\.contact_detail_type \| 3 \| \d+ \| \d+ \| \*\*%d\*\* \|`, maxPersons))
+	wantOut(t, "advise --report", string(md), fmt.Sprintf(`\| public\.contact\\_detail\\_type \| fan-out \| people\.contactDetails\.type \| public\.contact\\_detail\\_type: one change of a row rewrites p50 \d+, p99 \d+, max %d documents .*: OVER --max-fanout 1000 \|`, maxPersons),
+		`\| public\.person \| fan-out \| people \| public\.person: one change of a row rewrites p50 1, p99 1, max 1 documents`)
 
 	// sync --once: a type renamed rewrites the persons holding it.
 	testenv.PsqlFile(t, db, repoPath(t, identityFull))

@@ -70,13 +70,6 @@ func FanoutText(fan []mappings.TableFanout, limit int64, indent string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// FanoutMarkdown is the fan-out as a Markdown section (advise --report).
-func FanoutMarkdown(fan []mappings.TableFanout, limit int64) string {
-	var b strings.Builder
-	fanoutMarkdown(&b, fan, limit)
-	return b.String()
-}
-
 // fanoutMarkdown writes the fan-out as a Markdown section with a table.
 func fanoutMarkdown(b *strings.Builder, fan []mappings.TableFanout, limit int64) {
 	fmt.Fprintf(b, "\n## Fan-out\n\nDocuments one change of a row makes sync rewrite, per table read (over its rows), and per place it is read; over %s is flagged.\n\n| table | rows | p50 | p99 | max | mean | places (p50 / p99 / max) |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n", limitText(limit))
