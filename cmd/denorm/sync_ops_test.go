@@ -195,7 +195,7 @@ func TestSyncOperations(t *testing.T) {
 		t.Fatalf("sync --follow stopped: exit %d\n%s", code, f.out.String())
 	}
 	wantOut(t, "sync --follow", f.out.String(), `pass 1 \(logical\) 1 rows changed \(public\.contact_detail \+0 ~0 -1\); documents 1 written, 0 deleted, 0 unchanged; position \S+; lag `,
-		`stopped: position \S+ saved`)
+		`stopped: position \S+ saved`, `fan-out, documents rebuilt per changed row \(worst tables\): public\.contact_detail 1\.0 \(1 for 1\)\nstopped: `)
 
 	// --drop.
 	out = cli(0, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop")
