@@ -157,19 +157,32 @@ func permutation(have, want []string) []int {
 // columns as text. The last join is left out when the child's join
 // columns are the root's key columns (the child holds the key).
 func traceQuery(plan *mappings.CollectionPlan, from TraceFrom, keyNames, types []string) string {
+	fromSQL, refs, selected := tracePath(from, keyNames)
+	nulls := make([]string, len(selected))
+	for i, s := range selected {
+		nulls[i] = s + " IS NOT NULL"
+	}
+	return fmt.Sprintf("SELECT DISTINCT %s FROM %s WHERE %s AND %s",
+		strings.Join(selected, ", "), fromSQL, inKeySet(refs, types), strings.Join(nulls, " AND "))
+}
+
+// tracePath is the join path of a trace (see traceQuery): the FROM
+// clause (the start's table, joined up through each enclosing node),
+// the start's Columns as qualified references, and the root's key
+// columns as text expressions.
+func tracePath(from TraceFrom, keyNames []string) (fromSQL string, refs, selected []string) {
 	alias := 0
 	next := func() string { alias++; return fmt.Sprintf("a%d", alias) }
 	start := next()
 	var joins []string
-	fromSQL := tableRef(from.table()) + " AS " + start
-	refs := make([]string, len(from.Columns))
+	fromSQL = tableRef(from.table()) + " AS " + start
+	refs = make([]string, len(from.Columns))
 	for i, c := range from.Columns {
 		refs[i] = qualRef(start, c)
 	}
 	// cur is the node whose row is at hand (alias at); through says that
 	// row is the node's join table row rather than the node's own.
 	cur, at, through := from.Node, start, from.Through
-	var selected []string
 	for {
 		if cur.Parent == nil && !through {
 			for _, k := range keyNames {
@@ -213,10 +226,8 @@ func traceQuery(plan *mappings.CollectionPlan, from TraceFrom, keyNames, types [
 		joins = append(joins, fmt.Sprintf("JOIN %s AS %s ON %s", tableRef(parent.Table), p, strings.Join(on, " AND ")))
 		cur, at, through = parent, p, false
 	}
-	nulls := make([]string, len(selected))
-	for i, s := range selected {
-		nulls[i] = s + " IS NOT NULL"
+	if len(joins) > 0 {
+		fromSQL += " " + strings.Join(joins, " ")
 	}
-	return fmt.Sprintf("SELECT DISTINCT %s FROM %s %s WHERE %s AND %s",
-		strings.Join(selected, ", "), fromSQL, strings.Join(joins, " "), inKeySet(refs, types), strings.Join(nulls, " AND "))
+	return fromSQL, refs, selected
 }

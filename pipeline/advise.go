@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/denorm/denorm/extract"
 	"github.com/denorm/denorm/mappings"
@@ -29,6 +32,12 @@ type Advice struct {
 	// Catalog, when set, is called with the schema's catalog before its
 	// statistics are read; an error stops there.
 	Catalog func(*mappings.Catalog) error
+	// MaxFanout marks, in the draft's fan-out comment, the tables one
+	// change of whose rows can make sync rewrite more documents (0:
+	// none); Fanout, when set, is called with the draft's fan-out
+	// (extract.PredictFanout), every table it reads.
+	MaxFanout int64
+	Fanout    func([]mappings.TableFanout)
 }
 
 // Advise reads a.Schema's catalog and statistics (row counts, exact for
@@ -76,7 +85,86 @@ func Advise(ctx context.Context, a Advice) (string, []advise.Choice, error) {
 			in.Fanout[advise.FanoutKey(t, fk)] = advise.Fanout{Parents: f.Parents, Avg: f.Avg, P99: f.P99, Max: f.Max}
 		}
 	}
-	return draftCovered(ctx, snap, cat, in)
+	text, choices, err := draftCovered(ctx, snap, cat, in)
+	if err != nil {
+		return text, choices, err
+	}
+	text, err = withFanout(ctx, snap, cat, text, a)
+	return text, choices, err
+}
+
+// fanoutShown is the number of tables the draft's fan-out comment names.
+const fanoutShown = 3
+
+// withFanout predicts the draft's fan-out on the data and says it in a
+// comment above the mapping: the tables over a.MaxFanout and the worst
+// others, up to fanoutShown, each with the place that causes it.
+func withFanout(ctx context.Context, snap *extract.Snapshot, cat *mappings.Catalog, text string, a Advice) (string, error) {
+	f, err := mappings.Parse("advised.yaml", []byte(text))
+	if err != nil {
+		return text, err
+	}
+	plan, err := mappings.Resolve(f, cat)
+	if err != nil {
+		return text, err
+	}
+	fan, err := extract.PredictFanout(ctx, snap, plan)
+	if err != nil {
+		return text, err
+	}
+	if a.Fanout != nil {
+		a.Fanout(fan)
+	}
+	// After the header, before the mapping.
+	i := strings.Index(text, "\nversion:") + 1
+	return text[:i] + fanoutComment(fan, a.MaxFanout) + text[i:], nil
+}
+
+// fanoutComment is the draft's fan-out comment (see withFanout).
+func fanoutComment(fan []mappings.TableFanout, limit int64) string {
+	worst := slices.Clone(fan)
+	slices.SortStableFunc(worst, func(a, b mappings.TableFanout) int {
+		if a.Over(limit) != b.Over(limit) {
+			if a.Over(limit) {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.Max, a.Max), cmp.Compare(b.Mean, a.Mean))
+	})
+	var over int
+	for _, t := range fan {
+		if t.Over(limit) {
+			over++
+		}
+	}
+	var b strings.Builder
+	switch {
+	case limit <= 0:
+		b.WriteString("# Fan-out, counted on the data (documents one change of a row makes sync rewrite; `denorm plan` lists every table):\n")
+	case over == 0:
+		fmt.Fprintf(&b, "# Fan-out, counted on the data: no table's row change makes sync rewrite more than %d documents (--max-fanout); the largest (`denorm plan` lists every table):\n", limit)
+	default:
+		fmt.Fprintf(&b, "# Fan-out, counted on the data: %d %s whose one row change can make sync rewrite more than %d documents (--max-fanout); review the choice named (`denorm plan` lists every table):\n", over, plural(over, "table", "tables"), limit)
+	}
+	for i, t := range worst {
+		if i >= max(fanoutShown, over) {
+			break
+		}
+		mark := ""
+		if t.Over(limit) {
+			mark = "OVER: "
+		}
+		b.WriteString("#   " + mark + strings.ReplaceAll(t.Summary(), "\n", " ") + "\n")
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // draftCovered drafts the mapping, counts in snap the rows of every table

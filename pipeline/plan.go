@@ -23,6 +23,9 @@ type PlanOptions struct {
 	BatchSize int
 	// MaxDocSize is the target's document size limit in bytes.
 	MaxDocSize int
+	// MaxFanout flags the tables one change of whose rows can rewrite
+	// more documents than this (high-fanout); 0 flags none.
+	MaxFanout int64
 	// Sample, in (0, 100), reads about that percentage of the root rows
 	// (a bucket collection keeps whole parents) and scales the counts;
 	// 100 reads all.
@@ -139,6 +142,8 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 	}
 	rep.Coverage = side.coverage
 	rep.Warnings = append(rep.Warnings, report.CoverageWarnings(side.coverage)...)
+	rep.Fanout, rep.MaxFanout = side.fanout, opt.MaxFanout
+	rep.Warnings = append(rep.Warnings, report.FanoutWarnings(side.fanout, opt.MaxFanout)...)
 	rep.Totals = report.TotalsOf(rep.Collections)
 	rep.Totals.Uncovered, _ = mappings.UncoveredRows(side.coverage)
 	rep.Indexes, rep.ShardKeys = report.Indexes(plan)
@@ -175,7 +180,7 @@ func sampled(cp *mappings.CollectionPlan, percent float64) *mappings.CollectionP
 }
 
 // planSide is Plan's second connection, sharing snap's snapshot: it reads the
-// tables' activity, the _id collisions and the coverage while the first
+// tables' activity, the _id collisions, the coverage and the fan-out while the first
 // streams, and then serves the reference checks.
 type planSide struct {
 	done       chan struct{}
@@ -184,6 +189,7 @@ type planSide struct {
 	activity   map[string]mappings.TableActivity
 	collisions []extract.IDCollision
 	coverage   []mappings.TableCoverage
+	fanout     []mappings.TableFanout
 }
 
 // startSide connects and runs the side's queries in the background.
@@ -208,7 +214,12 @@ func startSide(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan)
 		}
 		// The rows that reach no document, on every row (whatever the
 		// sample), in the same snapshot.
-		s.coverage, s.err = extract.Coverage(ctx, s.snap, plan)
+		if s.coverage, s.err = extract.Coverage(ctx, s.snap, plan); s.err != nil {
+			return
+		}
+		// How many documents one change of each table's rows makes sync
+		// rewrite, on every row too.
+		s.fanout, s.err = extract.PredictFanout(ctx, s.snap, plan)
 	}()
 	return s
 }

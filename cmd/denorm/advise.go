@@ -23,6 +23,7 @@ type adviseOptions struct {
 	output      string
 	report      string
 	numeric     string
+	maxFanout   int64
 }
 
 func newAdviseCmd(g *globals) *cobra.Command {
@@ -51,6 +52,12 @@ Columns named like secrets (password, token, hash, secret, salt, api_key)
 and tsvector columns are left out, each with a comment. --report writes the
 choices as a Markdown table as well.
 
+The draft's header says its fan-out, counted on the data: how many
+documents one change of a row makes sync rewrite (p50/p99/max/mean), for
+the tables over --max-fanout (default 1000; also warned on stderr) and the
+worst others, each with the choice that causes it; --report has a fan-out
+row for every table.
+
 It reads only (one read-only snapshot); tables over 2 million rows are
 sampled (TABLESAMPLE) for the children-per-parent figures.`,
 		Args: cobra.NoArgs,
@@ -64,6 +71,7 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 	f.StringVar(&o.schema, "schema", "public", "the schema to draft a mapping for")
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
 	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")
+	f.Int64Var(&o.maxFanout, "max-fanout", mappings.DefaultMaxFanout, "flag a table one change of whose rows can make sync rewrite more documents than this, in the draft's fan-out comment, on stderr and in --report; 0 flags none")
 	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
@@ -72,6 +80,9 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if o.schema == "" {
 		return usageError{fmt.Errorf("--schema cannot be empty")}
+	}
+	if o.maxFanout < 0 {
+		return usageError{fmt.Errorf("--max-fanout must be 0 (no limit) or positive")}
 	}
 	switch mappings.NumericMode(o.numeric) {
 	case "", mappings.NumericDecimal, mappings.NumericDouble, mappings.NumericString:
@@ -83,7 +94,9 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		return err
 	}
 	defer closeSnap()
+	var fan []mappings.TableFanout
 	text, choices, err := pipeline.Advise(ctx, pipeline.Advice{Snapshot: snap, Schema: o.schema, Numeric: mappings.NumericMode(o.numeric),
+		MaxFanout: o.maxFanout, Fanout: func(f []mappings.TableFanout) { fan = f },
 		Catalog: func(cat *mappings.Catalog) error {
 			_, err := checkRowSecurity(g, cat.Role, slices.Collect(maps.Values(cat.Tables)), o.rowSecurity)
 			return err
@@ -103,8 +116,13 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		return fmt.Errorf("write mapping: %w", err)
 	}
 	if o.report != "" {
-		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, choices)), 0o644); err != nil {
+		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, append(slices.Clip(choices), fanoutChoices(fan, o.maxFanout)...))), 0o644); err != nil {
 			return fmt.Errorf("advise report: %w", err)
+		}
+	}
+	for _, t := range fan {
+		if t.Over(o.maxFanout) {
+			g.log.Warn("high fan-out: " + t.Summary() + fmt.Sprintf(" (over --max-fanout %d)", o.maxFanout))
 		}
 	}
 	for _, c := range choices {
@@ -114,4 +132,21 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 		g.log.Info("mapping drafted", "file", o.output, "tables", len(choices))
 	}
 	return nil
+}
+
+// fanoutChoices are the report's fan-out rows: one per table the draft
+// reads, with the place that causes most of it.
+func fanoutChoices(fan []mappings.TableFanout, limit int64) []advise.Choice {
+	out := make([]advise.Choice, 0, len(fan))
+	for _, t := range fan {
+		c := advise.Choice{Table: t.Table, Action: "fan-out", Reason: t.Summary()}
+		if w := t.Worst(); w != nil {
+			c.Target = w.Node
+		}
+		if t.Over(limit) {
+			c.Reason += fmt.Sprintf(": OVER --max-fanout %d", limit)
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -18,8 +18,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/pipeline/syncer"
 )
+
+// fanoutBuckets are the documents-per-change histogram's buckets: 0 (a
+// change that reaches no document), then 1-2-5 steps up to a million.
+var fanoutBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000}
 
 type syncMetrics struct {
 	changes     *prometheus.CounterVec
@@ -30,6 +35,7 @@ type syncMetrics struct {
 	errors      prometheus.Counter
 	lag         prometheus.GaugeFunc
 	txLag       prometheus.Histogram
+	fanout      *prometheus.HistogramVec
 	lastSuccess prometheus.Gauge
 	retained    prometheus.Gauge
 	behind      prometheus.Gauge
@@ -82,6 +88,9 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 		txLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "denorm_sync_transaction_lag_seconds",
 			Help:        "Per source transaction applied: seconds from its commit on the source to the target's acknowledgement of its documents.",
 			ConstLabels: labels, Buckets: prometheus.ExponentialBucketsRange(0.001, 6*3600, 48)}),
+		fanout: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "denorm_sync_documents_per_change",
+			Help:        "Fan-out (logical): per source row changed, the documents sync rebuilt for it, by table: in each batch, the distinct documents the table's changed rows were traced to (a collection rebuilt whole: all its documents), divided by those rows, observed once per row.",
+			ConstLabels: labels, Buckets: fanoutBuckets}, []string{"table"}),
 		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_last_success_timestamp_seconds",
 			Help: "Unix time of the end of the last successful pass or batch.", ConstLabels: labels}),
 		retained: prometheus.NewGauge(prometheus.GaugeOpts{Name: "denorm_sync_slot_retained_bytes",
@@ -94,7 +103,7 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
 		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.lastSuccess, m.retained, m.behind, m.spent,
+	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.fanout, m.lastSuccess, m.retained, m.behind, m.spent,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -117,6 +126,14 @@ func (m *syncMetrics) pass(p syncer.PassStats) {
 		m.changes.WithLabelValues(t).Add(float64(c.Rows()))
 		if c.Skipped > 0 {
 			m.skipped.WithLabelValues(t).Add(float64(c.Skipped))
+		}
+	}
+	for t, c := range p.Tables {
+		if n := c.Rows(); n > 0 && p.Method == job.SyncLogical {
+			h, v := m.fanout.WithLabelValues(t), c.PerChange()
+			for range n {
+				h.Observe(v)
+			}
 		}
 	}
 	for name, c := range p.Collections {

@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/pipeline/syncer"
 )
 
@@ -55,5 +57,48 @@ func TestSyncLagMetricMoves(t *testing.T) {
 	}
 	if c := b[len(b)-1].GetCumulativeCount(); c != 1 {
 		t.Errorf("a 3-hour lag is not in a finite bucket (count %d in the last one)", c)
+	}
+}
+
+// TestSyncFanoutMetric: the documents-per-change histogram observes, per
+// table, each changed row of a logical batch once, at the batch's
+// documents rebuilt for the table divided by its rows; a table whose
+// changes reached no document is in the 0 bucket; diff passes, which see
+// no rows, observe nothing.
+func TestSyncFanoutMetric(t *testing.T) {
+	m, err := serveMetrics(context.Background(), "127.0.0.1:0", "j", "logical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	m.pass(syncer.PassStats{Method: job.SyncLogical, End: time.Now(), Tables: map[string]*syncer.TableChanges{
+		"public.country": {Updates: 2, Documents: 1100},
+		"public.city":    {Inserts: 1, Deletes: 2, Documents: 0},
+		"public.skipped": {Skipped: 5},
+	}})
+	m.pass(syncer.PassStats{Method: job.SyncLogical, End: time.Now(), Tables: map[string]*syncer.TableChanges{"public.country": {Updates: 1, Documents: 3}}})
+	m.pass(syncer.PassStats{Method: job.SyncDiff, End: time.Now(), Tables: map[string]*syncer.TableChanges{"public.country": {Updates: 1, Documents: 7}}})
+	read := func(table string) *dto.Histogram {
+		var d dto.Metric
+		if err := m.fanout.WithLabelValues(table).(prometheus.Histogram).Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d.GetHistogram()
+	}
+	if h := read("public.country"); h.GetSampleCount() != 3 || h.GetSampleSum() != 1103 {
+		t.Errorf("country: %d observations summing to %.0f; want 3 (two rows at 550, one at 3) summing to 1103", h.GetSampleCount(), h.GetSampleSum())
+	} else {
+		for _, b := range h.GetBucket() {
+			want := map[float64]uint64{0: 0, 2: 0, 5: 1, 500: 1, 1000: 3}
+			if n, ok := want[b.GetUpperBound()]; ok && b.GetCumulativeCount() != n {
+				t.Errorf("country: bucket le=%v holds %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), n)
+			}
+		}
+	}
+	if h := read("public.city"); h.GetSampleCount() != 3 || h.GetSampleSum() != 0 || h.GetBucket()[0].GetCumulativeCount() != 3 {
+		t.Errorf("city: %d observations summing to %.0f, %d at 0; want 3 at 0", h.GetSampleCount(), h.GetSampleSum(), h.GetBucket()[0].GetCumulativeCount())
+	}
+	if h := read("public.skipped"); h.GetSampleCount() != 0 {
+		t.Errorf("skipped updates observed %d times", h.GetSampleCount())
 	}
 }

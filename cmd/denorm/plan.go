@@ -27,6 +27,7 @@ type planOptions struct {
 	failOn      string
 	progress    string
 	sql         bool
+	maxFanout   int64
 }
 
 // findingsError is plan --fail-on's verdict: findings of that severity
@@ -62,6 +63,15 @@ MongoDB, 2 MiB for Cosmos DB) with their source keys, the dangling references
 (fields declared with ref:), the inferred shape, and warnings where the
 mapping contradicts the modeling rules (unbounded or fast-changing embedded
 relations, unbounded id arrays, join tables copied as collections).
+
+Fan-out: for every table the mapping reads, how many documents one change
+of a row makes sync rewrite (p50/p99/max/mean over its rows, counted in
+PostgreSQL over the join path sync traces a change by), per place the
+mapping reads it (with the columns read there), so the mapping choice
+behind a high figure is named ("country.country copied into
+customers.address.city.country"); a table one change of whose rows can
+rewrite more than --max-fanout documents (default 1000; 0: none) is a
+high-fanout warning.
 
 Coverage: for every table the mapping reads, how many of its rows reach at
 least one document and how many reach none, with why (a NULL or dangling
@@ -106,6 +116,7 @@ as comments.`,
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "the target's document size limit in bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
 	f.StringVar(&o.failOn, "fail-on", "", "exit 1 when the report has findings of this severity or worse: error or warning")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
+	f.Int64Var(&o.maxFanout, "max-fanout", mappings.DefaultMaxFanout, "flag (high-fanout warning) a table one change of whose rows can make sync rewrite more documents than this; 0 flags none")
 	f.BoolVar(&o.sql, "sql", false, "print the SQL of verify's oracle (verify --oracle sql) instead of the report")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
@@ -123,6 +134,9 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	}
 	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
 		return err
+	}
+	if o.maxFanout < 0 {
+		return usageError{fmt.Errorf("--max-fanout must be 0 (no limit) or positive")}
 	}
 	switch o.failOn {
 	case "", "error", "warning":
@@ -145,7 +159,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 	prog := newProgress(g, o.progress)
 	rep, err := pipeline.Plan(ctx, snap, plan, pipeline.PlanOptions{
 		Progress: prog.update,
-		Mapping:  o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample,
+		Mapping:  o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample, MaxFanout: o.maxFanout,
 		Analysed: func(c *report.Collection, elapsed time.Duration) {
 			g.log.Debug("collection analysed", "collection", c.Name, "documents", c.Seen, "elapsed", elapsed)
 		},

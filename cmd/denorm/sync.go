@@ -297,6 +297,9 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 		if !o.follow && o.every == 0 {
 			return fmt.Errorf("interrupted: what was applied is saved (position %s); the next sync continues from there", position(res.Checkpoint))
 		}
+		if line := fanoutLine(res.Total); line != "" {
+			fmt.Fprintln(g.stdout, line)
+		}
 		fmt.Fprintf(g.stdout, "stopped: position %s saved; the next sync continues from there\n", position(res.Checkpoint))
 	}
 	return rejects.result()
@@ -438,7 +441,24 @@ func printSyncSummary(w io.Writer, o *syncOptions, res *syncer.Result) {
 		fmt.Fprintf(w, "rebuilt whole by a diff: %s\n", r)
 	}
 	if o.method == job.SyncLogical {
+		if line := fanoutLine(p); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		fmt.Fprintf(w, "transactions applied: %d; lag at the end: %s\n", p.Transactions, p.Lag.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "target: %s\n", connstr.Parse(o.target).Redacted())
+}
+
+// fanoutLine names the 3 tables whose changed rows rebuilt the most
+// documents per row in p, "" when no row changed.
+func fanoutLine(p syncer.PassStats) string {
+	worst := p.WorstFanout(3)
+	if len(worst) == 0 {
+		return ""
+	}
+	parts := make([]string, len(worst))
+	for i, t := range worst {
+		parts[i] = fmt.Sprintf("%s %.1f (%d for %d)", t.Table, t.PerChange(), t.Documents, t.Rows())
+	}
+	return "fan-out, documents rebuilt per changed row (worst tables): " + strings.Join(parts, ", ")
 }

@@ -171,11 +171,16 @@ func TestSyncOperations(t *testing.T) {
 	}
 	for _, name := range []string{"denorm_sync_changes_applied_total", "denorm_sync_documents_written_total", "denorm_sync_documents_deleted_total",
 		"denorm_sync_passes_total", "denorm_sync_errors_total", "denorm_sync_lag_seconds", "denorm_sync_transaction_lag_seconds_bucket",
-		"denorm_sync_last_success_timestamp_seconds", "denorm_sync_slot_retained_bytes", "denorm_sync_slot_behind_bytes", "denorm_sync_apply_seconds_total"} {
+		"denorm_sync_last_success_timestamp_seconds", "denorm_sync_slot_retained_bytes", "denorm_sync_slot_behind_bytes", "denorm_sync_apply_seconds_total",
+		"denorm_sync_documents_per_change_bucket"} {
 		if !strings.Contains(m, "\n"+name+"{") {
 			t.Errorf("metrics lack %s:\n%s", name, m)
 		}
 	}
+	// The detail deleted rebuilt its person's document: one change, one
+	// document.
+	wantOut(t, "fan-out metric", m, `denorm_sync_documents_per_change_sum\{job_name="`+jl+`",method="logical",table="public.contact_detail"\} 1\n`,
+		`denorm_sync_documents_per_change_count\{job_name="`+jl+`",method="logical",table="public.contact_detail"\} 1\n`)
 	// One run per job: while it follows, another sync of the job and its
 	// --drop are refused, and the slot stays.
 	out = cli(1, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri2, "--job", jl, "--once")
@@ -190,7 +195,7 @@ func TestSyncOperations(t *testing.T) {
 		t.Fatalf("sync --follow stopped: exit %d\n%s", code, f.out.String())
 	}
 	wantOut(t, "sync --follow", f.out.String(), `pass 1 \(logical\) 1 rows changed \(public\.contact_detail \+0 ~0 -1\); documents 1 written, 0 deleted, 0 unchanged; position \S+; lag `,
-		`stopped: position \S+ saved`)
+		`stopped: position \S+ saved`, `fan-out, documents rebuilt per changed row \(worst tables\): public\.contact_detail 1\.0 \(1 for 1\)\nstopped: `)
 
 	// --drop.
 	out = cli(0, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop")

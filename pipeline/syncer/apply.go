@@ -55,6 +55,7 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 			return err
 		}
 	}
+	st.countFanout(b.aff, s.plan)
 	for e := range s.plan.Collections {
 		if ks := keys[e]; len(ks) > 0 {
 			if err := s.rebuildKeys(ctx, held, e, ks, st); err != nil {

@@ -96,9 +96,10 @@ func (f *fanout) irrelevant(t string, c *extract.Change) bool {
 	return false
 }
 
-// seeds are a batch's starting tuples of one rule, each once.
+// seeds are a batch's starting tuples of one rule of table, each once.
 type seeds struct {
 	rule   extract.TraceRule
+	table  string
 	tuples map[string]extract.Key
 }
 
@@ -111,10 +112,16 @@ type affected struct {
 	seeds   map[string]*seeds
 	count   map[int]int
 	full    map[int]string
+	// touched are, by entry, the tables whose changed rows reach it;
+	// traced the keys each table's seeds were traced to, by entry (the
+	// fan-out counted in stats.go).
+	touched map[int]map[string]bool
+	traced  map[string]map[int]map[string]struct{}
 }
 
 func newAffected(f *fanout, maxKeys int) *affected {
-	return &affected{f: f, maxKeys: maxKeys, seeds: map[string]*seeds{}, count: map[int]int{}, full: map[int]string{}}
+	return &affected{f: f, maxKeys: maxKeys, seeds: map[string]*seeds{}, count: map[int]int{}, full: map[int]string{},
+		touched: map[int]map[string]bool{}, traced: map[string]map[int]map[string]struct{}{}}
 }
 
 func (a *affected) empty() bool { return len(a.seeds) == 0 && len(a.full) == 0 }
@@ -145,6 +152,10 @@ func (a *affected) truncated(table string) {
 // column's text (nil for NULL) and whether it is known.
 func (a *affected) row(table string, newValue, oldValue func(col string) (*string, bool)) {
 	for _, r := range a.f.rules[table] {
+		if a.touched[r.Entry] == nil {
+			a.touched[r.Entry] = map[string]bool{}
+		}
+		a.touched[r.Entry][table] = true
 		if _, ok := a.full[r.Entry]; ok {
 			continue
 		}
@@ -164,7 +175,7 @@ func (a *affected) row(table string, newValue, oldValue func(col string) (*strin
 				a.rebuild(r.Entry, fmt.Sprintf("a change of %s without the values of %s", table, strings.Join(r.Cols, ", ")))
 				break
 			}
-			a.add(r, k)
+			a.add(table, r, k)
 			if _, ok := a.full[r.Entry]; ok {
 				break
 			}
@@ -172,13 +183,13 @@ func (a *affected) row(table string, newValue, oldValue func(col string) (*strin
 	}
 }
 
-func (a *affected) add(r extract.TraceRule, k extract.Key) {
+func (a *affected) add(table string, r extract.TraceRule, k extract.Key) {
 	if slices.Contains(k, nil) {
 		return // NULL joins nothing
 	}
 	s := a.seeds[r.ID]
 	if s == nil {
-		s = &seeds{rule: r, tuples: map[string]extract.Key{}}
+		s = &seeds{rule: r, table: table, tuples: map[string]extract.Key{}}
 		a.seeds[r.ID] = s
 	}
 	ks := k.String()
@@ -213,13 +224,16 @@ func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]ma
 		}
 		cp := a.f.plan.Collections[e]
 		over := false
+		mine := a.tracedBy(s.table, e)
 		err := extract.Trace(ctx, snap, cp, s.rule.From, tuples, func(k extract.Key) error {
 			m := out[e]
 			if m == nil {
 				m = map[string]extract.Key{}
 				out[e] = m
 			}
-			m[k.String()] = k
+			ks := k.String()
+			m[ks] = k
+			mine[ks] = struct{}{}
 			if len(m) > a.maxKeys {
 				over = true
 				return errOverKeys
@@ -239,6 +253,22 @@ func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]ma
 }
 
 var errOverKeys = fmt.Errorf("too many keys")
+
+// tracedBy is the set of keys of entry e that table's changed rows were
+// traced to in this batch.
+func (a *affected) tracedBy(table string, e int) map[string]struct{} {
+	byEntry := a.traced[table]
+	if byEntry == nil {
+		byEntry = map[int]map[string]struct{}{}
+		a.traced[table] = byEntry
+	}
+	m := byEntry[e]
+	if m == nil {
+		m = map[string]struct{}{}
+		byEntry[e] = m
+	}
+	return m
+}
 
 // rebuildKeys rebuilds the documents of entry e for keys from snap and
 // writes them; documents whose root row is gone (or no longer passes the

@@ -3,7 +3,13 @@ package syncer
 // What a pass (or, following, a batch of changes) did: rows changed by
 // table, documents by collection, lags.
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/denorm/denorm/mappings"
+)
 
 // TableChanges counts one table's changed rows in a pass.
 type TableChanges struct {
@@ -11,10 +17,50 @@ type TableChanges struct {
 	// Skipped counts the updates that changed no column the plan reads:
 	// they rebuilt nothing.
 	Skipped int64
+	// Documents counts the documents (of a bucket collection: the
+	// parents, whose pages are rebuilt whole) the table's changed rows
+	// made sync rebuild (logical), batch by batch: the distinct documents
+	// they were traced to, and for a collection rebuilt whole by a diff
+	// that they reach, every document the diff compared. A document two
+	// tables' rows reach counts for both; two rows of one table, once.
+	Documents int64
 }
 
 // Rows is the number of rows changed.
 func (t TableChanges) Rows() int64 { return t.Inserts + t.Updates + t.Deletes }
+
+// PerChange is the fan-out: the documents rebuilt per changed row (0
+// when no row changed).
+func (t TableChanges) PerChange() float64 {
+	if t.Rows() == 0 {
+		return 0
+	}
+	return float64(t.Documents) / float64(t.Rows())
+}
+
+// TableFanout is one table's fan-out in a pass.
+type TableFanout struct {
+	Table string
+	TableChanges
+}
+
+// WorstFanout lists the tables whose changed rows rebuilt the most
+// documents per change, worst first (ties by name), at most n.
+func (p *PassStats) WorstFanout(n int) []TableFanout {
+	var out []TableFanout
+	for t, c := range p.Tables {
+		if c.Rows() > 0 {
+			out = append(out, TableFanout{Table: t, TableChanges: *c})
+		}
+	}
+	slices.SortFunc(out, func(a, b TableFanout) int {
+		if c := cmp.Compare(b.PerChange(), a.PerChange()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Table, b.Table)
+	})
+	return out[:min(n, len(out))]
+}
 
 // DocCounts counts one collection's documents in a pass: written
 // (inserted or replaced), deleted, and found unchanged (diff); and
@@ -107,6 +153,7 @@ func (p *PassStats) add(q PassStats) {
 		t := p.table(k)
 		t.Inserts, t.Updates, t.Deletes, t.Truncates = t.Inserts+v.Inserts, t.Updates+v.Updates, t.Deletes+v.Deletes, t.Truncates+v.Truncates
 		t.Skipped += v.Skipped
+		t.Documents += v.Documents
 	}
 	for k, v := range q.Collections {
 		c := p.coll(k)
@@ -125,4 +172,39 @@ func (p *PassStats) add(q PassStats) {
 	}
 	p.Lag = q.Lag
 	p.End = q.End
+}
+
+// countFanout adds to each changed table's Documents what batch a made
+// sync rebuild for its rows: the keys they were traced to in the entries
+// rebuilt by key, and, for each entry rebuilt whole they reach, the
+// documents the diff compared in its collection (p.Collections: called
+// after the batch's diff, before its rebuilds by key).
+func (p *PassStats) countFanout(a *affected, plan *mappings.Plan) {
+	for t, byEntry := range a.traced {
+		tc := p.Tables[t]
+		if tc == nil {
+			continue
+		}
+		for e, keys := range byEntry {
+			if _, whole := a.full[e]; !whole {
+				tc.Documents += int64(len(keys))
+			}
+		}
+	}
+	counted := map[[2]string]bool{}
+	for e := range a.full {
+		name := plan.Collections[e].Name
+		c := p.Collections[name]
+		if c == nil {
+			continue
+		}
+		for t := range a.touched[e] {
+			tc := p.Tables[t]
+			if tc == nil || counted[[2]string{t, name}] {
+				continue
+			}
+			counted[[2]string{t, name}] = true
+			tc.Documents += c.Written + c.Deleted + c.Unchanged
+		}
+	}
 }

@@ -183,7 +183,7 @@ svg text.tick{font-size:10px;fill:#5a6478}
 <h1>denorm plan</h1>
 <p class="note">Mapping <b>{{.R.Mapping}}</b>; size limit {{bytes .R.MaxDocSize}}; {{.Note}}; generated {{.R.Generated.Format "2006-01-02 15:04:05 UTC"}}.</p>
 <nav class="contents" id="contents"><b>Contents</b><ul>
-<li><a href="#summary">Summary</a></li>{{if .R.Coverage}}<li><a href="#coverage">Coverage</a> ({{.R.Totals.Uncovered}} rows in no document)</li>{{end}}<li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
+<li><a href="#summary">Summary</a></li>{{if .R.Coverage}}<li><a href="#coverage">Coverage</a> ({{.R.Totals.Uncovered}} rows in no document)</li>{{end}}{{if .R.Fanout}}<li><a href="#fanout">Fan-out</a></li>{{end}}<li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
 {{range .Colls}}<li><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a> <span class="note">({{.Kind}} from {{.Table}})</span></li>{{end}}
 </ul></li></ul></nav>
 <h2 id="summary">Summary</h2>
@@ -196,6 +196,11 @@ svg text.tick{font-size:10px;fill:#5a6478}
 <table class="coverage"><tr><th>table</th><th>rows</th><th>in a document</th><th>in none</th><th>why</th><th>for example</th></tr>
 {{range .R.Coverage}}{{$c := .}}{{if not .Reasons}}<tr><td>{{.Table}}</td><td class="n">{{.Rows}}</td><td class="n">{{.Reached}}</td><td class="n">0</td><td></td><td></td></tr>
 {{end}}{{range $i, $r := .Reasons}}<tr>{{if eq $i 0}}<td rowspan="{{len $c.Reasons}}">{{$c.Table}}</td><td class="n" rowspan="{{len $c.Reasons}}">{{$c.Rows}}</td><td class="n" rowspan="{{len $c.Reasons}}">{{$c.Reached}}</td>{{end}}<td class="n over">{{$r.Rows}}</td><td>{{$r.Message}}</td><td>{{range $r.Samples}}<code>{{.}}</code><br>{{end}}</td></tr>
+{{end}}{{end}}</table>{{end}}
+{{if .R.Fanout}}<h2 id="fanout">Fan-out</h2>
+<p class="note">Documents one change of a row makes sync rewrite, over the table's rows, and per place the mapping reads it{{if .R.MaxFanout}}; a table over {{.R.MaxFanout}} is flagged{{end}}.</p>
+<table class="fanout"><tr><th>table</th><th>rows</th><th>p50</th><th>p99</th><th>max</th><th>mean</th><th>place</th><th>p50</th><th>p99</th><th>max</th></tr>
+{{range .R.Fanout}}{{$t := .}}{{range $i, $p := .Places}}<tr>{{if eq $i 0}}<td rowspan="{{len $t.Places}}">{{$t.Table}}</td><td class="n" rowspan="{{len $t.Places}}">{{$t.Rows}}</td><td class="n" rowspan="{{len $t.Places}}">{{$t.P50}}</td><td class="n" rowspan="{{len $t.Places}}">{{$t.P99}}</td><td class="n{{if $t.Over $.R.MaxFanout}} over{{end}}" rowspan="{{len $t.Places}}">{{$t.Max}}</td><td class="n" rowspan="{{len $t.Places}}">{{printf "%.1f" $t.Mean}}</td>{{end}}<td>{{$p.Cause $t.Table}}</td><td class="n">{{$p.P50}}</td><td class="n">{{$p.P99}}</td><td class="n">{{$p.Max}}</td></tr>
 {{end}}{{end}}</table>{{end}}
 <h2 id="warnings">Warnings</h2>
 {{if not .Warnings}}<p>No warnings.</p>{{else}}<table class="warnings"><tr><th>severity</th><th>rule</th><th>collection</th><th>finding</th><th>suggestion</th></tr>

@@ -148,6 +148,10 @@ func writeText(w io.Writer, r *Report) error {
 		b.WriteString("\ncoverage (source rows that reach a document):\n")
 		b.WriteString(CoverageText(r.Coverage, "  "))
 	}
+	if len(r.Fanout) > 0 {
+		fmt.Fprintf(&b, "\nfan-out (documents one change of a row makes sync rewrite; over %s flagged):\n", limitText(r.MaxFanout))
+		b.WriteString(FanoutText(r.Fanout, r.MaxFanout, "  "))
+	}
 	for _, c := range r.Collections {
 		fmt.Fprintf(&b, "\n== %s (%s from %s): %s from %s", c.Name, c.Kind, c.Table, Plural(c.Documents, "document", "documents"), Plural(c.Rows, "row", "rows"))
 		if c.Rejected > 0 {
@@ -260,6 +264,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			}
 			fmt.Fprintf(&b, "| %s | %d | %d | %d | %s |\n", mdEsc(c.Table), c.Rows, c.Reached, c.Unreached, strings.Join(why, "<br>"))
 		}
+	}
+	if len(r.Fanout) > 0 {
+		fanoutMarkdown(&b, r.Fanout, r.MaxFanout)
 	}
 	b.WriteString("\n## Warnings\n\n")
 	if len(r.Warnings) == 0 {

@@ -66,6 +66,11 @@ type Report struct {
 	// Coverage is, for every table the mapping reads, how many of its
 	// rows reach a document and how many none, with why (coverage.go).
 	Coverage []mappings.TableCoverage `json:"coverage"`
+	// Fanout is, for every table the mapping reads, how many documents one
+	// change of a row makes sync rewrite (fanout.go); MaxFanout is the
+	// limit above which a table is flagged (0: none).
+	Fanout    []mappings.TableFanout `json:"fanout"`
+	MaxFanout int64                  `json:"maxFanout"`
 }
 
 // Collection is the report of one collection entry of the mapping.
