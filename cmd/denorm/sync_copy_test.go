@@ -250,3 +250,33 @@ ANALYZE;`)
 	}
 	sameAsFreshMigrate(t, mapping, db, target)
 }
+
+// TestMigrateSyncLogicalWorkers: `migrate --sync logical --workers 2`
+// migrates the slot's snapshot with two workers sharing it; writes made
+// during and after it reach the target through the sync that continues
+// the job (without a copy), which then equals a fresh migrate.
+func TestMigrateSyncLogicalWorkers(t *testing.T) {
+	t.Parallel() // parallelTests: its own databases, target and job
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	db := syncDB(t, "testdata/examples/seed.sql")
+	addSyncData(t, db, 400)
+	target, _ := testenv.MongoDB(t)
+	jobName := syncJob(t, db)
+	seed := churn.Seeds(t, 1)[0]
+	t.Logf("writer's seed %d (replay: DENORM_TEST_SEED=%d)", seed, seed)
+	w := startSeedWriter(t, db, seed, 5*time.Millisecond, 3)
+	out := mustCLI(t, "migrate", "--progress", "none", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName,
+		"--sync", "logical", "--workers", "2", "--batch-size", "50")
+	w.halt()
+	w.report(t)
+	if c := peekCheckpoint(target, jobName); c == nil || c.Workers != 2 || !c.HasPosition() || c.Phase != job.PhaseDone {
+		t.Fatalf("after migrate --sync logical --workers 2, the checkpoint is %+v:\n%s", c, out)
+	}
+	out = mustCLI(t, "sync", "--mapping", syncMixed(t), "--source", db, "--target", target, "--job", jobName, "--once")
+	if strings.Contains(out, "initial copy") {
+		t.Errorf("sync after migrate --sync logical made a copy:\n%s", out)
+	}
+	sameAsFreshMigrate(t, syncMixed(t), db, target)
+}
