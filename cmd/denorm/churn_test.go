@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +47,9 @@ func churnVerify(ctx context.Context, r *churn.Run) error {
 // on its first 150 customers, see testdata/pagila/churn-subset.sql):
 // random inserts, updates, moves, renames, deletes of parents with their
 // children and a TRUNCATE, then `sync --once` of two jobs side by side,
-// one per method (their first sync made the initial copy): --method
+// one per method (their first sync made the initial copy; the logical
+// job's, with --workers 2, is first killed mid-copy while a round of
+// random writes runs, and resumed, see killedCopy): --method
 // logical into the target the harness checks - which must equal a fresh
 // migrate document by document, with field order and BSON types, and
 // pass `denorm verify` - and --method diff into a second database, which
@@ -83,6 +86,7 @@ func TestChurnRounds(t *testing.T) {
 				Verify:  churnVerify,
 				Cleanup: roundsCleanup(t),
 			}
+			cfg.Interrupt = killedCopy(t)
 			for _, f := range ds.sql {
 				cfg.SQL = append(cfg.SQL, filepath.Join(root, f))
 			}
@@ -97,6 +101,38 @@ func TestChurnRounds(t *testing.T) {
 			cfg.SQL = append(cfg.SQL, filepath.Join(root, identityFull))
 			churn.RunRounds(t, cfg)
 		})
+	}
+}
+
+// killedCopy is the randomized rounds' interrupted initial copy: the
+// logical job's first sync, with --workers 2 and a batch of one row, is
+// killed (SIGKILL, DENORM_TEST_HALT) at a checkpoint of its copy the seed
+// chooses while a round of random writes runs; the initial copy
+// (syncBoth) then resumes it from a new snapshot and applies the changes
+// since the slot's, and round 0 compares the target with a fresh
+// migrate. A copy that ends before the aimed checkpoint (small tables) is
+// not killed, which the log says.
+func killedCopy(t *testing.T) func(ctx context.Context, r *churn.Run) (*churn.Report, error) {
+	bin := denormBinary(t)
+	return func(ctx context.Context, r *churn.Run) (*churn.Report, error) {
+		halt := fmt.Sprintf("copy checkpoint saved:%d", 2+r.Seed%6)
+		start := time.Now()
+		p := startSync(t, []string{haltEnv + "=" + halt}, bin, "sync", "-q", "--mapping", r.Mapping, "--source", r.Source, "--target", r.Target,
+			"--job", roundsJob(r), "--method", job.SyncLogical, "--once", "--workers", "2", "--batch-size", "1")
+		rep, err := r.Gen.Round(ctx, false)
+		<-p.done
+		if err != nil {
+			return nil, fmt.Errorf("the random writes during the initial copy: %w", err)
+		}
+		switch out := p.out.String(); {
+		case p.code == -1 && strings.Contains(out, "halting at"):
+			t.Logf("the initial copy (--workers 2) killed at %s, during %d write statements, in %s", halt, rep.Statements, time.Since(start).Round(time.Millisecond))
+		case p.code == 0:
+			t.Logf("the initial copy (--workers 2) ended before %s, during %d write statements, in %s", halt, rep.Statements, time.Since(start).Round(time.Millisecond))
+		default:
+			return nil, fmt.Errorf("the initial copy to kill at %s: exit %d\n%s", halt, p.code, out)
+		}
+		return rep, nil
 	}
 }
 

@@ -176,8 +176,8 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		return usageError{fmt.Errorf("--sync %q: the only method a migration prepares is logical (diff needs nothing: 'denorm sync --method diff' continues any job)", o.syncMethod)}
 	case o.syncMethod != "" && o.jobs.job == "":
 		return usageError{errors.New("--sync logical needs --job NAME: the replication slot and the sync job are named after it")}
-	case o.syncMethod != "" && (o.jobs.workers > 1 || o.jobs.parts > 1):
-		return usageError{errors.New("--sync logical migrates one snapshot with one worker: it excludes --workers and --partition")}
+	case o.syncMethod != "" && o.jobs.parts > 1:
+		return usageError{errors.New("--sync logical migrates the one snapshot its replication slot exports, in one process: it excludes --partition (--workers share the snapshot)")}
 	}
 	if err := checkTarget(o.target); err != nil {
 		return err

@@ -32,6 +32,7 @@ type syncOptions struct {
 	follow      bool
 	drop        bool
 	batchSize   int
+	workers     int
 	maxDocSize  int
 	maxKeys     int
 	maxDelay    time.Duration
@@ -84,6 +85,17 @@ current as of the pass's start; --every DURATION runs passes in a loop;
 SIGINT and SIGTERM stop between two batches: what was applied is saved, the
 rest is applied by the next run (exit 0 when following, 1 with --once).
 
+The initial copy is migrate's: --workers N reads each root table as N parts
+(a hash of the _id columns) in parallel, each on its own connection sharing
+one snapshot (for logical, the one the slot exported), and every worker
+saves its position in the checkpoint after each batch the target
+acknowledged. A copy that is killed resumes from those positions, each
+worker reading again only what it had read past its last one: the rest is
+read from a new snapshot, and the changes since the slot's snapshot are
+applied after it, which makes the target exact (a change rebuilds the
+documents it affects from the source's current state). A copy being
+resumed keeps the number of workers it started with.
+
 --drop removes the job's replication slot and publication and its
 checkpoint (the documents stay); the next sync makes a new initial copy,
 writing only the differences.
@@ -127,6 +139,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.BoolVar(&o.follow, "follow", false, "apply changes continuously until stopped (logical)")
 	f.BoolVar(&o.drop, "drop", false, "remove the job's replication slot, publication and checkpoint, then exit")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "documents read, built and written at a time")
+	f.IntVar(&o.workers, "workers", 1, "read each table of the initial copy as this many parts in parallel, from one snapshot")
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes")
 	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
 	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
@@ -162,6 +175,8 @@ func (o *syncOptions) check() error {
 		return usageError{errors.New("--batch-size, --max-keys, --max-delay, --retry-for and --sort-memory must be positive")}
 	case o.leaseTTL < time.Second:
 		return usageError{errors.New("--lease-ttl must be at least 1s")}
+	case o.workers < 1 || o.workers > 64:
+		return usageError{errors.New("--workers must be between 1 and 64")}
 	}
 	return nil
 }
@@ -241,7 +256,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	opt := syncer.Options{
 		Job: o.job, Mapping: o.mapping, Version: version, Method: o.method,
 		Follow: o.follow, Every: o.every,
-		BatchSize: o.batchSize, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
+		BatchSize: o.batchSize, Workers: o.workers, MaxKeys: o.maxKeys, MaxDelay: o.maxDelay,
 		TempDir: o.tempDir, SortMemory: o.sortMemMiB << 20, LeaseTTL: o.leaseTTL,
 		Retry:  load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		Info:   func(msg string) { g.logger().Info(connstr.Parse(o.source).Redact(msg)) },

@@ -47,6 +47,12 @@ type Config struct {
 
 	// Initial makes the first copy into r.Target (round 0); nil: Step.
 	Initial func(ctx context.Context, r *Run) error
+	// Interrupt, when set, runs before Initial, alone (the fresh migrate
+	// round 0 compares with runs beside Initial, not beside it): it may
+	// start the initial copy and kill it, and write to the source while
+	// it does (r.Gen.Round), returning what it wrote (nil: nothing),
+	// which counts with the rounds' writes. Initial then resumes the copy.
+	Interrupt func(ctx context.Context, r *Run) (*Report, error)
 	// Step brings r.Target up to date after a round's writes: the code
 	// under test (denorm sync).
 	Step func(ctx context.Context, r *Run) error
@@ -248,6 +254,17 @@ func runSeed(t *testing.T, cfg Config, seed uint64) Result {
 		_ = freshDB.Drop(ctx) // FerretDB keeps a file per database: free it now
 	}
 
+	if cfg.Interrupt != nil {
+		t0 := time.Now()
+		rep, err := cfg.Interrupt(ctx, r)
+		tm.Step += time.Since(t0)
+		if err != nil {
+			fail("the interrupted initial copy failed", err.Error())
+		}
+		if rep != nil {
+			r.Total.Add(rep)
+		}
+	}
 	update(cfg.Initial)
 	for r.Round = 1; r.Round <= cfg.Rounds; r.Round++ {
 		before, round := tm, time.Now()

@@ -16,7 +16,7 @@ import (
 
 // snapshotPlan opens a snapshot of db (closed at the end of the test) and
 // resolves the mapping file against it.
-func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.Plan) {
+func snapshotPlan(t testing.TB, db, file string) (*extract.Snapshot, *mappings.Plan) {
 	t.Helper()
 	ctx := context.Background()
 	src, err := extract.ParseSource(db)
@@ -46,7 +46,7 @@ func snapshotPlan(t *testing.T, db, file string) (*extract.Snapshot, *mappings.P
 // sourcePlan resolves the mapping file against db and closes the snapshot
 // it read the catalog in at once (a snapshot kept open would hold locks
 // that DDL the test runs waits for), returning the source.
-func sourcePlan(t *testing.T, db, file string) (*extract.Source, *mappings.Plan) {
+func sourcePlan(t testing.TB, db, file string) (*extract.Source, *mappings.Plan) {
 	t.Helper()
 	snap, plan := snapshotPlan(t, db, file)
 	if err := snap.Close(context.Background()); err != nil {

@@ -66,6 +66,10 @@ type Options struct {
 	// its collection, FerretDB, rebuilt documents written again in larger
 	// groups cost fewer scans).
 	BatchSize, WriteBatch int
+	// Workers is the number of parts the initial copy reads each root
+	// table as, in parallel (default 1; see copy). A copy being resumed
+	// keeps the number it started with: its positions are per worker.
+	Workers int
 	// MaxKeys bounds the documents of one collection entry one batch of
 	// changes rebuilds by key (default 100,000); past it, the entry is
 	// rebuilt whole by a diff, so memory stays bounded whatever the size
@@ -140,6 +144,9 @@ func (o *Options) defaults() {
 	}
 	if o.WriteBatch <= 0 {
 		o.WriteBatch = snapshotKeys * o.BatchSize
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
 	}
 	if o.MaxKeys <= 0 {
 		o.MaxKeys = 100_000
@@ -400,14 +407,22 @@ func (s *syncer) start(ctx context.Context) error {
 			}
 			return nil
 		}
-		// An initial copy was interrupted: resume it from a new snapshot.
-		// The stream starts at the slot's consistent point, before this
-		// snapshot: every change since the copy began is applied again.
+		// An initial copy was interrupted: the snapshot the slot exported
+		// ended with the run that made it. The copy goes on from each
+		// worker's saved position in a new snapshot, newer than the
+		// slot's; the stream then starts at the saved position (the
+		// slot's consistent point), before both snapshots, so every
+		// change since the copy began is applied after it. That is
+		// exact: a change applied rebuilds the documents it affects from
+		// the source's current state (apply.go), whichever snapshot
+		// built them, and a change the copy saw already rebuilds them
+		// unchanged (see copy).
 		snap, err := s.src.Snapshot(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeSnap(snap)
+		s.opt.Info(fmt.Sprintf("resuming the initial copy from a new snapshot; the changes since position %s are applied after it", rec.Sync.Position))
 		return s.copy(ctx, snap)
 	}
 	// The slot: new, or left by a setup interrupted before it saved the
@@ -436,6 +451,34 @@ func (s *syncer) copyFromNewSlot(ctx context.Context, replace bool) error {
 // inside a table, when the job's collections are empty in the target (or
 // such a copy is being resumed: the checkpoint has its streams); else by
 // a diff, which also deletes the documents the source no longer gives.
+//
+// The runner's workers (copyWorkers) each read a part of every root
+// table (a hash of its key) on a connection of their own that adopts
+// snap (SET TRANSACTION SNAPSHOT; under a new slot, the snapshot its
+// replication connection exported and keeps open until the copy ends),
+// and save their position in the job's record after every batch the
+// target acknowledged. A copy killed at any moment is resumed from those
+// positions, each worker reading again at most the batches it had read
+// past its last saved position.
+//
+// A resumed copy reads the rest from a newer snapshot than the documents
+// already copied (start): the target then mixes documents built at
+// several moments, all at or after the slot's consistent point. The
+// stream from that point makes it exact, as it does a copy from one
+// snapshot: for every document, every change to a row it was built
+// from (or that would now belong to it) committed after its build is
+// streamed, and traced from its old and new values to the document
+// (fanout.go's argument), which is rebuilt - or deleted - from the state
+// of the source when the change is applied, later than any build of the
+// copy. A change committed before the document's build is streamed too,
+// and only rebuilds documents from the current state again. That holds
+// for documents deleted (a root deleted after its chunk was copied is
+// deleted by its change; one deleted before is never copied), rows moved
+// between parents (both parents are rebuilt), bucket pages (a page the
+// runner carried over a resume, Stream.Pager, holds items of two
+// snapshots only when an item of that parent changed in between, which
+// rebuilds all of the parent's pages), aggregates and lookups (rebuilt
+// with the document that holds them).
 func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 	st := newPassStats(s.opt.Method)
 	st.Copy = true
@@ -449,24 +492,36 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 	}
 	switch {
 	case byRun:
-		s.opt.Info("initial copy: migrating every collection")
+		workers := s.copyWorkers()
+		s.opt.Info(fmt.Sprintf("initial copy: migrating every collection (%d %s)", workers, plural(workers, "worker", "workers")))
 		stats, err := pipeline.Run(ctx, snap, s.plan, s.target, pipeline.JobOptions{
 			Options: pipeline.Options{BatchSize: s.opt.BatchSize, Reject: func(r transform.Reject) {
 				st.Rejected++
 				if s.opt.Reject != nil {
 					s.opt.Reject(r)
 				}
+			}, Progress: func(x pipeline.Stats) {
+				if x.Done {
+					s.opt.Debug("copy entry done", "collection", x.Collection, "rows", x.RunRows(), "before", x.PriorRows, "workers", workers)
+				}
 			}},
-			Workers: 1, Partitions: 1, Job: s.job, Source: s.src, Retry: s.retryPolicy(), Notice: s.opt.Notice,
+			Workers: workers, Partitions: 1, Job: s.job, Source: s.src, Retry: s.retryPolicy(), Notice: s.opt.Notice,
 			Saved: func(r *job.Record) { s.opt.Debug("copy checkpoint saved", "collection", r.Collection) },
 		})
 		s.job.SetSaving(s.saving())
 		if err != nil {
 			return err
 		}
+		var read, before int64
 		for _, x := range stats {
 			st.coll(x.Collection).Written += x.Written
+			read, before = read+x.RunRows(), before+x.PriorRows
 		}
+		msg := fmt.Sprintf("initial copy done: %d rows read by this run", read)
+		if before > 0 {
+			msg += fmt.Sprintf(", %d copied before it was interrupted", before)
+		}
+		s.opt.Info(msg)
 	default:
 		s.opt.Info("initial copy: the target holds documents already; writing the differences")
 		if err := s.diff(ctx, snap, s.allEntries(), &st); err != nil {
@@ -481,6 +536,35 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 	s.job.Update(func(r *job.Record) { r.Phase, r.Collection = job.PhaseDone, "" })
 	s.copied = true
 	return s.passDone(ctx, &st, snap, nil)
+}
+
+// copyWorkers is the number of workers of the initial copy, recorded in
+// the job: Options.Workers, or, for a copy being resumed, the number it
+// started with (its positions are per worker: each is a part of every
+// root table, chosen by a hash of the key, Stream.Worker of
+// Record.Workers), which is said when it differs.
+func (s *syncer) copyWorkers() int {
+	rec := s.job.Record()
+	if len(rec.Streams) > 0 {
+		if rec.Workers != s.opt.Workers {
+			s.opt.Notice(fmt.Sprintf("the initial copy being resumed was started with %d %s: it goes on with as many (its positions are per worker)",
+				rec.Workers, plural(rec.Workers, "worker", "workers")))
+		}
+		return rec.Workers
+	}
+	n := s.opt.Workers
+	if !s.target.Caps().Parallel {
+		n = 1
+	}
+	s.job.Update(func(r *job.Record) { r.Workers = n })
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // empty reports whether the target holds no document of the plan's

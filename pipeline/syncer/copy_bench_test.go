@@ -1,0 +1,117 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/job"
+	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/transform"
+)
+
+// BenchmarkCopyWorkers measures the initial copy of a new logical sync
+// job (slot, copy, the empty catch-up) of the person example with
+// --workers 1, 2 and 4, into FerretDB and into a target that drops what
+// it is given (a FerretDB target whose writes are discarded: what the
+// copy costs the source and denorm alone). Each op is one whole first
+// sync; docs/s is the people documents over its time. Persons:
+// DENORM_BENCH_COPY_PERSONS (default 100,000). On a 2-core machine the
+// source, denorm and FerretDB share the cores (see the note in
+// README.md's "The initial copy: workers and resume").
+//
+//	go test -run '^$' -bench BenchmarkCopyWorkers -benchtime 3x ./pipeline/syncer
+func BenchmarkCopyWorkers(b *testing.B) {
+	if testing.Short() {
+		b.Skip("integration benchmark")
+	}
+	persons := 100_000
+	if s := os.Getenv("DENORM_BENCH_COPY_PERSONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("DENORM_BENCH_COPY_PERSONS=%q: not a positive number", s)
+		}
+		persons = n
+	}
+	root := testenv.Root(b)
+	db := testenv.PostgresDB(b, filepath.Join(root, "testdata", "examples", "seed.sql"),
+		filepath.Join(root, "cmd", "denorm", "testdata", "replica-identity-full.sql"))
+	testenv.Exec(b, db, fmt.Sprintf(`
+INSERT INTO person (id, first_name, last_name)
+SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, %[1]d) g;
+INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
+SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g %% 3, 'detail-' || g || '@example.com', CASE WHEN g %% 4 = 0 THEN g %% 10000 END
+FROM generate_series(1, 2 * %[1]d) g;
+INSERT INTO address (id, person_id, type_id, line1, line2, city, state, zip)
+SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1 + g %% 2, g || ' Main Street', CASE WHEN g %% 3 = 0 THEN 'Unit ' || g %% 100 END,
+       'Springfield', 'ZZ', 10000 + g %% 90000
+FROM generate_series(1, (3 * %[1]d) / 2) g;
+ANALYZE;`, persons))
+	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
+	src, plan := sourcePlan(b, db, mapping)
+	for _, into := range []string{"ferretdb", "discard"} {
+		for _, workers := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("into=%s/workers=%d", into, workers), func(b *testing.B) {
+				ctx := context.Background()
+				var docs atomic.Int64
+				var took time.Duration
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					uri, _ := testenv.MongoDB(b)
+					tg, err := load.Open(ctx, uri, load.Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var target load.Target = tg
+					if into == "discard" {
+						target = &discard{Target: tg, docs: &docs}
+					}
+					name := fmt.Sprintf("benchcopy_%d_%d", os.Getpid(), i)
+					b.StartTimer()
+					start := time.Now()
+					res, err := Sync(ctx, src, plan, target, Options{Job: name, Mapping: mapping, Method: job.SyncLogical, Workers: workers})
+					took += time.Since(start)
+					b.StopTimer()
+					if lg, lerr := src.Logical(name); lerr == nil {
+						_ = lg.Drop(ctx)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if into == "ferretdb" {
+						docs.Add(res.Total.Collections["people"].Written)
+					}
+					_ = tg.Close(ctx)
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(docs.Load())/took.Seconds(), "docs/s")
+			})
+		}
+	}
+}
+
+// discard is a target whose document writes are acknowledged and
+// dropped; everything else (records, leases) is the wrapped target's.
+type discard struct {
+	load.Target
+	docs *atomic.Int64
+}
+
+func (d *discard) Write(_ context.Context, _ string, docs []transform.Document) ([]transform.Reject, error) {
+	d.docs.Add(int64(len(docs)))
+	return nil, nil
+}
+
+func (d *discard) Reopen(ctx context.Context) (load.Target, error) {
+	t, err := d.Target.Reopen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &discard{Target: t, docs: d.docs}, nil
+}
