@@ -74,10 +74,13 @@ type Job struct {
 	ResumedVersion string
 
 	target load.Target
-	mu     sync.Mutex // guards everything below, and saving
-	store  load.RecordStore
-	rec    *Record
-	saving Saving
+	// pauseLooked is when HonourPause last looked for a pause request
+	// (the run's writing goroutine alone uses it).
+	pauseLooked time.Time
+	mu          sync.Mutex // guards everything below, and saving
+	store       load.RecordStore
+	rec         *Record
+	saving      Saving
 	// lastSaved is when the record was last saved.
 	lastSaved time.Time
 }
