@@ -770,6 +770,14 @@ func jobForVerify(ctx context.Context, g *globals, target load.Target, o *verify
 		return rc, func() {}, nil
 	}
 	if !o.repair {
+		switch {
+		case rec == nil && !running:
+			return nil, nil, usageError{fmt.Errorf("--job %s: the target has no such job (status lists its jobs)", o.job)}
+		case !running:
+			fmt.Fprintf(g.stdout, "job %s is not running: the target is compared as it is (a difference may be a change the job has not applied yet)\n", o.job)
+		case rec == nil || !rec.Logical():
+			fmt.Fprintf(g.stdout, "job %s is running but is not a logical sync job: differences are not rechecked, and a document it is writing may show as one\n", o.job)
+		}
 		return nil, func() {}, nil
 	}
 	// One writer per job: while the lease is held, no run of the job
