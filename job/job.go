@@ -2,7 +2,9 @@ package job
 
 // A job: a named, resumable run (migrate --job, sync) and everything that
 // is its state rather than its work - the record of where it stands
-// (record.go), the lease that keeps one writer per job (lease.go), what
+// (record.go), the lease that keeps one writer per job (lease.go) and the
+// pause another process asks of a running job to write beside it
+// (pause.go: verify --repair), what
 // a run starts from (Prepare: a fresh record, the one it resumes, or a
 // refusal), the replication slot of a logical sync (slot.go), and status
 // (status.go). A position moves only by Advance, which its callers call
