@@ -116,6 +116,11 @@ func TestDriftOnline(t *testing.T) {
 	if !p.waitOutput("paused, as verify --repair", 0, 10*time.Second) || !p.waitOutput("going on after a pause", 0, 10*time.Second) {
 		t.Errorf("the job did not say it paused for the repair:\n%s", tail(p.out.String(), 20))
 	}
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if strings.Contains(line, "going on after a pause") {
+			t.Logf("the follower: %s", strings.TrimSpace(line))
+		}
+	}
 	out = mustCLI(t, append(verify, "-q")...)
 	t.Logf("verify after the repair, the writer still writing:\n%s", tail(out, 4))
 	txs := w.txs.Load()
@@ -356,7 +361,8 @@ func tail(s string, n int) string {
 }
 
 // TestVerifyPercent: --percent is --sample's other name: the report
-// says which percentage was compared.
+// says which percentage was compared. And --job of a job the target does
+// not know is a usage error.
 func TestVerifyPercent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped in the short suite")
@@ -366,6 +372,9 @@ func TestVerifyPercent(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"--mapping", example(t, "blog"), "--source", db, "--target", filepath.Join(dir, "out")}
 	mustCLI(t, append([]string{"migrate", "-q"}, base...)...)
+	if out, code := denormCLI(append([]string{"verify", "-q", "--job", "nope"}, base...)...); code != 2 || !strings.Contains(out, "--job nope: the target has no such job") {
+		t.Errorf("verify --job of a job the target does not know: exit %d:\n%s", code, out)
+	}
 	for _, flags := range [][]string{{"--percent", "10"}, {"--sample", "10"}, {"--percent", "10", "--sample", "10"}} {
 		report := filepath.Join(dir, "r.json")
 		mustCLI(t, append(append([]string{"verify", "-q", "--report", report}, base...), flags...)...)
