@@ -631,8 +631,13 @@ func (l *Logical) CurrentWAL(ctx context.Context) (LSN, error) {
 // for at most ten times that delay. Unlike CurrentWAL it does not wait
 // without bound for WAL that no commit needs flushed (the pruning a read
 // can log, which an idle server leaves unflushed for up to 15 s).
-func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) {
-	conn, err := l.connect(ctx)
+func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) { return l.src.CommittedWAL(ctx) }
+
+// CommittedWAL is Logical.CommittedWAL without a slot: a position past the
+// commit of every transaction committed so far (verify waits for a sync
+// job to pass it before rechecking a difference).
+func (s *Source) CommittedWAL(ctx context.Context) (LSN, error) {
+	conn, err := s.connect(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -2,7 +2,9 @@ package job
 
 // A job: a named, resumable run (migrate --job, sync) and everything that
 // is its state rather than its work - the record of where it stands
-// (record.go), the lease that keeps one writer per job (lease.go), what
+// (record.go), the lease that keeps one writer per job (lease.go) and the
+// pause another process asks of a running job to write beside it
+// (pause.go: verify --repair), what
 // a run starts from (Prepare: a fresh record, the one it resumes, or a
 // refusal), the replication slot of a logical sync (slot.go), and status
 // (status.go). A position moves only by Advance, which its callers call
@@ -79,10 +81,13 @@ type Job struct {
 	ResumedVersion string
 
 	target load.Target
-	mu     sync.Mutex // guards everything below, and saving
-	store  load.RecordStore
-	rec    *Record
-	saving Saving
+	// pauseLooked is when HonourPause last looked for a pause request
+	// (the run's writing goroutine alone uses it).
+	pauseLooked time.Time
+	mu          sync.Mutex // guards everything below, and saving
+	store       load.RecordStore
+	rec         *Record
+	saving      Saving
 	// lastSaved is when the record was last saved.
 	lastSaved time.Time
 	// remap is what a sync run's changed mapping means for the job's

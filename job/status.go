@@ -87,7 +87,7 @@ func Status(ctx context.Context, store load.RecordStore, now time.Time) ([]JobSt
 		out = append(out, jobStatus(c, l, hasLease, now))
 	}
 	for _, l := range leases {
-		if seen[l.ID] || !l.Live {
+		if seen[l.ID] || !l.Live || pauseLease(l.ID) {
 			continue
 		}
 		h := l.Holder

@@ -36,6 +36,9 @@
 //	verify.go       Verify: rebuilt documents against the target's
 //	repair.go       verify --repair: what differs written as the source
 //	                gives it, what it does not give deleted
+//	recheck.go      verify against a target a running sync job writes:
+//	                differences compared again once the job caught up,
+//	                repairs written while the job pauses
 //	dangling.go     verify's check of references
 //	oracle.go       verify --oracle sql: the expected side built by the
 //	                independent oracle (package oracle)

@@ -98,8 +98,14 @@ type VerifyOptions struct {
 	// source gives them and deletes the unexpected ones, as it finds them
 	// (a server target; not with the oracle, whose documents are a proof,
 	// not a builder). Sampled documents only, with Sample. Nothing else
-	// must write the collections meanwhile: hold the job's lease.
+	// must write the collections meanwhile: hold the job's lease, or,
+	// with Recheck, pause the running job (Recheck.Pause).
 	Repair bool
+	// Recheck, when set, is the job writing the target as verify reads
+	// it (a running sync): the documents found different are compared
+	// again once the job caught up, and only those that still differ are
+	// reported (recheck.go).
+	Recheck *Recheck
 }
 
 // Difference kinds.
@@ -171,6 +177,10 @@ type VerifyStats struct {
 	Rewritten  int64 `json:"rewritten,omitempty"`
 	Removed    int64 `json:"removed,omitempty"`
 	Tombstoned int64 `json:"tombstoned,omitempty"`
+	// Cleared counts, with Recheck, the documents found different by the
+	// first comparison and identical once the job caught up (counted
+	// as identical, not as differences).
+	Cleared int64 `json:"cleared,omitempty"`
 }
 
 // Differences is the number of documents not as the source says.
@@ -189,6 +199,8 @@ type VerifyResult struct {
 	Writes    []extract.TableWrites    `json:"-"`
 	Coverage  []mappings.TableCoverage `json:"-"`
 	Unchecked []oracle.Unchecked       `json:"-"`
+	// Recheck, with VerifyOptions.Recheck, says what the rechecks did.
+	Recheck *RecheckStats `json:"-"`
 }
 
 // BadIndexes counts the indexes the target does not hold as declared.
@@ -232,6 +244,10 @@ type verifier struct {
 	// chosen holds the sort keys of the documents a SampleRoots oracle
 	// built: the only ones compared.
 	chosen map[string]bool
+	// pass is set in a recheck's comparisons, rc in the first comparison
+	// of a Verify with Recheck (recheck.go).
+	pass *recheckPass
+	rc   *rechecker
 }
 
 func (v *verifier) sampled(key []byte) bool {
@@ -249,6 +265,9 @@ func (v *verifier) sampled(key []byte) bool {
 // asks for beside (indexes, writes since, coverage) and, with the
 // oracle, lists the fields the oracle does not check.
 func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions) (*VerifyResult, error) {
+	if opt.Recheck != nil && opt.Oracle {
+		return nil, errors.New("rechecks compare the documents migrate builds; they do not go with the oracle")
+	}
 	debug := opt.Debug
 	if debug == nil {
 		debug = func(string, ...any) {}
@@ -259,7 +278,7 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 		cov = startCoverage(ctx, snap, opt.Coverage, debug)
 		defer cov.stop()
 	}
-	res, err := compareDocuments(ctx, snap, plan, target, opt)
+	res, err := compareDocuments(ctx, snap, plan, target, opt, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +306,9 @@ func Verify(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, ta
 	return res, nil
 }
 
-// compareDocuments is Verify's comparison of the documents.
-func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions) (*VerifyResult, error) {
+// compareDocuments is Verify's comparison of the documents; pass is set
+// for a recheck's comparison (recheck.go).
+func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, target load.Target, opt VerifyOptions, pass *recheckPass) (*VerifyResult, error) {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 1000
 	}
@@ -309,13 +329,18 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		return nil, fmt.Errorf("verify temporary directory: %w (set --temp-dir)", err)
 	}
 	defer os.RemoveAll(dir)
-	v := &verifier{opt: opt, plan: plan, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}}
+	v := &verifier{opt: opt, plan: plan, target: target, stats: map[string]*VerifyStats{}, names: map[string]bool{}, refPath: map[string][]refPath{}, pass: pass}
 	v.cmp, err = compare.New(dir, opt.SortMemory)
 	if err != nil {
 		return nil, err
 	}
 	defer v.cmp.Close()
 	v.cmp.Sampled = v.sampled
+	if pass != nil {
+		v.cmp.Sampled = func(key []byte) bool { return pass.keys[string(key)] != nil }
+	} else if opt.Recheck != nil {
+		v.rc = newRechecker(opt.Recheck)
+	}
 	v.refs = extsort.New(dir, "refs", opt.SortMemory)
 	defer v.refs.Close()
 
@@ -326,7 +351,9 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		v.stats[name] = &VerifyStats{Collection: name}
 	}
 	for _, cp := range plan.Collections {
-		v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
+		if pass == nil { // a recheck checks no references
+			v.refPath[cp.Name] = append(v.refPath[cp.Name], refPaths(cp)...)
+		}
 	}
 
 	if opt.SampleRoots > 0 {
@@ -385,7 +412,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	if err := v.cmp.Flush(); err != nil {
 		return nil, err
 	}
-	if opt.Repair {
+	if opt.Repair && v.rc == nil { // with rechecks, only what they confirm is repaired
 		if opt.Oracle {
 			return nil, errors.New("--repair writes the documents migrate builds; it cannot take the oracle's")
 		}
@@ -398,6 +425,11 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	if v.repair != nil {
 		if err := v.repair.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if v.rc != nil {
+		if res.Recheck, err = v.rc.run(ctx, snap.Source(), plan, target, opt, v.stats); err != nil {
 			return nil, err
 		}
 	}
@@ -502,7 +534,11 @@ func (v *verifier) merge(ctx context.Context) error {
 				return nil
 			}
 			v.stats[x.Collection()].Missing++
-			if err := v.opt.Difference(Difference{Collection: x.Collection(), ID: x.IDJSON(), Kind: DiffMissing, Source: x.Source}); err != nil {
+			d := Difference{Collection: x.Collection(), ID: x.IDJSON(), Kind: DiffMissing, Source: x.Source}
+			if v.held(x.Key(), x.Hash(), nil, d) {
+				return nil
+			}
+			if err := v.opt.Difference(d); err != nil {
 				return err
 			}
 			return v.rewrite(ctx, x)
@@ -514,7 +550,11 @@ func (v *verifier) merge(ctx context.Context) error {
 				return err
 			}
 			v.stats[y.Collection()].Unexpected++
-			if err := v.opt.Difference(Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind}); err != nil {
+			d := Difference{Collection: y.Collection(), ID: y.IDJSON(), Kind: kind}
+			if v.held(y.Key(), nil, y.Hash(), d) {
+				return nil
+			}
+			if err := v.opt.Difference(d); err != nil {
 				return err
 			}
 			if v.repair != nil {
@@ -541,6 +581,9 @@ func (v *verifier) merge(ctx context.Context) error {
 		st := v.stats[x.Collection()]
 		if kind == compare.Identical {
 			st.Identical++
+			if v.pass != nil {
+				v.pass.seen(x.Key(), kind, x.Hash(), y.Hash(), nil)
+			}
 			return nil
 		}
 		st.Different++
@@ -554,6 +597,9 @@ func (v *verifier) merge(ctx context.Context) error {
 		}
 		d := Difference{Collection: x.Collection(), ID: y.IDJSON(), Kind: DiffDifferent, Source: x.Source}
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
+		if v.held(x.Key(), x.Hash(), y.Hash(), d) {
+			return nil
+		}
 		if err := v.opt.Difference(d); err != nil {
 			return err
 		}

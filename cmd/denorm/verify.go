@@ -50,6 +50,12 @@ type verifyOptions struct {
 	// the unexpected ones; job is the job whose lease it holds meanwhile.
 	repair bool
 	job    string
+	// percent is --sample's other name; recheck* tune the rechecks of a
+	// target a running job writes (--job).
+	percent       float64
+	recheckRounds int
+	recheckMax    int
+	recheckWait   time.Duration
 }
 
 // differentError is verify's verdict "the target differs" (exit 1).
@@ -123,6 +129,14 @@ independently (expr: fields run on the shared expression engine) are
 listed. --sample-roots N has it build and compare the documents of N random
 root rows per collection.
 
+A target a sync job writes while verify runs (--job NAME, the job
+running): a document the job is behind or ahead on differs without being
+wrong, so every difference is compared again, in rounds, once the job has
+applied a source position newer than the round's snapshot, and only those
+still different where the source gave the same document at both ends of a
+round are reported (see --recheck-rounds). With --repair, the job is asked
+to pause between two of its batches while the repair writes, then goes on.
+
 Exit codes: 0 identical, 1 different, 2 bad usage or mapping, 4 verify could
 not complete (connection lost, unreadable target, ...).
 
@@ -156,6 +170,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
 	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	f.Float64Var(&o.sample, "sample", 100, "compare only this percentage of documents, chosen by a hash of _id (both sides are still read)")
+	f.Float64Var(&o.percent, "percent", 0, "the same as --sample: compare only this percentage of documents")
 	f.StringVar(&o.report, "report", "", "write the full report (every difference) to this JSON file")
 	f.IntVar(&o.show, "show", 20, "print the first N differences and dangling references")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read at a time")
@@ -171,8 +186,11 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
 	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
-	f.BoolVar(&o.repair, "repair", false, "write the documents found missing or different as the source gives them, and delete those it does not give (a server target; with --job, under that job's lease, so that no run of it writes meanwhile)")
-	f.StringVar(&o.job, "job", "", "with --repair: the job (migrate --job or sync) that writes the target: its lease is held while repairing, and a running job is refused")
+	f.BoolVar(&o.repair, "repair", false, "write the documents found missing or different as the source gives them, and delete those it does not give (a server target; with --job, under that job's lease, so that no run of it writes meanwhile, or, the job running a logical sync, while it pauses)")
+	f.StringVar(&o.job, "job", "", "the job (migrate --job or sync) that writes the target: a running logical sync job's differences are rechecked once it caught up, and --repair pauses it; a job not running is held (its lease) while repairing")
+	f.IntVar(&o.recheckRounds, "recheck-rounds", 4, "with --job, the job running: compare each difference again at most this many times after the job caught up (two agreeing rounds confirm one)")
+	f.IntVar(&o.recheckMax, "recheck-max", 10000, "with --job, the job running: recheck at most this many differences (the others are reported unchecked)")
+	f.DurationVar(&o.recheckWait, "recheck-wait", 2*time.Minute, "with --job, the job running: how long to wait for the job to apply the source's position before a round (and to pause, with --repair)")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
@@ -182,6 +200,12 @@ inheritance child) and a few keys. They do not change the exit code unless
 func (o *verifyOptions) check() (since time.Time, err error) {
 	if o.batchSize <= 0 {
 		return since, usageError{fmt.Errorf("--batch-size must be positive")}
+	}
+	if o.percent != 0 {
+		if o.sample != 100 && o.sample != o.percent {
+			return since, usageError{errors.New("--percent is --sample's other name: give one of them")}
+		}
+		o.sample = o.percent
 	}
 	if !(o.sample > 0 && o.sample <= 100) { // NaN too
 		return since, usageError{fmt.Errorf("--sample must be a percentage in (0, 100]")}
@@ -225,8 +249,14 @@ func (o *verifyOptions) check() (since time.Time, err error) {
 	if o.repair && o.oracle != "" {
 		return since, usageError{errors.New("--repair writes the documents migrate builds: it does not go with --oracle")}
 	}
-	if o.job != "" && !o.repair {
-		return since, usageError{errors.New("--job goes with --repair (the job's lease is held while repairing)")}
+	if err := checkRange("--recheck-rounds", o.recheckRounds, 2, 100); err != nil {
+		return since, err
+	}
+	if err := checkRange("--recheck-max", o.recheckMax, 1, 1<<24); err != nil {
+		return since, err
+	}
+	if o.recheckWait <= 0 {
+		return since, usageError{errors.New("--recheck-wait must be positive")}
 	}
 	if err := checkRange("--oracle-workers", o.oracleConns, 1, 64); err != nil {
 		return since, err
@@ -293,15 +323,17 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		}
 		shown++
 	}
-	if o.repair && o.job != "" {
-		// One writer per job: while the lease is held, no run of the job
-		// writes (and a running one refuses this repair).
-		lease, err := job.HoldLease(ctx, target.Records(), o.job, job.LeaseOptions{Command: "verify --repair"})
+	var recheck *pipeline.Recheck
+	if o.job != "" {
+		rc, release, err := jobForVerify(ctx, g, target, o)
 		if err != nil {
 			return err
 		}
-		defer lease.Release(context.WithoutCancel(ctx))
-		ctx = lease.Context()
+		defer release()
+		recheck = rc
+		if rc != nil {
+			fmt.Fprintf(g.stdout, "job %s is running: differences are compared again once it has applied the source's newer changes\n", o.job)
+		}
 	}
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
@@ -326,11 +358,16 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 		Watermarks: strings.Split(o.watermarks, ","),
 		Coverage:   full,
 		Debug:      g.log.Debug,
+		Recheck:    recheck,
 	})
 	if err != nil {
 		return err
 	}
 	printVerifySummary(g, res, since, snapTime, time.Since(start))
+	if rs := res.Recheck; rs != nil {
+		printRecheck(g, o.job, rs)
+		rep.recheck = rs
+	}
 	if len(filtered) > 0 {
 		wrap(g.stdout, fmt.Sprintf("row-level security filtered what was read (--row-security): %s; the comparison covers only the rows the policies show", rowSecurityTables(filtered)))
 	}
@@ -472,6 +509,7 @@ func printVerifySummary(g *globals, res *pipeline.VerifyResult, since, snapTime 
 			fmt.Fprintln(w, "some differences may be due to writes after the last sync (above); run sync, then verify again")
 		case !since.IsZero():
 			fmt.Fprintf(w, "no watermarked row changed after %s: these differences are not explained by later updates (deletes leave no watermark)\n", since.UTC().Format(time.RFC3339))
+		case res.Recheck != nil: // the differences outlasted a running job's catching up
 		default:
 			fmt.Fprintln(w, "if the source took writes after the last migration, pass --since <its start time> to count them")
 		}
@@ -484,12 +522,14 @@ type verifyReport struct {
 	// unchecked, with --oracle sql, are the fields the oracle does not
 	// compute independently.
 	unchecked []oracle.Unchecked
-	f         *os.File
-	w         *bufio.Writer
-	n         int
-	phase     string
-	err       error
-	path      string
+	// recheck, with a running job, is what the rechecks did.
+	recheck *pipeline.RecheckStats
+	f       *os.File
+	w       *bufio.Writer
+	n       int
+	phase   string
+	err     error
+	path    string
 }
 
 func newVerifyReport(path string) (*verifyReport, error) {
@@ -604,6 +644,10 @@ func (r *verifyReport) finish(res *pipeline.VerifyResult, since time.Time) error
 		r.value(r.unchecked)
 		r.raw(`}`)
 	}
+	if r.recheck != nil {
+		r.raw(`,"recheck":`)
+		r.value(r.recheck)
+	}
 	bad := false
 	for _, c := range indexes {
 		bad = bad || c.State != pipeline.IndexOK
@@ -699,4 +743,100 @@ func printOracleNote(g *globals, unchecked []oracle.Unchecked, res *pipeline.Ver
 	for _, u := range unchecked {
 		fmt.Fprintf(g.stdout, "  %s: %s\n", u.Path, u.Why)
 	}
+}
+
+// jobForVerify readies verify for the job o.job writing the target. A
+// logical sync job that runs has its differences rechecked once it
+// caught up (the Recheck returned), and, for --repair, is paused while
+// the repair writes. Any other job, when repairing, has its lease held
+// for the whole run (one running is refused). release undoes what was
+// taken.
+func jobForVerify(ctx context.Context, g *globals, target load.Target, o *verifyOptions) (rc *pipeline.Recheck, release func(), err error) {
+	store := target.Records()
+	rec, err := job.Load(ctx, store, o.job)
+	if err != nil {
+		return nil, nil, err
+	}
+	running, _, err := job.Running(ctx, store, o.job)
+	if err != nil {
+		return nil, nil, err
+	}
+	if running && rec != nil && rec.Logical() {
+		rc := &pipeline.Recheck{
+			Rounds: o.recheckRounds, Max: o.recheckMax, Debug: g.log.Debug,
+			Wait: func(ctx context.Context, lsn extract.LSN) error {
+				return waitForJob(ctx, store, o.job, lsn, o.recheckWait)
+			},
+			Pause: func(ctx context.Context) (func(), error) {
+				req, err := job.RequestPause(ctx, store, o.job, o.recheckWait, "verify --repair")
+				if err != nil {
+					return nil, err
+				}
+				g.log.Debug("job paused for the repair", "job", o.job)
+				return func() { _ = req.Release(context.WithoutCancel(ctx)) }, nil
+			},
+		}
+		return rc, func() {}, nil
+	}
+	if !o.repair {
+		switch {
+		case rec == nil && !running:
+			return nil, nil, usageError{fmt.Errorf("--job %s: the target has no such job (status lists its jobs)", o.job)}
+		case !running:
+			fmt.Fprintf(g.stdout, "job %s is not running: the target is compared as it is (a difference may be a change the job has not applied yet)\n", o.job)
+		case rec == nil || !rec.Logical():
+			fmt.Fprintf(g.stdout, "job %s is running but is not a logical sync job: differences are not rechecked, and a document it is writing may show as one\n", o.job)
+		}
+		return nil, func() {}, nil
+	}
+	// One writer per job: while the lease is held, no run of the job
+	// writes (and a running one refuses this repair).
+	lease, err := job.HoldLease(ctx, store, o.job, job.LeaseOptions{Command: "verify --repair"})
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, func() { _ = lease.Release(context.WithoutCancel(ctx)) }, nil
+}
+
+// waitForJob returns once job id's saved position is at or past lsn,
+// or fails past wait.
+func waitForJob(ctx context.Context, store load.RecordStore, id string, lsn extract.LSN, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		rec, err := job.Load(ctx, store, id)
+		if err != nil {
+			return err
+		}
+		if rec == nil || !rec.Logical() {
+			return fmt.Errorf("job %q is gone from the target while verify rechecked its differences", id)
+		}
+		if rec.Sync.Position >= lsn {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("job %q has not applied the source's changes up to %s within %s (its position is %s): is it running? (--recheck-wait)", id, lsn, wait, rec.Sync.Position)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// printRecheck says what the rechecks of a running job's target did.
+func printRecheck(g *globals, id string, rs *pipeline.RecheckStats) {
+	if rs.Rechecked == 0 && rs.NotRechecked == 0 {
+		fmt.Fprintf(g.stdout, "rechecked: nothing to recheck (job %s)\n", id)
+		return
+	}
+	msg := fmt.Sprintf("rechecked: %s in %s after job %s caught up: %d cleared (writes in flight), %d confirmed",
+		report.Plural(rs.Rechecked, "difference", "differences"), report.Plural(int64(rs.Rounds), "round", "rounds"), id, rs.Cleared, rs.Confirmed)
+	if rs.Unsettled > 0 {
+		msg += fmt.Sprintf(", %d unsettled (the source kept changing them: counted as differences)", rs.Unsettled)
+	}
+	if rs.NotRechecked > 0 {
+		msg += fmt.Sprintf("; %d more not rechecked (--recheck-max)", rs.NotRechecked)
+	}
+	wrap(g.stdout, msg)
 }

@@ -251,6 +251,15 @@ func (e *Entry) IDJSON() json.RawMessage {
 	return load.Value{Type: e.idType, Data: e.id}.JSON()
 }
 
+// Key is the record's sort key (collection, 0, canonical _id): the same
+// for the document on both sides, and in every comparison of one run.
+func (e *Entry) Key() []byte { return e.key }
+
+// Hash is a sampled record's document hash, keyed by seeds random to this
+// process: equal hashes, in one run, are equal documents (verify's
+// rechecks compare the expected documents of two snapshots by it).
+func (e *Entry) Hash() []byte { return e.hash }
+
 // idValue is the stored _id, for deleting the document.
 func (e *Entry) IDValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
 

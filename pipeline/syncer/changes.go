@@ -109,6 +109,11 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			return progressed, nil
 		}
 		if b := st.batch; b != nil && !b.empty() {
+			// A process that asked the job to pause (verify --repair)
+			// writes meanwhile: the batch waits (job/pause.go).
+			if err := s.job.HonourPause(ctx, s.opt.Info); err != nil {
+				return progressed, err
+			}
 			s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 			if err := s.apply(ctx, b); err != nil {
 				return progressed, s.schemaChanged(ctx, err)
