@@ -28,6 +28,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ type IrrelevantRun struct {
 
 type ceilingConfig struct {
 	skip      bool
-	customers int
+	customers []int
 	stepS     int
 	start     float64
 	factor    float64
@@ -99,9 +100,19 @@ type ceilingConfig struct {
 
 func ceilingFlags(c *ceilingConfig) {
 	c.skip = os.Getenv("SKIP_SYNC_CEILING") != ""
-	c.customers = envInt("SYNC_CEILING_CUSTOMERS", 20_000)
+	// Two sizes: on FerretDB with SQLite every delete command scans the
+	// collection, so the ceiling falls as the collection grows.
+	c.customers = []int{5_000, 20_000}
+	if v := os.Getenv("SYNC_CEILING_CUSTOMERS"); v != "" {
+		c.customers = nil
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+				c.customers = append(c.customers, n)
+			}
+		}
+	}
 	c.stepS = envInt("SYNC_CEILING_SECONDS", 15)
-	c.start = float64(envInt("SYNC_CEILING_START", 50))
+	c.start = float64(envInt("SYNC_CEILING_START", 10))
 	c.factor = 1.5
 	c.max = float64(envInt("SYNC_CEILING_MAX", 4000))
 }
@@ -114,25 +125,20 @@ const (
 	ceilingDrainMax = 2 * time.Minute
 )
 
-// ceilingDB makes the source: regions, customers (12.5 a region), orders
-// (3 a customer), every replica identity FULL.
+// ceilingDB makes the source (bench/ceiling.sql): regions, customers
+// (12.5 a region), orders (3 a customer), every replica identity FULL.
 func ceilingDB(ctx context.Context, admin, name string, customers int) (string, error) {
 	desc := fmt.Sprintf("ceiling %d", customers)
 	db, reused, err := seededDB(ctx, admin, name, desc)
 	if err != nil || reused {
 		return db, err
 	}
+	sql, err := os.ReadFile("bench/ceiling.sql")
+	if err != nil {
+		return "", err
+	}
 	regions := int(float64(customers) / perRegion)
-	err = exec1(ctx, db, fmt.Sprintf(`
-CREATE TABLE region (id integer PRIMARY KEY, name text NOT NULL);
-CREATE TABLE customer (id integer PRIMARY KEY, name text NOT NULL, region_id integer NOT NULL REFERENCES region(id), note text);
-CREATE INDEX ON customer(region_id);
-CREATE TABLE orders (id integer PRIMARY KEY, customer_id integer NOT NULL REFERENCES customer(id), amount integer NOT NULL, placed date NOT NULL);
-CREATE INDEX ON orders(customer_id);
-INSERT INTO region SELECT g, 'Region ' || g FROM generate_series(1, %[1]d) g;
-INSERT INTO customer SELECT g, 'Customer ' || md5(g::text), 1 + g %% %[1]d, NULL FROM generate_series(1, %[2]d) g;
-INSERT INTO orders SELECT g, 1 + g %% %[2]d, g %% 1000, date '2026-01-01' + g %% 300 FROM generate_series(1, %[3]d) g;
-%[4]s`, regions, customers, customers*ordersPerCust, identityFull))
+	err = exec1(ctx, db, fmt.Sprintf(string(sql), regions, customers, customers*ordersPerCust))
 	if err == nil {
 		err = finishDB(ctx, admin, name, db, desc)
 	}
@@ -145,17 +151,18 @@ var (
 	cpuLine     = regexp.MustCompile(`(?m)^process_cpu_seconds_total (\S+)$`)
 )
 
-func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRun, error) {
-	const job, name, mapping = "benchceiling", "bench_sync_ceiling", "bench/ceiling.yaml"
+func ceilingBench(ctx context.Context, c config, admin, base string, customers int) (*CeilingRun, error) {
+	const job, mapping = "benchceiling", "bench/ceiling.yaml"
+	name := fmt.Sprintf("bench_sync_ceiling_%d", customers)
 	cc := c.ceiling
 	if err := dropSlot(ctx, admin, job); err != nil {
 		return nil, err
 	}
-	db, err := ceilingDB(ctx, admin, name, cc.customers)
+	db, err := ceilingDB(ctx, admin, name, customers)
 	if err != nil {
 		return nil, err
 	}
-	r := &CeilingRun{Customers: cc.customers, Regions: int(float64(cc.customers) / perRegion)}
+	r := &CeilingRun{Customers: customers, Regions: int(float64(customers) / perRegion)}
 	r.FanoutP50 = perRegion // the median change is a rename (70% of them)
 
 	// migrate's rate into the same server, same data.
@@ -168,8 +175,8 @@ func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRu
 		mclient.Disconnect(ctx)
 		return nil, err
 	}
-	r.MigrateDocsPerS = float64(cc.customers) / m.wall.Seconds()
-	log.Printf("  migrate: %d documents in %.1fs, %.0f docs/s", cc.customers, m.wall.Seconds(), r.MigrateDocsPerS)
+	r.MigrateDocsPerS = float64(customers) / m.wall.Seconds()
+	log.Printf("  migrate: %d documents in %.1fs, %.0f docs/s", customers, m.wall.Seconds(), r.MigrateDocsPerS)
 	_ = mdb.Drop(ctx)
 	mclient.Disconnect(ctx)
 
@@ -189,7 +196,7 @@ func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRu
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
 		n, err := tdb.Collection("customers").EstimatedDocumentCount(ctx)
-		if err == nil && n >= int64(cc.customers) {
+		if err == nil && n >= int64(customers) {
 			if _, err := scrape(ctx, metrics); err == nil {
 				break
 			}
@@ -208,7 +215,7 @@ func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRu
 	time.Sleep(2 * time.Second) // let the copy's last acknowledgement settle
 
 	for rate := cc.start; rate <= cc.max; rate = math.Round(rate * cc.factor) {
-		st, err := ceilingStep(ctx, db, metrics, rate, time.Duration(cc.stepS)*time.Second, cc.customers, false)
+		st, err := ceilingStep(ctx, db, metrics, rate, time.Duration(cc.stepS)*time.Second, customers, false)
 		if err != nil {
 			_ = stop()
 			return nil, fmt.Errorf("at %.0f changes/s: %w\n%s", rate, err, stderr.String())
@@ -235,8 +242,10 @@ func ceilingBench(ctx context.Context, c config, admin, base string) (*CeilingRu
 	if r.MigrateDocsPerS > 0 {
 		r.Ratio = r.CeilingDocs / r.MigrateDocsPerS
 	}
-	if rate := r.CeilingChanges; rate > 0 {
-		ir, err := irrelevantStep(ctx, db, metrics, rate, time.Duration(cc.stepS)*time.Second, cc.customers)
+	// Point 2 at the ceiling's rate (the first step's, when even that
+	// was past the ceiling).
+	if rate := max(r.CeilingChanges, cc.start); rate > 0 {
+		ir, err := irrelevantStep(ctx, db, metrics, rate, time.Duration(cc.stepS)*time.Second, customers)
 		if err != nil {
 			_ = stop()
 			return nil, fmt.Errorf("unmapped updates: %w\n%s", err, stderr.String())
