@@ -51,6 +51,7 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 			if err := s.rebuildKeys(ctx, snap, e, ks, st); err != nil {
 				return err
 			}
+			s.opt.Debug(StepCollectionRebuilt, "collection", s.plan.Collections[e].Name)
 		}
 	}
 	acked := time.Now()
@@ -104,7 +105,7 @@ func (s *syncer) write(ctx context.Context, coll string, docs []transform.Docume
 		}
 		s.rejects(rejects, st)
 		st.coll(coll).Written += int64(len(chunk) - len(rejects))
-		s.opt.Debug("documents written", "collection", coll, "documents", len(chunk))
+		s.opt.Debug(StepDocumentsWritten, "collection", coll, "documents", len(chunk))
 	}
 	return nil
 }
@@ -123,7 +124,7 @@ func (s *syncer) delete(ctx context.Context, coll string, sel load.Selection, st
 		return err
 	}
 	st.coll(coll).Deleted += max(n, 0)
-	s.opt.Debug("documents deleted", "collection", coll, "documents", n)
+	s.opt.Debug(StepDocumentsDeleted, "collection", coll, "documents", n)
 	return nil
 }
 

@@ -109,7 +109,7 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			return progressed, nil
 		}
 		if b := st.batch; b != nil && !b.empty() {
-			s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
+			s.opt.Debug(StepBatchReceived, "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 			if err := s.apply(ctx, b); err != nil {
 				return progressed, s.schemaChanged(ctx, err)
 			}

@@ -31,14 +31,14 @@ type checkpointer struct {
 // end as the job's position, saved, then confirmed to the slot.
 func (c *checkpointer) applied(ctx context.Context, b *changeBatch) error {
 	s := c.s
-	s.opt.Debug("batch written", "end", b.end)
+	s.opt.Debug(StepBatchWritten, "end", b.end)
 	if err := s.passDone(ctx, &b.st, nil, job.WALAt{LSN: b.end}); err != nil {
 		return err
 	}
 	c.pos, c.saved = b.end, b.end
-	s.opt.Debug("checkpoint saved", "position", b.end)
+	s.opt.Debug(StepCheckpointSaved, "position", b.end)
 	c.confirm(b.end)
-	s.opt.Debug("position confirmed", "position", b.end)
+	s.opt.Debug(StepPositionConfirmed, "position", b.end)
 	c.lastSave = time.Now()
 	return nil
 }
@@ -60,7 +60,9 @@ func (c *checkpointer) idle(ctx context.Context, lsn extract.LSN, force bool) (b
 		return false, err
 	}
 	c.saved = c.pos
+	s.opt.Debug(StepIdleSaved, "position", c.pos)
 	c.confirm(c.pos)
+	s.opt.Debug(StepIdleConfirmed, "position", c.pos)
 	c.lastSave = time.Now()
 	s.opt.Idle(c.pos.String())
 	return true, nil
