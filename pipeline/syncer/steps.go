@@ -42,8 +42,9 @@ const (
 	// StepIdleSaved and StepIdleConfirmed: logical, a position past the
 	// last batch (the stream caught up, or only changes nobody maps
 	// since) saved, then confirmed to the slot.
-	StepIdleSaved     = "idle position saved"
-	StepIdleConfirmed = "idle position confirmed"
+	// (Not named "... position confirmed": tests wait for that, a batch.)
+	StepIdleSaved     = "caught up, saved"
+	StepIdleConfirmed = "caught up, confirmed"
 	// StepPassWritten: a diff pass (or the initial copy) wrote everything,
 	// its record not saved yet; StepPassSaved: saved.
 	StepPassWritten = "pass written"
