@@ -74,7 +74,7 @@ export DENORM_DIFFTEST_TIME = $(DIFFTEST_TIME)
 # `make test` for CRASH_TIME (two seeds at least, one per method), and
 # `make crash` as long as asked: CRASHTIME=2h make crash; SEED=N replays
 # one seed.
-CRASH_TIME ?= 75s
+CRASH_TIME ?= 60s
 CRASHTIME  ?= 30m
 export DENORM_CRASH_TIME = $(CRASH_TIME)
 

@@ -25,30 +25,40 @@ import (
 // method.
 const (
 	crashTimeEnv     = "DENORM_CRASH_TIME"
-	crashTimeDefault = 75 * time.Second
+	crashTimeDefault = 60 * time.Second
 )
 
-// crashMappings are the mappings the crash test syncs, each over
-// seed.sql: the blog, person and hybrid examples in one (embeds, buckets,
-// a subset, lookups, a count aggregate, id arrays, an embed through a
-// join table), and the catalog example (two document types in one
-// collection).
-var crashMappings = []string{"cmd/denorm/testdata/crash-mixed.yaml", "mappings/examples/catalog.yaml"}
+// crashMappings are the mappings the crash test syncs, with the SQL files
+// of their source: over seed.sql, the blog, person and hybrid examples in
+// one (embeds, buckets, a subset, lookups, a count aggregate, id arrays,
+// an embed through a join table) and the catalog example (two document
+// types in one collection); Pagila on its first 150 customers
+// (churn-subset.sql, as TestChurnRounds: nested one-side embeds, count,
+// sum and max aggregates, buckets, a partitioned table).
+// Batches (--batch-size, and --max-keys when drawn) are drawn from batch
+// to 4*batch: small enough that a pass makes several writes, and a kill
+// lands between them; Pagila's are larger (FerretDB's round trips).
+var crashMappings = []struct {
+	mapping string
+	sql     []string
+	batch   int
+}{
+	{"cmd/denorm/testdata/crash-mixed.yaml", []string{"testdata/examples/seed.sql"}, 2},
+	{"mappings/examples/catalog.yaml", []string{"testdata/examples/seed.sql"}, 2},
+	{"mappings/examples/pagila.yaml", []string{"testdata/pagila/pagila-schema.sql", "testdata/pagila/pagila-data.sql", "testdata/pagila/churn-subset.sql"}, 50},
+}
 
 // crashCombo is the method and mapping (an index of crashMappings) a
-// seed runs: seeds 4k, 4k+1, 4k+2, 4k+3 run logical on the first mapping,
-// diff on the second, logical on the second, diff on the first, so that
-// any two seeds from a multiple of 4 cover both methods and both mappings.
+// seed runs: seeds 6k to 6k+5 run logical and diff in turn over the
+// mappings in the order 0, 1, 2, 0, 1, 2, so that every two seeds from a
+// multiple of 6 cover both methods, and six seeds every method on every
+// mapping.
 func crashCombo(seed uint64) (method string, mapping int) {
-	switch seed % 4 {
-	case 0:
-		return job.SyncLogical, 0
-	case 1:
-		return job.SyncDiff, 1
-	case 2:
-		return job.SyncLogical, 1
+	method = job.SyncLogical
+	if seed%2 == 1 {
+		method = job.SyncDiff
 	}
-	return job.SyncDiff, 0
+	return method, int(seed % 6 % 3)
 }
 
 // crashTally counts, per method and crash point, the kills that fired and
@@ -118,7 +128,7 @@ func (c *crashTally) table() string {
 // method has fired at least once in the seed (a point that never fires,
 // a step renamed or no longer reached, fails the test).
 //
-// DENORM_CRASH_TIME (default 75s) is how long seeds are drawn, two at
+// DENORM_CRASH_TIME (default 60s) is how long seeds are drawn, two at
 // least; DENORM_TEST_SEED=N replays seed N alone (the same writes and the
 // same kills; where a batch of changes ends depends on timing).
 func TestSyncCrashPoints(t *testing.T) {
@@ -135,7 +145,7 @@ func TestSyncCrashPoints(t *testing.T) {
 	replay := os.Getenv("DENORM_TEST_SEED") != ""
 	base := churn.Seeds(t, 1)[0]
 	if !replay {
-		base &^= 3 // crashCombo: the first two seeds cover both methods and both mappings
+		base -= base % 6 // crashCombo: the first two seeds cover both methods
 	}
 	tally := &crashTally{fired: map[string]map[string]int{}, missed: map[string]map[string]int{}}
 	start := time.Now()
@@ -190,11 +200,13 @@ type crashRun struct {
 func crashSeed(t *testing.T, bin string, seed uint64, tally *crashTally) {
 	ctx := context.Background()
 	method, m := crashCombo(seed)
-	mapping := repoPath(t, crashMappings[m])
-	t.Logf("seed %d: --method %s, %s (replay: DENORM_TEST_SEED=%d go test -run '^TestSyncCrashPoints$' ./cmd/denorm)", seed, method, crashMappings[m], seed)
+	mapping := repoPath(t, crashMappings[m].mapping)
+	t.Logf("seed %d: --method %s, %s (replay: DENORM_TEST_SEED=%d DENORM_CRASH_TIME=0 go test -run '^TestSyncCrashPoints$' ./cmd/denorm)", seed, method, crashMappings[m].mapping, seed)
 	rng := rand.New(rand.NewPCG(seed, 9))
-	db := syncDB(t, "testdata/examples/seed.sql")
-	addSyncData(t, db, 30)
+	db := syncDB(t, crashMappings[m].sql...)
+	if m == 0 {
+		addSyncData(t, db, 30)
+	}
 	// Writes to a table no mapping reads move the WAL past the last
 	// batch: a logical pass then saves and confirms a position with
 	// nothing to apply (the idle steps).
@@ -211,16 +223,15 @@ func crashSeed(t *testing.T, bin string, seed uint64, tally *crashTally) {
 	target, _ := testenv.MongoDB(t)
 	jobName := syncJob(t, db)
 	r := &crashRun{t: t, bin: bin, seed: seed, rng: rng, method: method, mapping: mapping, db: db, target: target, gen: gen, tally: tally}
-	// Small batches: a pass makes several writes, and a kill lands
-	// between them.
+	batch := crashMappings[m].batch
 	r.args = []string{"sync", "--mapping", mapping, "--source", db, "--target", target, "--job", jobName,
-		"--method", method, "--once", "--lease-ttl", "1s", "--batch-size", fmt.Sprint(2 + rng.IntN(8))}
+		"--method", method, "--once", "--lease-ttl", "1s", "--batch-size", fmt.Sprint(batch + rng.IntN(3*batch+1))}
 	if method == job.SyncLogical {
 		if rng.IntN(2) == 0 {
 			r.args = append(r.args, "--max-delay", "1ms") // a batch per transaction or so
 		}
 		if rng.IntN(3) == 0 {
-			r.args = append(r.args, "--max-keys", fmt.Sprint(2+rng.IntN(4))) // collections rebuilt whole by a diff
+			r.args = append(r.args, "--max-keys", fmt.Sprint(batch+rng.IntN(batch+1))) // collections rebuilt whole by a diff
 		}
 	}
 	t.Logf("sync %s", strings.Join(r.args[9:], " "))
