@@ -21,7 +21,7 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
 
-.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz demo bench bench-micro lint clean release image check-image man
+.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-micro lint clean release image check-image man
 
 all: build
 
@@ -32,6 +32,7 @@ help:
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)'), the fuzzer for DIFFTEST_TIME=$(DIFFTEST_TIME); under 10 minutes on 2 cores"
 	@echo "make test-long   make test with the long randomized rounds at full length (DENORM_TEST_LONG=1) and the fuzzer for LONG_DIFFTEST_TIME=$(LONG_DIFFTEST_TIME)"
 	@echo "make test-poison the quick packages and migrate on the examples and Pagila with reused memory poisoned (-tags denorm_poison)"
+	@echo "make crash       sync killed at every crash point, both methods, for CRASHTIME (default 30m); SEED=N replays one seed"
 	@echo "make test-tools  tests of tools/testserver (in-process FerretDB)"
 	@echo "make test-short  go test -short, no servers"
 	@echo "make fuzz        the differential fuzzer for FUZZTIME (default 30m); SEED=N replays one case"
@@ -68,6 +69,15 @@ DIFFTEST_TIME      ?= 1m
 LONG_DIFFTEST_TIME ?= 10m
 export DENORM_DIFFTEST_TIME = $(DIFFTEST_TIME)
 
+# The crash-point test (cmd/denorm TestSyncCrashPoints: sync killed at
+# every commit point of a pass, README "Crash points") runs inside
+# `make test` for CRASH_TIME (two seeds at least, one per method), and
+# `make crash` as long as asked: CRASHTIME=2h make crash; SEED=N replays
+# one seed.
+CRASH_TIME ?= 60s
+CRASHTIME  ?= 30m
+export DENORM_CRASH_TIME = $(CRASH_TIME)
+
 test: deps build test-tools
 	scripts/testenv.sh $(GO) test $(TESTFLAGS) $(PKGS)
 
@@ -99,6 +109,10 @@ fuzz: deps
 	DENORM_DIFFTEST_TIME=$(FUZZTIME) DENORM_DIFFTEST_SEED=$(SEED) DENORM_DIFFTEST_MASTER=$(MASTER) \
 	DENORM_DIFFTEST_OPEN=$(OPEN) DENORM_DIFFTEST_CLOSE=$(CLOSE) DENORM_DIFFTEST_KEEP=1 \
 	scripts/testenv.sh $(GO) test -count=1 -timeout 0 -v -run '^TestDifftest$$' ./cmd/denorm
+
+crash: deps build
+	DENORM_CRASH_TIME=$(CRASHTIME) DENORM_TEST_SEED=$(SEED) \
+	scripts/testenv.sh $(GO) test -count=1 -timeout 0 -v -run '^TestSyncCrashPoints$$' ./cmd/denorm
 
 # The tools' own tests: the test server (an in-process FerretDB) and the
 # image builder (builds a release binary and its image, reads the tarball back

@@ -24,6 +24,10 @@ func (e *SlotTakenError) Error() string {
 		e.Job, e.Where, e.Slot, e.Job)
 }
 
+// StepSlotCreated is the step SetupSlot tells its debug of: the slot
+// exists, its position is not saved yet.
+const StepSlotCreated = "slot created"
+
 // SetupSlot creates the job's replication slot and publication for the
 // tables plan reads and records them, saving the record before and
 // after: first with no position, so that a run interrupted in between
@@ -60,7 +64,7 @@ func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings
 	if err != nil {
 		return nil, err
 	}
-	debug("slot created", "slot", lg.Name, "consistent", ss.Consistent)
+	debug(StepSlotCreated, "slot", lg.Name, "consistent", ss.Consistent)
 	j.rec.Sync.Position = ss.Consistent
 	if err := j.save(ctx); err != nil {
 		_ = ss.Release(context.WithoutCancel(ctx))

@@ -12,7 +12,8 @@ import (
 // haltEnv aims the sync fault tests' kills: DENORM_TEST_HALT=STEP:N makes
 // sync kill itself with SIGKILL (nothing deferred runs, nothing flushed,
 // as kill -9 from outside) the Nth time it reaches STEP, one of the steps
-// -v logs ("documents written", "checkpoint saved", ...). A kill aimed
+// -v logs: the crash points of syncer.Steps ("documents written",
+// "checkpoint saved", ...). A kill aimed
 // this way lands at the same point on a loaded machine and a quiet one,
 // which a kill after a delay does not. Not for users: it is not in the
 // help.

@@ -61,6 +61,7 @@ func (s *syncer) apply(ctx context.Context, b *changeBatch) error {
 			if err := s.rebuildKeys(ctx, held, e, ks, st); err != nil {
 				return err
 			}
+			s.opt.Debug(StepCollectionRebuilt, "collection", s.plan.Collections[e].Name)
 		}
 	}
 	acked := time.Now()
@@ -152,7 +153,7 @@ func (s *syncer) write(ctx context.Context, coll string, docs []transform.Docume
 		}
 		s.rejects(rejects, st)
 		st.coll(coll).Written += int64(len(chunk) - len(rejects))
-		s.opt.Debug("documents written", "collection", coll, "documents", len(chunk))
+		s.opt.Debug(StepDocumentsWritten, "collection", coll, "documents", len(chunk))
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func (s *syncer) delete(ctx context.Context, coll string, sel load.Selection, st
 		return err
 	}
 	st.coll(coll).Deleted += max(n, 0)
-	s.opt.Debug("documents deleted", "collection", coll, "documents", n)
+	s.opt.Debug(StepDocumentsDeleted, "collection", coll, "documents", n)
 	return nil
 }
 
@@ -199,7 +200,7 @@ func (s *syncer) gone(ctx context.Context, coll string, sel load.Selection, st *
 			return err
 		}
 		st.coll(coll).Tombstoned += n
-		s.opt.Debug("documents tombstoned", "collection", coll, "documents", n)
+		s.opt.Debug(StepDocumentsTombstoned, "collection", coll, "documents", n)
 		return nil
 	}
 	return s.delete(ctx, coll, sel, st)

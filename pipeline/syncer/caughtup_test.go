@@ -96,7 +96,7 @@ func TestIdlePositionSavedOnTick(t *testing.T) {
 	jb.Update(func(r *job.Record) { r.Sync = &job.Sync{Method: job.SyncLogical, Slot: "s"} })
 	var confirmed []extract.LSN
 	var idle []string
-	s := &syncer{job: jb, opt: Options{IdleSave: 50 * time.Millisecond, Idle: func(p string) { idle = append(idle, p) }}}
+	s := &syncer{job: jb, opt: Options{IdleSave: 50 * time.Millisecond, Idle: func(p string) { idle = append(idle, p) }, Debug: func(string, ...any) {}}}
 	ck := &checkpointer{s: s, confirm: func(l extract.LSN) { confirmed = append(confirmed, l) }, pos: 10, saved: 10, lastSave: time.Now()}
 	if saved, err := ck.idle(ctx, 20, false); err != nil || saved {
 		t.Fatalf("a keepalive right after a save: saved %v, %v", saved, err)

@@ -114,7 +114,7 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 			if err := s.job.HonourPause(ctx, s.opt.Info); err != nil {
 				return progressed, err
 			}
-			s.opt.Debug("applying a batch", "transactions", len(b.xids), "rows", b.rows, "end", b.end)
+			s.opt.Debug(StepBatchReceived, "transactions", len(b.xids), "rows", b.rows, "end", b.end)
 			if err := s.apply(ctx, b); err != nil {
 				return progressed, s.schemaChanged(ctx, err)
 			}

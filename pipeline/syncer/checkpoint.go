@@ -32,15 +32,15 @@ type checkpointer struct {
 func (c *checkpointer) applied(ctx context.Context, b *changeBatch) error {
 	s := c.s
 	sp := b.st.Spent
-	s.opt.Debug("batch written", "end", b.end, "snapshot", sp.Snapshot.Round(time.Millisecond), "trace", sp.Trace.Round(time.Millisecond),
+	s.opt.Debug(StepBatchWritten, "end", b.end, "snapshot", sp.Snapshot.Round(time.Millisecond), "trace", sp.Trace.Round(time.Millisecond),
 		"build", sp.Build.Round(time.Millisecond), "write", sp.Write.Round(time.Millisecond))
 	if err := s.passDone(ctx, &b.st, nil, job.WALAt{LSN: b.end}); err != nil {
 		return err
 	}
 	c.pos, c.saved = b.end, b.end
-	s.opt.Debug("checkpoint saved", "position", b.end)
+	s.opt.Debug(StepCheckpointSaved, "position", b.end)
 	c.confirm(b.end)
-	s.opt.Debug("position confirmed", "position", b.end)
+	s.opt.Debug(StepPositionConfirmed, "position", b.end)
 	c.lastSave = time.Now()
 	return nil
 }
@@ -62,7 +62,9 @@ func (c *checkpointer) idle(ctx context.Context, lsn extract.LSN, force bool) (b
 		return false, err
 	}
 	c.saved = c.pos
+	s.opt.Debug(StepIdleSaved, "position", c.pos)
 	c.confirm(c.pos)
+	s.opt.Debug(StepIdleConfirmed, "position", c.pos)
 	c.lastSave = time.Now()
 	s.opt.Idle(c.pos.String())
 	return true, nil

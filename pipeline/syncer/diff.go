@@ -119,6 +119,9 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 			if err := flush(); err != nil {
 				return err
 			}
+			if coll != "" {
+				s.opt.Debug(StepCollectionRebuilt, "collection", coll)
+			}
 			coll = name
 			mode, tombstone = s.plan.OnDeleteOf(coll)
 		}
@@ -163,7 +166,13 @@ func (s *syncer) diff(ctx context.Context, snap *extract.Snapshot, entries []int
 	if err != nil {
 		return err
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	if coll != "" {
+		s.opt.Debug(StepCollectionRebuilt, "collection", coll)
+	}
+	return nil
 }
 
 // build adds the documents of entries, built from snap, to c's expected

@@ -213,7 +213,10 @@ func (a *affected) keys(ctx context.Context, snap *extract.Snapshot) (map[int]ma
 	sort.Strings(ids)
 	out := map[int]map[string]extract.Key{}
 	for _, id := range ids {
-		s := a.seeds[id]
+		s, ok := a.seeds[id]
+		if !ok {
+			continue // its entry went over maxKeys at an earlier rule: rebuild dropped its seeds
+		}
 		e := s.rule.Entry
 		if _, ok := a.full[e]; ok {
 			continue

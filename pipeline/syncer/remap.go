@@ -100,7 +100,7 @@ func (s *syncer) rebuild(ctx context.Context) error {
 	if err := s.job.Save(ctx); err != nil {
 		return err
 	}
-	s.opt.Debug("rebuild recorded", "collections", strings.Join(s.remap.Collections(), ","))
+	s.opt.Debug(StepRebuildRecorded, "collections", strings.Join(s.remap.Collections(), ","))
 	return s.retrying(ctx, func() (bool, error) {
 		st := newPassStats(s.opt.Method)
 		st.Rebuilt = s.remapReasons()
@@ -131,7 +131,7 @@ func (s *syncer) remapDone(ctx context.Context) error {
 	}
 	s.job.AdoptMapping()
 	s.remap = nil
-	s.opt.Debug("mapping recorded")
+	s.opt.Debug(StepMappingRecorded)
 	return nil
 }
 

@@ -103,11 +103,9 @@ type Options struct {
 	// starts and then every SlotEvery (default 30 s) while it streams.
 	Slot      func(*extract.SlotStatus)
 	SlotEvery time.Duration
-	// Debug, when set, is told of each step, for -v: "slot created" (not
-	// yet saved in the checkpoint), "copy checkpoint saved", "applying a
-	// batch", "documents written" and "documents deleted" (each target
-	// call of a batch or pass), "batch written", "checkpoint saved",
-	// "position confirmed". The fault tests aim kills at these steps.
+	// Debug, when set, is told of each step, for -v: the crash points of
+	// Steps (steps.go), by name, as they are reached. The fault and crash
+	// tests aim kills at these steps.
 	Debug func(msg string, args ...any)
 	// Idle is called when a logical pass saves a new position with
 	// nothing to apply: the job is caught up (lag 0). IdleSave (default
@@ -502,11 +500,11 @@ func (s *syncer) copy(ctx context.Context, snap *extract.Snapshot) error {
 				}
 			}, Progress: func(x pipeline.Stats) {
 				if x.Done {
-					s.opt.Debug("copy entry done", "collection", x.Collection, "rows", x.RunRows(), "before", x.PriorRows, "workers", workers)
+					s.opt.Debug(StepCopyEntryDone, "collection", x.Collection, "rows", x.RunRows(), "before", x.PriorRows, "workers", workers)
 				}
 			}},
 			Workers: workers, Partitions: 1, Job: s.job, Source: s.src, Retry: s.retryPolicy(), Notice: s.opt.Notice,
-			Saved: func(r *job.Record) { s.opt.Debug("copy checkpoint saved", "collection", r.Collection) },
+			Saved: func(r *job.Record) { s.opt.Debug(StepCopySaved, "collection", r.Collection) },
 		})
 		s.job.SetSaving(s.saving())
 		if err != nil {
@@ -638,7 +636,10 @@ func (s *syncer) passDone(ctx context.Context, st *PassStats, snap *extract.Snap
 	if pos != nil {
 		err = s.job.Advance(ctx, pos)
 	} else {
-		err = s.job.Save(ctx)
+		s.opt.Debug(StepPassWritten, "copy", st.Copy)
+		if err = s.job.Save(ctx); err == nil {
+			s.opt.Debug(StepPassSaved, "copy", st.Copy)
+		}
 	}
 	if err != nil {
 		return err

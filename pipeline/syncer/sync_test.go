@@ -53,8 +53,9 @@ var testJobs atomic.Int64
 
 // logicalSync prepares a sync job on db for mapping (an example) into a
 // fresh target: its first sync made the copy. It returns a function that
-// runs one --once pass through a counting target.
-func logicalSync(t *testing.T, db, mapping string) (pass func() (*countingTarget, PassStats)) {
+// runs one --once pass through a counting target; opts change the
+// options of every sync.
+func logicalSync(t *testing.T, db, mapping string, opts ...func(*Options)) (pass func() (*countingTarget, PassStats)) {
 	t.Helper()
 	ctx := context.Background()
 	testenv.Exec(t, db, identityFull)
@@ -82,7 +83,11 @@ func logicalSync(t *testing.T, db, mapping string) (pass func() (*countingTarget
 		defer tg.Close(ctx)
 		ct := &countingTarget{Target: tg}
 		ct.reset()
-		res, err := Sync(ctx, snap.Source(), plan, ct, Options{Job: jobName, Mapping: mapping, Method: job.SyncLogical})
+		opt := Options{Job: jobName, Mapping: mapping, Method: job.SyncLogical}
+		for _, o := range opts {
+			o(&opt)
+		}
+		res, err := Sync(ctx, snap.Source(), plan, ct, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
