@@ -84,7 +84,7 @@ var (
 var Steps = []CrashPoint{
 	{StepSlotCreated, logicalOnly, nil, "the slot made, its position not saved", ""},
 	{StepCopySaved, bothMethods, nil, "during the initial copy, a stream's progress saved", ""},
-	{StepCopyEntryDone, bothMethods, nil, "during the initial copy, a collection entry copied", ""},
+	{StepCopyEntryDone, logicalOnly, nil, "during the initial copy, a collection entry copied", ""},
 	{StepBatchReceived, nil, logicalOnly, "a batch received, nothing written", ""},
 	{StepDocumentsWritten, nil, bothMethods, "mid-batch or mid-pass: a write acknowledged", ""},
 	{StepDocumentsDeleted, nil, bothMethods, "mid-batch or mid-pass: a delete acknowledged", ""},

@@ -65,6 +65,8 @@ func TestStepsRegistered(t *testing.T) {
 		"StepCheckpointSaved": StepCheckpointSaved, "StepPositionConfirmed": StepPositionConfirmed,
 		"StepIdleSaved": StepIdleSaved, "StepIdleConfirmed": StepIdleConfirmed,
 		"StepPassWritten": StepPassWritten, "StepPassSaved": StepPassSaved,
+		"StepCopyEntryDone": StepCopyEntryDone, "StepDocumentsTombstoned": StepDocumentsTombstoned,
+		"StepRebuildRecorded": StepRebuildRecorded, "StepMappingRecorded": StepMappingRecorded,
 	}
 	for c := range consts {
 		v, ok := values[c]
