@@ -30,6 +30,7 @@ import (
 	"io"
 	"log"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -411,7 +412,7 @@ type pendingWrite struct {
 // reads the written persons' documents every pollEvery until it sees each
 // token.
 func followRate(ctx context.Context, db string, people *mongo.Collection, metrics string, rate float64, dur time.Duration, persons int) (FollowRun, error) {
-	const writers, pollEvery = 8, 50 * time.Millisecond
+	const pollEvery = 50 * time.Millisecond
 	r := FollowRun{Persons: persons, AskedRate: rate}
 	before, err := readMetrics(ctx, metrics)
 	if err != nil {
@@ -425,38 +426,6 @@ func followRate(ctx context.Context, db string, people *mongo.Collection, metric
 		lastSeen   time.Time
 		writeErr   error
 	)
-	conns := make([]*pgx.Conn, writers)
-	for i := range conns {
-		if conns[i], err = pgx.Connect(ctx, db); err != nil {
-			return r, err
-		}
-		defer conns[i].Close(ctx)
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func(conn *pgx.Conn) {
-			defer wg.Done()
-			for i := range jobs {
-				id := int32(1001 + i%persons)
-				token := fmt.Sprintf("w%.0f-%d", rate, i)
-				if _, err := conn.Exec(ctx, "UPDATE person SET last_name = $1 WHERE id = $2", token, id); err != nil {
-					mu.Lock()
-					writeErr = err
-					mu.Unlock()
-					continue
-				}
-				now := time.Now()
-				mu.Lock()
-				if _, ok := pending[id]; ok {
-					superseded++
-				}
-				pending[id] = pendingWrite{token, now}
-				mu.Unlock()
-			}
-		}(conns[w])
-	}
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	var polls []time.Duration
@@ -512,16 +481,22 @@ func followRate(ctx context.Context, db string, people *mongo.Collection, metric
 
 	start := time.Now()
 	total := int(rate * dur.Seconds())
-	for i := range total {
-		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-		if d := time.Until(due); d > 0 {
-			time.Sleep(d)
+	written, err := offer(ctx, db, rate, total, func(ctx context.Context, conn *pgx.Conn, i int, _ *rand.Rand) error {
+		id := int32(1001 + i%persons)
+		token := fmt.Sprintf("w%.0f-%d", rate, i)
+		if _, err := conn.Exec(ctx, "UPDATE person SET last_name = $1 WHERE id = $2", token, id); err != nil {
+			return err
 		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	written := time.Since(start)
+		now := time.Now()
+		mu.Lock()
+		if _, ok := pending[id]; ok {
+			superseded++
+		}
+		pending[id] = pendingWrite{token, now}
+		mu.Unlock()
+		return nil
+	})
+	writeErr = err
 	r.Load = loadAvg()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {

@@ -42,17 +42,11 @@ func BenchmarkCopyWorkers(b *testing.B) {
 	root := testenv.Root(b)
 	db := testenv.PostgresDB(b, filepath.Join(root, "testdata", "examples", "seed.sql"),
 		filepath.Join(root, "cmd", "denorm", "testdata", "replica-identity-full.sql"))
-	testenv.Exec(b, db, fmt.Sprintf(`
-INSERT INTO person (id, first_name, last_name)
-SELECT 1000 + g, 'First' || g, 'Last ' || md5(g::text) FROM generate_series(1, %[1]d) g;
-INSERT INTO contact_detail (id, person_id, type_id, detail, extension)
-SELECT 1000 + g, 1000 + (g + 1) / 2, 1 + g %% 3, 'detail-' || g || '@example.com', CASE WHEN g %% 4 = 0 THEN g %% 10000 END
-FROM generate_series(1, 2 * %[1]d) g;
-INSERT INTO address (id, person_id, type_id, line1, line2, city, state, zip)
-SELECT 1000 + g, 1000 + (g * 2 + 2) / 3, 1 + g %% 2, g || ' Main Street', CASE WHEN g %% 3 = 0 THEN 'Unit ' || g %% 100 END,
-       'Springfield', 'ZZ', 10000 + g %% 90000
-FROM generate_series(1, (3 * %[1]d) / 2) g;
-ANALYZE;`, persons))
+	sql, err := os.ReadFile(filepath.Join(root, "bench", "persons.sql"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	testenv.Exec(b, db, fmt.Sprintf(string(sql), persons)+"\nANALYZE;")
 	mapping := filepath.Join(root, "mappings", "examples", "person.yaml")
 	src, plan := sourcePlan(b, db, mapping)
 	for _, into := range []string{"ferretdb", "discard"} {
