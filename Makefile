@@ -29,7 +29,7 @@ help:
 	@echo "make build       build bin/denorm"
 	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
 	@echo "make deps        install PostgreSQL and Chromium if missing (root, apt), then tools"
-	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)'), the fuzzer for DIFFTEST_TIME=$(DIFFTEST_TIME); under 10 minutes on 2 cores"
+	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)'), the fuzzer for DIFFTEST_TIME=$(DIFFTEST_TIME); about 10 minutes on 2 cores"
 	@echo "make test-long   make test with the long randomized rounds at full length (DENORM_TEST_LONG=1) and the fuzzer for LONG_DIFFTEST_TIME=$(LONG_DIFFTEST_TIME)"
 	@echo "make test-poison the quick packages and migrate on the examples and Pagila with reused memory poisoned (-tags denorm_poison)"
 	@echo "make crash       sync killed at every crash point, both methods, for CRASHTIME (default 30m); SEED=N replays one seed"
