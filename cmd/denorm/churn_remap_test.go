@@ -50,7 +50,7 @@ func TestChurnRoundsRemapSlotLoss(t *testing.T) {
 				Tables:  file.Tables(),
 				SQL:     []string{filepath.Join(root, "testdata", "examples", "seed.sql"), filepath.Join(root, identityFull)},
 				Ignore:  []string{load.RecordCollection},
-				Seeds:   1,
+				Seeds:   2,
 				Rounds:  6,
 				Step:    rm.step,
 				Migrate: func(ctx context.Context, r *churn.Run, target string) error {
