@@ -126,10 +126,13 @@ func (j *Job) HonourPause(ctx context.Context, notice func(string)) error {
 		return nil
 	}
 	for {
-		j.pauseLooked = time.Now()
 		asked, by, err := leaseLive(ctx, j.store, PauseRequestID(j.ID))
-		if err != nil || !asked {
-			return err
+		if err != nil {
+			return err // looked again at the next call: a retry reads it
+		}
+		j.pauseLooked = time.Now()
+		if !asked {
+			return nil
 		}
 		if notice != nil {
 			notice(fmt.Sprintf("job %s: paused, as %s asked", j.ID, by))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/extract"
+	"github.com/denorm/denorm/load"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -110,8 +111,10 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 		}
 		if b := st.batch; b != nil && !b.empty() {
 			// A process that asked the job to pause (verify --repair)
-			// writes meanwhile: the batch waits (job/pause.go).
-			if err := s.job.HonourPause(ctx, s.opt.Info); err != nil {
+			// writes meanwhile: the batch waits (job/pause.go). The look
+			// reads the target: a failure there is a target failure,
+			// retried as the batch's writes are, the stream kept open.
+			if err := load.Retry(ctx, s.retryPolicy(), func() error { return s.job.HonourPause(ctx, s.opt.Info) }); err != nil {
 				return progressed, err
 			}
 			s.opt.Debug(StepBatchReceived, "transactions", len(b.xids), "rows", b.rows, "end", b.end)
