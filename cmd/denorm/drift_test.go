@@ -142,29 +142,19 @@ func TestDriftOnline(t *testing.T) {
 // until halted: persons 1001-1750 renamed and their addresses changed,
 // comments of posts 101-850 added, edited and deleted.
 type driftWriter struct {
-	db   string
-	rng  *rand.Rand
-	stop chan struct{}
-	done chan struct{}
-	txs  atomic.Int64
-	mu   sync.Mutex
-	err  error
+	db  string
+	rng *rand.Rand
+	background
+	txs atomic.Int64
+	mu  sync.Mutex
+	err error
 }
 
 func startDriftWriter(t *testing.T, db string, seed uint64) *driftWriter {
-	w := &driftWriter{db: db, rng: rand.New(rand.NewPCG(seed, 1)), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &driftWriter{db: db, rng: rand.New(rand.NewPCG(seed, 1)), background: newBackground()}
 	go w.run()
 	t.Cleanup(w.halt)
 	return w
-}
-
-func (w *driftWriter) halt() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
 }
 
 func (w *driftWriter) run() {

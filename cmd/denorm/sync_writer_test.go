@@ -28,8 +28,7 @@ type seedWriter struct {
 	rng    *rand.Rand
 	pause  time.Duration
 	maxOps int
-	stop   chan struct{}
-	done   chan struct{}
+	background
 	txs    atomic.Int64
 	failed atomic.Int64
 	nextID int64
@@ -56,20 +55,31 @@ ANALYZE;`, n))
 func startSeedWriter(t testing.TB, db string, seed uint64, pause time.Duration, maxOps int) *seedWriter {
 	t.Helper()
 	w := &seedWriter{db: db, rng: rand.New(rand.NewPCG(seed, 7)), pause: pause, maxOps: maxOps,
-		stop: make(chan struct{}), done: make(chan struct{}), nextID: 1_000_000}
+		background: newBackground(), nextID: 1_000_000}
 	go w.run()
 	t.Cleanup(w.halt)
 	return w
 }
 
-// halt stops the writer and waits for its last transaction to end.
-func (w *seedWriter) halt() {
+// background is a test's goroutine that runs until halted: it watches
+// stop and closes done when it returns (the writers of the sync tests).
+type background struct {
+	stop, done chan struct{}
+}
+
+func newBackground() background {
+	return background{stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// halt stops the goroutine and waits for it to return (its last
+// transaction ended); a second halt only waits.
+func (b *background) halt() {
 	select {
-	case <-w.stop:
+	case <-b.stop:
 	default:
-		close(w.stop)
+		close(b.stop)
 	}
-	<-w.done
+	<-b.done
 }
 
 func (w *seedWriter) run() {

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,18 +37,8 @@ func BenchmarkSyncCeiling(b *testing.B) {
 	if testing.Short() {
 		b.Skip("integration benchmark")
 	}
-	env := func(name string, def int) int {
-		if s := os.Getenv(name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				b.Fatalf("%s=%q: not a positive number", name, s)
-			}
-			return n
-		}
-		return def
-	}
-	customers := env("DENORM_BENCH_CEILING_CUSTOMERS", 20_000)
-	changes := env("DENORM_BENCH_CEILING_CHANGES", 5_000)
+	customers := benchEnv(b, "DENORM_BENCH_CEILING_CUSTOMERS", 20_000)
+	changes := benchEnv(b, "DENORM_BENCH_CEILING_CHANGES", 5_000)
 	regions := customers * 2 / 25 // 12.5 customers a region
 	root := testenv.Root(b)
 	sql, err := os.ReadFile(filepath.Join(root, "bench", "ceiling.sql"))

@@ -31,14 +31,7 @@ func BenchmarkCopyWorkers(b *testing.B) {
 	if testing.Short() {
 		b.Skip("integration benchmark")
 	}
-	persons := 100_000
-	if s := os.Getenv("DENORM_BENCH_COPY_PERSONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("DENORM_BENCH_COPY_PERSONS=%q: not a positive number", s)
-		}
-		persons = n
-	}
+	persons := benchEnv(b, "DENORM_BENCH_COPY_PERSONS", 100_000)
 	root := testenv.Root(b)
 	db := testenv.PostgresDB(b, filepath.Join(root, "testdata", "examples", "seed.sql"),
 		filepath.Join(root, "cmd", "denorm", "testdata", "replica-identity-full.sql"))
@@ -108,4 +101,18 @@ func (d *discard) Reopen(ctx context.Context) (load.Target, error) {
 		return nil, err
 	}
 	return &discard{Target: t, docs: d.docs}, nil
+}
+
+// benchEnv is the positive number the environment variable name gives a
+// benchmark, def when it is unset.
+func benchEnv(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: not a positive number", name, s)
+	}
+	return n
 }
