@@ -22,8 +22,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 	var target, jobName, format, source string
 	var maxWALMiB int64
 	cmd := &cobra.Command{
-		Use:   "status --target TARGET [--job NAME] [--format text|json]",
-		Short: "Show the migration jobs saved in a target: state, progress, what to run next",
+		Use:     "status --target TARGET [--job NAME] [--format text|json]",
+		Example: statusExamples,
+		Short:   "Show the migration jobs saved in a target: state, progress, what to run next",
 		Long: `status lists every job whose checkpoints the target holds (see 'denorm migrate
 --help', --job): its state, the progress of each collection, the time of the last
 checkpoint, and the command to run next. With --job, only that job (and its
