@@ -43,7 +43,7 @@ percentage and the time left come from the catalog's row estimates and this
 run's rate, and are estimates.
 
 --format json prints one JSON document (schemaVersion 1; its fields are
-listed in the README, "denorm status --format json"), for schedulers and
+listed in docs/sync.md, "Status"), for schedulers and
 scripts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -218,7 +218,7 @@ func holderText(h *load.LeaseHolder) string {
 }
 
 // The JSON status (status --format json), schemaVersion 1. Fields are
-// only ever added; README.md lists them.
+// only ever added; docs/sync.md ("Status") lists them.
 type statusJSON struct {
 	SchemaVersion int       `json:"schemaVersion"`
 	Target        string    `json:"target"`
