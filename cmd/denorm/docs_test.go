@@ -206,9 +206,19 @@ func TestDocsLinks(t *testing.T) {
 		others[path] = p
 		return p.anchors
 	}
+	// The other Markdown of the repository that links into the docs is
+	// checked too (not testdata/pagila/README.md: Pagila's own).
+	linking := map[string]*docPage{}
+	for name, p := range pages {
+		linking[name] = p
+	}
+	for _, name := range []string{"SECURITY.md", "mappings/README.md", "testdata/examples/README.md"} {
+		linking[name] = readDocPage(t, root, name)
+		others[name] = linking[name]
+	}
 	checked := 0
-	for _, name := range sortedKeys(pages) {
-		p := pages[name]
+	for _, name := range sortedKeys(linking) {
+		p := linking[name]
 		for _, l := range p.links {
 			path, frag, ok := resolveLink(name, l.target)
 			if !ok {
