@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -748,4 +749,69 @@ func TestHelpExamples(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+// TestReadmeWalk runs the README's five-minute walk as a new user would:
+// every "$ denorm" line of its console blocks, in order, with SRC the
+// bundled example database (seed.sql) and DST a FerretDB database, in an
+// empty directory, and the UPDATE the README makes before sync. Each
+// command must exit 0 and print what the README shows of it.
+func TestReadmeWalk(t *testing.T) {
+	src := seedDB(t)
+	testenv.Exec(t, src, "ANALYZE")
+	dst, _ := testenv.MongoDB(t)
+	_, pages := docPages(t)
+	t.Chdir(t.TempDir())
+	want := map[string][]string{
+		"validate": {"shop.yaml: valid against the source database (7 collections)"},
+		"plan":     {"total: 19 documents", "0 over the size limit, 0 dangling references", "indexes migrate creates:"},
+		"migrate":  {"bucket collections count pages as documents (comments: 4 pages of 252 rows)", "target: " + dst},
+		"verify":   {"result: identical"},
+		"sync":     {"sync job shop (diff): current as of"},
+	}
+	ran := map[string]bool{}
+	for _, c := range commandLinesOf(t, pages["README.md"]) {
+		args := make([]string, len(c.args))
+		for i, a := range c.args {
+			args[i] = strings.NewReplacer("$SRC", src, "$DST", dst).Replace(a)
+		}
+		if args[0] == "sync" {
+			testenv.Exec(t, src, "UPDATE person SET last_name = 'Andersson' WHERE id = 1")
+		}
+		code, out, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: denorm %s: exit %d\n%s%s", c.where, strings.Join(c.args, " "), code, out, errs)
+		}
+		ran[args[0]] = true
+		if slices.Contains(args, "-o") {
+			continue // a report written to a file
+		}
+		for _, w := range want[args[0]] {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: denorm %s does not print %q:\n%s", c.where, strings.Join(c.args, " "), w, out)
+			}
+		}
+		if args[0] == "sync" && !regexp.MustCompile(`(?m)^people\s+1\s+0\s+1$`).MatchString(out) {
+			t.Errorf("sync did not write the one changed person:\n%s", out)
+		}
+	}
+	for _, cmd := range []string{"advise", "validate", "plan", "migrate", "verify", "sync"} {
+		if !ran[cmd] {
+			t.Errorf("the README's walk has no %s step", cmd)
+		}
+	}
+	if _, err := os.Stat("plan.html"); err != nil {
+		t.Errorf("plan --format html: %v", err)
+	}
+}
+
+// commandLinesOf is commandLines, failing the test on a block marked
+// not-a-test (the README's walk has none).
+func commandLinesOf(t *testing.T, p *docPage) []docCommand {
+	t.Helper()
+	lines, skipped := commandLines(p)
+	if skipped > 0 {
+		t.Errorf("%s: %d blocks marked not-a-test", p.path, skipped)
+	}
+	return lines
 }
