@@ -450,7 +450,7 @@ svg.model path.m-arrow{fill:none;stroke:#5a6478;stroke-width:1.5}svg.model path.
 func (d *Diagram) WriteSVG(w io.Writer) error {
 	e := html.EscapeString
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="model" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="document model">`+"\n", d.W, d.H, d.W, d.H)
+	fmt.Fprintf(&b, `<svg class="model" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="document model">`+"\n", d.W, d.H, d.W, d.H)
 	b.WriteString(`<defs><marker id="m-head" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#5a6478"/></marker>` +
 		`<marker id="m-head-ids" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#b26a00"/></marker></defs>` + "\n")
 	// The legend: each label after its symbol.
@@ -536,8 +536,22 @@ func writeDiamond(b *strings.Builder, x, y int) {
 	fmt.Fprintf(b, `<path class="m-shard" d="M%d,%d l4,4 l-4,4 l-4,-4 z" fill="#d84315"/>`, x+4, y-4)
 }
 
-// ModelSVG lays out m and writes it as one <svg> element (Layout, WriteSVG).
+// ModelSVG lays out m and writes it as one <svg> element (Layout,
+// WriteSVG), for an HTML page that styles it with diagramCSS.
 func ModelSVG(w io.Writer, m *Model) error { return Layout(m).WriteSVG(w) }
+
+// WriteModelSVG writes m's diagram as a standalone SVG file: the element
+// with its namespace and its style.
+func WriteModelSVG(w io.Writer, m *Model) error {
+	var b strings.Builder
+	if err := ModelSVG(&b, m); err != nil {
+		return err
+	}
+	svg := strings.Replace(b.String(), `<svg class="model" `, `<svg xmlns="http://www.w3.org/2000/svg" class="model" `, 1)
+	i := strings.Index(svg, ">\n") + 2
+	_, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+svg[:i]+"<style>\n"+diagramCSS+"</style>\n"+svg[i:])
+	return err
+}
 
 // WriteModelPage writes m's diagram as a self-contained HTML page (no
 // script, no network) titled title: what advise --diagram writes.
