@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"html"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,6 +117,14 @@ func checkDiagram(t *testing.T, bin, src, mapping, dir string) {
 	if code, out, errs := runCLI(t, "plan", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--format", "json", "--output", js); code != 0 {
 		t.Fatalf("plan json exit %d\n%s%s", code, out, errs)
 	}
+	wantBoxes, wantArrows := planModel(t, js)
+	checkDiagramPage(t, bin, page, name, wantBoxes, wantArrows)
+}
+
+// planModel reads plan's JSON report: the collections, and the
+// references and id arrays as "collection.field -> collection".
+func planModel(t *testing.T, js string) (wantBoxes, wantArrows []string) {
+	t.Helper()
 	raw, err := os.ReadFile(js)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +133,6 @@ func checkDiagram(t *testing.T, bin, src, mapping, dir string) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	var wantBoxes, wantArrows []string
 	for _, c := range rep.Collections {
 		if !slices.Contains(wantBoxes, c.Name) {
 			wantBoxes = append(wantBoxes, c.Name)
@@ -131,6 +141,13 @@ func checkDiagram(t *testing.T, bin, src, mapping, dir string) {
 			wantArrows = append(wantArrows, fmt.Sprintf("%s.%s -> %s", c.Name, strings.TrimSuffix(r.Path, "[]"), r.Collection))
 		}
 	}
+	return wantBoxes, wantArrows
+}
+
+// checkDiagramPage checks page's diagram in Chromium against the
+// collections and arrows wanted (see checkDiagram).
+func checkDiagramPage(t *testing.T, bin, page, name string, wantBoxes, wantArrows []string) {
+	t.Helper()
 	got := measureInBrowser(t, bin, page)
 	var gotBoxes, gotArrows []string
 	box := map[string]int{}
@@ -261,4 +278,59 @@ func TestModelDiagramRendersPagila(t *testing.T) {
 	bin := chromium(t)
 	db := pagilaDB(t)
 	checkDiagram(t, bin, db, filepath.Join(testenv.Root(t), "mappings", "examples", "pagila.yaml"), t.TempDir())
+}
+
+// TestAdviseDiagram drafts a mapping of the examples' database with
+// advise --diagram, as an HTML page and as an SVG file, and checks the
+// page in Chromium against plan's reading of the draft: every collection
+// and every reference and id array drawn, nothing overlapping.
+func TestAdviseDiagram(t *testing.T) {
+	bin := chromium(t)
+	src := seedDB(t)
+	dir := t.TempDir()
+	draft, page, svg := filepath.Join(dir, "draft.yaml"), filepath.Join(dir, "draft.html"), filepath.Join(dir, "draft.svg")
+	for _, out := range []string{page, svg} {
+		if code, stdout, errs := runCLI(t, "advise", "-q", "--source", src, "--output", draft, "--diagram", out); code != 0 {
+			t.Fatalf("advise exit %d\n%s%s", code, stdout, errs)
+		}
+	}
+	js := filepath.Join(dir, "draft.json")
+	if code, out, errs := runCLI(t, "plan", "-q", "--progress", "none", "--mapping", draft, "--source", src, "--format", "json", "--output", js); code != 0 {
+		t.Fatalf("plan json exit %d\n%s%s", code, out, errs)
+	}
+	wantBoxes, wantArrows := planModel(t, js)
+	if len(wantBoxes) < 5 || len(wantArrows) < 3 {
+		t.Fatalf("the draft has %d collections and %d references: too few for the test", len(wantBoxes), len(wantArrows))
+	}
+	checkDiagramPage(t, bin, page, "advise", wantBoxes, wantArrows)
+	// The SVG file: well-formed XML, one group per collection, one path
+	// per arrow.
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(raw))
+	groups, arrows := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", svg, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				switch a.Name.Local {
+				case "data-collection":
+					groups++
+				case "data-from":
+					arrows++
+				}
+			}
+		}
+	}
+	if groups != len(wantBoxes) || arrows != len(wantArrows) {
+		t.Errorf("%s draws %d collections and %d arrows, want %d and %d", svg, groups, arrows, len(wantBoxes), len(wantArrows))
+	}
 }
