@@ -244,6 +244,8 @@ func TestModelDiagramRendersExamples(t *testing.T) {
 	if n != 8 {
 		t.Errorf("%d example mappings drawn, want the 8 bundled with the examples' database", n)
 	}
+	// The README's picture (scripts/screenshot.sh).
+	checkDiagram(t, bin, src, filepath.Join(testenv.Root(t), "docs", "images", "model.yaml"), dir)
 	hostile := filepath.Join(dir, "hostile.yaml")
 	if err := os.WriteFile(hostile, []byte(`version: 1
 collections:

@@ -197,17 +197,18 @@ func boxContent(mc *ModelCollection) *DiagramBox {
 					y += dgRowH
 					continue
 				}
-				if f.Index || f.Shard {
-					mx := x + 5
+				// The marks before the name: a diamond, then a key.
+				tx := x + dgMarkW
+				mx := x + 5
+				if f.Shard {
+					b.Marks = append(b.Marks, DiagramMark{X: mx - 3, Y: y + dgRowH/2, Shard: true})
 					if f.Index {
-						b.Marks = append(b.Marks, DiagramMark{X: mx, Y: y + dgRowH/2, Unique: f.Unique})
+						mx += 10
+						tx += 10
 					}
-					if f.Shard {
-						if f.Index {
-							mx -= dgMarkW / 2 // left of the key
-						}
-						b.Marks = append(b.Marks, DiagramMark{X: mx, Y: y + dgRowH/2, Shard: true})
-					}
+				}
+				if f.Index {
+					b.Marks = append(b.Marks, DiagramMark{X: mx, Y: y + dgRowH/2, Unique: f.Unique})
 				}
 				text := f.Name
 				switch f.Kind {
@@ -232,7 +233,7 @@ func boxContent(mc *ModelCollection) *DiagramBox {
 				if nested {
 					y += 2
 				}
-				add(x+dgMarkW, y+13, text, "field", pxField, nested)
+				add(tx, y+13, text, "field", pxField, nested)
 				b.fieldY[f.Path] = y + dgRowH/2
 				y += dgRowH
 				var stat string
