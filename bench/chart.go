@@ -93,8 +93,8 @@ type Chart struct {
 }
 
 const (
-	chartW      = 980
-	chartLabelW = 280 // bar labels, right-aligned before the bars
+	chartW      = 1020
+	chartLabelW = 320 // bar labels, right-aligned before the bars
 	chartBarMax = 400 // the longest bar of a group
 	chartBarH   = 16
 	chartRowH   = 22
@@ -230,7 +230,7 @@ func layoutChart(rep *Report) *Chart {
 // memoryLabels name the runs in the memory group.
 var memoryLabels = map[string]string{
 	"A": "person: migrate", "V": "person: verify", "P": "person: plan", "D": "person: migrate into FerretDB",
-	"F1": "person: migrate (F1)", "F4": "person: migrate 4x the data (F4)",
+	"F1": "person: migrate (F1)", "F4": "person: 4x the data (F4)",
 	"blogA": "blog: migrate", "blogQ": "blog: migrate a quarter", "wideA": "wide: migrate", "wideQ": "wide: migrate a quarter",
 	"Kint": "keys: integer", "Kpair": "keys: two integers", "Kuuid": "keys: uuid",
 }

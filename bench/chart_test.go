@@ -77,6 +77,10 @@ func TestChartOfCommittedResults(t *testing.T) {
 		}
 		for _, b := range g.Bars {
 			drawn[b.Series] = true
+			// 7 px a character at 12 px is wide for the fonts used.
+			if len(b.Label)*7 > chartLabelW-10 {
+				t.Errorf("label %q is too long for the label column (%d px)", b.Label, chartLabelW)
+			}
 			if want := int(math.Round(chartBarMax * b.Value / top)); b.W != want {
 				t.Errorf("%s: bar %s is %d px for %g (group's largest %g), want %d", g.Title, b.Series, b.W, b.Value, top, want)
 			}
