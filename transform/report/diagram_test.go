@@ -171,7 +171,7 @@ func checkLayout(t *testing.T, m *Model, d *Diagram) {
 }
 
 func TestDiagramLayout(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7, 16, 23} {
+	for _, n := range []int{0, 1, 2, 3, 7, 16, 23} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			m := bigModel(n)
 			d := Layout(m)
