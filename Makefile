@@ -21,7 +21,7 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
 
-.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-micro lint clean release image check-image man
+.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-chart bench-micro screenshots lint clean release image check-image man
 
 all: build
 
@@ -38,6 +38,8 @@ help:
 	@echo "make fuzz        the differential fuzzer for FUZZTIME (default 30m); SEED=N replays one case"
 	@echo "make demo        migrate testdata/examples/seed.sql with the person mapping and print the documents"
 	@echo "make bench       side-by-side benchmark (bench/results.json); SCALE=N persons"
+	@echo "make bench-chart docs/images/bench.svg from bench/results.json, without running the benchmark"
+	@echo "make screenshots docs/images/model.png: the model diagram of docs/images/model.yaml on the examples' database"
 	@echo "make bench-micro Go micro-benchmarks"
 	@echo "make lint        gofmt check and go vet"
 	@echo "make release     static binaries for linux and darwin (amd64, arm64), man pages, OCI image, SHA256SUMS in dist/"
@@ -136,6 +138,16 @@ demo: deps build
 # SYNC_CEILING_SECONDS=, SYNC_CEILING_START=, SYNC_CEILING_MAX= tune it.
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
+
+# The benchmark chart (docs/images/bench.svg) from the committed bench/results.json,
+# without running the benchmark (make bench writes it too).
+bench-chart:
+	$(GO) run ./bench -chart-only
+
+# The README's picture of the document model (scripts/screenshot.sh): plan --format html
+# of docs/images/model.yaml on testdata/examples/seed.sql, photographed by headless Chromium.
+screenshots: deps build
+	scripts/testenv.sh scripts/screenshot.sh
 
 # Go micro-benchmarks of single stages.
 bench-micro: deps build

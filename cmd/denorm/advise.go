@@ -22,6 +22,7 @@ type adviseOptions struct {
 	schema      string
 	output      string
 	report      string
+	diagram     string
 	numeric     string
 	maxFanout   int64
 }
@@ -29,7 +30,7 @@ type adviseOptions struct {
 func newAdviseCmd(g *globals) *cobra.Command {
 	o := &adviseOptions{}
 	cmd := &cobra.Command{
-		Use:     "advise --source URL [--schema S] [--output FILE] [--report FILE.md]",
+		Use:     "advise --source URL [--schema S] [--output FILE] [--report FILE.md] [--diagram FILE.html|FILE.svg]",
 		Example: adviseExamples,
 		Short:   "Draft a mapping file from the database's schema and data statistics",
 		Long: `advise reads the schema's catalog (primary keys, foreign keys, unique
@@ -51,7 +52,10 @@ reason and numbers:
 
 Columns named like secrets (password, token, hash, secret, salt, api_key)
 and tsvector columns are left out, each with a comment. --report writes the
-choices as a Markdown table as well.
+choices as a Markdown table as well. --diagram draws the drafted document
+model (collections, what they embed, references and id arrays as arrows,
+indexed and shard key fields) as a self-contained HTML page, or an SVG
+file when its name ends in .svg; plan --format html draws it with sizes.
 
 The draft's header says its fan-out, counted on the data: how many
 documents one change of a row makes sync rewrite (p50/p99/max/mean), for
@@ -72,6 +76,7 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 	f.StringVar(&o.schema, "schema", "public", "the schema to draft a mapping for")
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
 	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")
+	f.StringVar(&o.diagram, "diagram", "", "also draw the drafted document model to this file: an HTML page, or SVG when the name ends in .svg")
 	f.Int64Var(&o.maxFanout, "max-fanout", mappings.DefaultMaxFanout, "flag a table one change of whose rows can make sync rewrite more documents than this, in the draft's fan-out comment, on stderr and in --report; 0 flags none")
 	f.StringVar(&o.numeric, "numeric", "", "numeric mode to write in the file: decimal (default of the format), double or string")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
@@ -119,6 +124,11 @@ func runAdvise(ctx context.Context, g *globals, o *adviseOptions) error {
 	if o.report != "" {
 		if err := os.WriteFile(o.report, []byte(advise.Report(o.schema, append(slices.Clip(choices), fanoutChoices(fan, o.maxFanout)...))), 0o644); err != nil {
 			return fmt.Errorf("advise report: %w", err)
+		}
+	}
+	if o.diagram != "" {
+		if err := writeAdviseDiagram(ctx, snap, o.schema, text, o.diagram); err != nil {
+			return err
 		}
 	}
 	for _, t := range fan {
