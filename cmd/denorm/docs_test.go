@@ -25,14 +25,6 @@ import (
 // pages say is kept true by the suite. They read the repository's Markdown
 // only and need no server, except TestDocsMappingsValidate.
 
-// pendingImages are images the README shows that another change of issue
-// 28 commits (the model diagram and the benchmark chart): while one is
-// missing it is logged, not failed. Empty this list once they are in.
-var pendingImages = map[string]bool{
-	"docs/images/model.png": true,
-	"docs/images/bench.svg": true,
-}
-
 // docPage is one Markdown file of the docs, parsed just enough: headings
 // (as anchors), links outside code, and fenced code blocks.
 type docPage struct {
@@ -231,10 +223,6 @@ func TestDocsLinks(t *testing.T) {
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(path))); err != nil {
-				if l.image && pendingImages[path] {
-					t.Logf("%s:%d: image %s is not committed yet (pendingImages)", name, l.line, path)
-					continue
-				}
 				t.Errorf("%s:%d: link %s: no file %s", name, l.line, l.target, path)
 				continue
 			}
