@@ -45,8 +45,10 @@ type syncMetrics struct {
 	retained    prometheus.Gauge
 	behind      prometheus.Gauge
 	spent       *prometheus.CounterVec
-	reg         *prometheus.Registry
-	srv         *http.Server
+	// collectors are what reg holds besides the process collector.
+	collectors []prometheus.Collector
+	reg        *prometheus.Registry
+	srv        *http.Server
 
 	mu sync.Mutex // guards what the lag gauge reads
 	// applied is the lag of the last batch applied; pending, when set,
@@ -119,7 +121,8 @@ func newSyncMetrics(job, method string) *syncMetrics {
 	}
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
 		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
-	m.reg = newRegistry(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.fanout, m.lastSuccess, m.retained, m.behind, m.spent)
+	m.collectors = []prometheus.Collector{m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.fanout, m.lastSuccess, m.retained, m.behind, m.spent}
+	m.reg = newRegistry(m.collectors...)
 	return m
 }
 

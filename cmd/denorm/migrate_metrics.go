@@ -29,8 +29,10 @@ type migrateMetrics struct {
 	progress     prometheus.Gauge
 	estimated    prometheus.Gauge
 	lastProgress prometheus.Gauge
-	reg          *prometheus.Registry
-	srv          *http.Server
+	// collectors are what reg holds besides the process collector.
+	collectors []prometheus.Collector
+	reg        *prometheus.Registry
+	srv        *http.Server
 
 	// src is the source whose connections' bytes are read (set once the
 	// snapshot is open); wrote counts the target's bytes (load.Options.Written).
@@ -99,7 +101,8 @@ func newMigrateMetrics(job string) *migrateMetrics {
 	m.snapshotAge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_migrate_snapshot_age_seconds",
 		Help: "Lag behind the source: seconds since the source snapshot the run reads was taken (documents written reflect the source as of then); 0 before it is open.", ConstLabels: labels}, m.snapshotAgeNow)
 	m.eta.Set(-1)
-	m.reg = newRegistry(m.rows, m.written, m.rejects, m.bytesRead, m.bytesWritten, m.snapshotAge, m.eta, m.progress, m.estimated, m.lastProgress)
+	m.collectors = []prometheus.Collector{m.rows, m.written, m.rejects, m.bytesRead, m.bytesWritten, m.snapshotAge, m.eta, m.progress, m.estimated, m.lastProgress}
+	m.reg = newRegistry(m.collectors...)
 	return m
 }
 
