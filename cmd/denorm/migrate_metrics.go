@@ -52,9 +52,11 @@ type migrateMetrics struct {
 // entryMetrics is one collection entry of the plan as the metrics know it.
 type entryMetrics struct {
 	collection, table string
-	estimate          int64 // the root table's row estimate (-1: unknown)
-	heard             bool
-	last              pipeline.Stats // what the counters hold of it (this run's part)
+	// label is the table's label: schema.table, as sync's
+	label    string
+	estimate int64 // the root table's row estimate (-1: unknown)
+	heard    bool
+	last     pipeline.Stats // what the counters hold of it (this run's part)
 }
 
 // serveMigrateMetrics starts serving migrate's metrics on addr until close.
@@ -73,7 +75,7 @@ func newMigrateMetrics(job string) *migrateMetrics {
 	labels := prometheus.Labels{"job_name": job}
 	m := &migrateMetrics{
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_migrate_rows_read_total",
-			Help: "Source rows read by this run, by table: the root rows of each collection (a bucket collection: its item rows); the rows of embedded tables are read with them.", ConstLabels: labels}, []string{"table"}),
+			Help: "Source rows read by this run, by table (schema.table): the root rows of each collection (a bucket collection: its item rows); the rows of embedded tables are read with them.", ConstLabels: labels}, []string{"table"}),
 		written: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_migrate_documents_written_total",
 			Help: "Documents this run wrote that the target acknowledged, by collection (a bucket collection: its pages).", ConstLabels: labels}, []string{"collection"}),
 		rejects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_migrate_rejects_total",
@@ -123,7 +125,8 @@ func (m *migrateMetrics) opened(snap *extract.Snapshot, plan *mappings.Plan) {
 	m.taken = snap.Taken
 	m.entries = m.entries[:0]
 	for _, cp := range plan.Collections {
-		m.entries = append(m.entries, &entryMetrics{collection: cp.Name, table: cp.Root.Table.Name, estimate: cp.Root.Table.Estimate})
+		t := cp.Root.Table
+		m.entries = append(m.entries, &entryMetrics{collection: cp.Name, table: t.Name, label: t.Schema + "." + t.Name, estimate: t.Estimate})
 	}
 	m.estimate()
 }
@@ -173,7 +176,7 @@ func (m *migrateMetrics) count(s pipeline.Stats) {
 		m.taken = s.Snapshot
 	}
 	if d := s.RunRows() - e.last.RunRows(); d > 0 {
-		m.rows.WithLabelValues(s.Table).Add(float64(d))
+		m.rows.WithLabelValues(e.label).Add(float64(d))
 	}
 	if d := s.RunWritten() - e.last.RunWritten(); d > 0 {
 		m.written.WithLabelValues(s.Collection).Add(float64(d))
@@ -183,7 +186,7 @@ func (m *migrateMetrics) count(s pipeline.Stats) {
 	}
 	// The series exist from the first update on, at 0 when nothing was
 	// read, written or rejected yet.
-	m.rows.WithLabelValues(s.Table)
+	m.rows.WithLabelValues(e.label)
 	m.written.WithLabelValues(s.Collection)
 	m.rejects.WithLabelValues(s.Collection)
 	e.last, e.heard = s, true
@@ -196,7 +199,7 @@ func (m *migrateMetrics) entry(s pipeline.Stats) *entryMetrics {
 			return e
 		}
 	}
-	e := &entryMetrics{collection: s.Collection, table: s.Table, estimate: s.Estimate}
+	e := &entryMetrics{collection: s.Collection, table: s.Table, label: s.Table, estimate: s.Estimate}
 	m.entries = append(m.entries, e)
 	return e
 }

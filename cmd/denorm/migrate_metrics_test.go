@@ -119,7 +119,7 @@ func TestMigrateMetrics(t *testing.T) {
 	for c := g.next(); c != nil; c = g.next() {
 		held++
 		fams := scrape(t, addr)
-		rows, _ := metricValue(fams, "denorm_migrate_rows_read_total", map[string]string{"table": "person"})
+		rows, _ := metricValue(fams, "denorm_migrate_rows_read_total", map[string]string{"table": "public.person"})
 		if mid == nil && rows >= 1000 && rows < 3000 {
 			mid = fams
 			time.Sleep(1100 * time.Millisecond) // past rateAfter: the next scrapes have an ETA
@@ -157,7 +157,7 @@ func TestMigrateMetrics(t *testing.T) {
 		x, _ := metricValue(fams, name, want)
 		return x
 	}
-	rows, docs, rej := v(mid, "denorm_migrate_rows_read_total", "table", "person"), v(mid, "denorm_migrate_documents_written_total", "collection", "people"), v(mid, "denorm_migrate_rejects_total", "collection", "people")
+	rows, docs, rej := v(mid, "denorm_migrate_rows_read_total", "table", "public.person"), v(mid, "denorm_migrate_documents_written_total", "collection", "people"), v(mid, "denorm_migrate_rejects_total", "collection", "people")
 	if docs <= 0 || rej <= 0 || docs+rej != rows {
 		t.Errorf("mid-run: %v rows read, %v documents written, %v rejected; want both > 0, adding up to the rows", rows, docs, rej)
 	}
@@ -196,7 +196,7 @@ func TestMigrateMetrics(t *testing.T) {
 		t.Fatalf("the summary counts %+v: the test wants rejects and documents", sum.Run)
 	}
 	for _, c := range sum.Collections {
-		if got := v(last, "denorm_migrate_rows_read_total", "table", c.Table); got != float64(c.Run.Rows) {
+		if got := v(last, "denorm_migrate_rows_read_total", "table", "public."+c.Table); got != float64(c.Run.Rows) {
 			t.Errorf("%s: %v rows read at the end, the summary says %d", c.Table, got, c.Run.Rows)
 		}
 		if got := v(last, "denorm_migrate_documents_written_total", "collection", c.Collection); got != float64(c.Run.Documents) {
@@ -215,8 +215,8 @@ func TestMigrateMetrics(t *testing.T) {
 	if bm, bl := v(mid, "denorm_migrate_target_bytes_written_total"), v(last, "denorm_migrate_target_bytes_written_total"); bl <= bm {
 		t.Errorf("bytes written did not grow: %v then %v", bm, bl)
 	}
-	t.Logf("mid-run: %v rows, %v documents, %v rejected, progress %.2f; ETAs %v; end: %+v, %v bytes read, %v written, snapshot %.2f s old", rows, docs, rej,
-		v(mid, "denorm_migrate_progress_ratio"), eta, sum.Run, v(last, "denorm_migrate_source_bytes_read_total"),
+	t.Logf("mid-run: %v rows, %v documents, %v rejected, progress %.2f; %d ETAs scraped, the last ones %.2f; end: %+v, %v bytes read, %v written, snapshot %.2f s old", rows, docs, rej,
+		v(mid, "denorm_migrate_progress_ratio"), len(eta), eta[max(0, len(eta)-3):], sum.Run, v(last, "denorm_migrate_source_bytes_read_total"),
 		v(last, "denorm_migrate_target_bytes_written_total"), v(last, "denorm_migrate_snapshot_age_seconds"))
 	if !strings.Contains(out, "people") {
 		t.Errorf("no summary printed:\n%s", out)
