@@ -209,7 +209,16 @@ func (m *migrateMetrics) entry(s pipeline.Stats) *entryMetrics {
 func (m *migrateMetrics) estimate() {
 	var total, read, runRows int64
 	unknown, done := false, true
-	for _, e := range m.entries {
+	// The entries are loaded in order: one not heard of before the last
+	// heard of was done by an earlier run of the job (the pipeline reports
+	// no progress of those).
+	lastHeard := -1
+	for i, e := range m.entries {
+		if e.heard {
+			lastHeard = i
+		}
+	}
+	for i, e := range m.entries {
 		n := e.estimate
 		if e.heard {
 			if e.last.Estimate > 0 {
@@ -220,6 +229,9 @@ func (m *migrateMetrics) estimate() {
 			if e.last.Done || e.last.Rows > n {
 				n = e.last.Rows
 			}
+		} else if i < lastHeard {
+			n = max(n, 0)
+			read += n
 		}
 		done = done && e.heard && e.last.Done
 		if n < 0 {

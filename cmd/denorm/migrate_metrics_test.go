@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/pipeline"
 )
 
 // freeAddr is a 127.0.0.1 address nothing listens on (now).
@@ -225,3 +226,65 @@ func TestMigrateMetrics(t *testing.T) {
 
 // metricsDocLimit is TestMigrateMetrics's --max-doc-size (bytes).
 const metricsDocLimit = 300
+
+// TestMigrateMetricsCounts: the counters count this run's work alone
+// (after a resume, not the earlier runs'), each batch once however often
+// the same figures are reported; the progress ratio counts the job's rows,
+// an entry done by an earlier run (of which the pipeline reports nothing)
+// included; the ETA is unknown (-1) until a rate is known, 0 once done.
+func TestMigrateMetricsCounts(t *testing.T) {
+	m := newMigrateMetrics("j")
+	m.entries = []*entryMetrics{
+		{collection: "a", table: "ta", label: "public.ta", estimate: 100},
+		{collection: "b", table: "tb", label: "public.tb", estimate: 300},
+		{collection: "c", table: "tc", label: "public.tc", estimate: -1},
+	}
+	read := func(name string, labels ...string) float64 {
+		fams, err := m.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			byName[f.GetName()] = f
+		}
+		want := map[string]string{"job_name": "j"}
+		for i := 0; i+1 < len(labels); i += 2 {
+			want[labels[i]] = labels[i+1]
+		}
+		v, _ := metricValue(byName, name, want)
+		return v
+	}
+	if e := read("denorm_migrate_eta_seconds"); e != -1 {
+		t.Errorf("ETA %v before any progress, want -1", e)
+	}
+	progress := m.hook(nil)
+	// Entry a was done by an earlier run; b resumes after 100 rows.
+	b := pipeline.Stats{Collection: "b", Table: "tb", Estimate: 300, Rows: 150, Written: 140, Failed: 10, PriorRows: 100, PriorWritten: 95, PriorFailed: 5}
+	progress(b)
+	progress(b) // the same figures again count nothing
+	if r, w, f := read("denorm_migrate_rows_read_total", "table", "public.tb"), read("denorm_migrate_documents_written_total", "collection", "b"), read("denorm_migrate_rejects_total", "collection", "b"); r != 50 || w != 45 || f != 5 {
+		t.Errorf("b: %v rows, %v documents, %v rejects; want this run's 50, 45, 5", r, w, f)
+	}
+	// 100 (a, done before) + 150 of 100 + 300 + c unknown (0).
+	if p := read("denorm_migrate_progress_ratio"); p != 250.0/400 {
+		t.Errorf("progress %v, want %v", p, 250.0/400)
+	}
+	if e := read("denorm_migrate_eta_seconds"); e != -1 {
+		t.Errorf("ETA %v with c's size unknown, want -1", e)
+	}
+	b.Rows, b.Written, b.Done = 300, 290, true
+	progress(b)
+	progress(pipeline.Stats{Collection: "c", Table: "tc", Estimate: -1, Rows: 7, Written: 7, Done: true})
+	m.final([]pipeline.Stats{{Collection: "a", Table: "ta", Estimate: 100, Rows: 100, Written: 100, PriorRows: 100, PriorWritten: 100, Done: true}, b,
+		{Collection: "c", Table: "tc", Estimate: -1, Rows: 7, Written: 7, Done: true}})
+	if r, w := read("denorm_migrate_rows_read_total", "table", "public.tb"), read("denorm_migrate_documents_written_total", "collection", "b"); r != 200 || w != 195 {
+		t.Errorf("b done: %v rows, %v documents; want 200, 195", r, w)
+	}
+	if r := read("denorm_migrate_rows_read_total", "table", "public.ta"); r != 0 {
+		t.Errorf("a, done before this run: %v rows read by it", r)
+	}
+	if p, e, n := read("denorm_migrate_progress_ratio"), read("denorm_migrate_eta_seconds"), read("denorm_migrate_rows_estimated"); p != 1 || e != 0 || n != 407 {
+		t.Errorf("done: progress %v, ETA %v, %v rows estimated; want 1, 0, 407", p, e, n)
+	}
+}
