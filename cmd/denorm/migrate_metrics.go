@@ -126,7 +126,12 @@ func (m *migrateMetrics) opened(snap *extract.Snapshot, plan *mappings.Plan) {
 	m.entries = m.entries[:0]
 	for _, cp := range plan.Collections {
 		t := cp.Root.Table
-		m.entries = append(m.entries, &entryMetrics{collection: cp.Name, table: t.Name, label: t.Schema + "." + t.Name, estimate: t.Estimate})
+		e := &entryMetrics{collection: cp.Name, table: t.Name, label: t.Schema + "." + t.Name, estimate: t.Estimate}
+		m.entries = append(m.entries, e)
+		// Every series exists from the start, at 0.
+		m.rows.WithLabelValues(e.label)
+		m.written.WithLabelValues(e.collection)
+		m.rejects.WithLabelValues(e.collection)
 	}
 	m.estimate()
 }
@@ -184,8 +189,8 @@ func (m *migrateMetrics) count(s pipeline.Stats) {
 	if d := s.RunFailed() - e.last.RunFailed(); d > 0 {
 		m.rejects.WithLabelValues(s.Collection).Add(float64(d))
 	}
-	// The series exist from the first update on, at 0 when nothing was
-	// read, written or rejected yet.
+	// (Series of entries the plan did not name exist from their first
+	// update on.)
 	m.rows.WithLabelValues(e.label)
 	m.written.WithLabelValues(s.Collection)
 	m.rejects.WithLabelValues(s.Collection)
