@@ -21,14 +21,15 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
 
-.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-chart bench-micro screenshots lint clean release image check-image man
+.PHONY: all help build tools deps demo-deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-chart bench-micro screenshots lint clean release image check-image man
 
 all: build
 
 help:
 	@echo "make build       build bin/denorm"
 	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
-	@echo "make deps        install PostgreSQL and Chromium if missing (root, apt), then tools"
+	@echo "make deps        install what the tests need if missing: PostgreSQL, Chromium, groff (root, apt), then tools"
+	@echo "make demo-deps   install only what make demo needs if missing: PostgreSQL (root, apt), then tools"
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)'), the fuzzer for DIFFTEST_TIME=$(DIFFTEST_TIME); about 10 minutes on 2 cores"
 	@echo "make test-long   make test with the long randomized rounds at full length (DENORM_TEST_LONG=1) and the fuzzer for LONG_DIFFTEST_TIME=$(LONG_DIFFTEST_TIME)"
 	@echo "make test-poison the quick packages and migrate on the examples and Pagila with reused memory poisoned (-tags denorm_poison)"
@@ -56,9 +57,17 @@ tools: bin/testserver
 bin/testserver: $(TESTSERVER_SRC)
 	cd tools/testserver && GOWORK=off $(GO) build -o ../../bin/testserver .
 
-# System packages the tests need (PostgreSQL, Chromium), then the test server.
+# System packages the tests need (PostgreSQL, Chromium, groff), then the test server.
 deps:
 	scripts/deps.sh
+	$(MAKE) tools
+
+# What the demo needs: the PostgreSQL server binaries (installed only when
+# missing, which needs root) and the test server. Not Chromium (290 MB) nor
+# groff, which only tests use: without root, with PostgreSQL present, the
+# demo runs whatever else is missing (TestMakeDemoDeps).
+demo-deps:
+	scripts/pg.sh install
 	$(MAKE) tools
 
 # The differential fuzzer (cmd/denorm TestDifftest) runs inside `make test`
@@ -126,7 +135,7 @@ test-tools:
 test-short:
 	$(GO) test -short $(PKGS)
 
-demo: deps build
+demo: demo-deps build
 	scripts/testenv.sh scripts/demo.sh
 
 # The side-by-side benchmark (bench/main.go): SCALE=, TARGET_SCALE=, REPS=, POSTS=,

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/denorm/denorm/mappings"
@@ -249,6 +250,17 @@ type Options struct {
 	// servers that fail bigger ones (FerretDB; delete.go). Default and
 	// most: DefaultDeleteChunk.
 	DeleteChunk int
+	// Written, when set, counts the bytes of the documents written and
+	// acknowledged: their BSON for a server (documents the server then
+	// refused one by one included), their JSON lines for a directory.
+	Written *atomic.Int64
+}
+
+// wrote adds n bytes written to o.Written, when set.
+func (o Options) wrote(n int) {
+	if o.Written != nil && n > 0 {
+		o.Written.Add(int64(n))
+	}
 }
 
 func (o Options) withDefaults() Options {
