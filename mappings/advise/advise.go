@@ -84,6 +84,10 @@ type Input struct {
 	// Numeric, when set, is written as the file's numeric mode (decimal,
 	// double or string).
 	Numeric mappings.NumericMode
+	// Target, when known (--target), is what the target can store: the
+	// numeric mode drafted when Numeric is not set follows it, and the
+	// draft says why.
+	Target *Target
 	// Promote names the tables to draft as collections of their own
 	// rather than under a parent, each with why (Promotions).
 	Promote map[string]string
@@ -91,6 +95,15 @@ type Input struct {
 	// (extract.Coverage), keyed by qualified table name: the draft says at
 	// each table how many of its rows reach no document, and why.
 	Coverage map[string]mappings.TableCoverage
+}
+
+// Target is what advise knows of the target.
+type Target struct {
+	// Server names it ("FerretDB 1.24.0", "MongoDB 7.0.14"; "" for a
+	// directory).
+	Server string
+	// NoDecimal128: it cannot store BSON Decimal128 (FerretDB 1.24).
+	NoDecimal128 bool
 }
 
 // FanoutKey names a foreign key for Input.Fanout.
@@ -139,9 +152,13 @@ type role struct {
 	// or why there is none.
 	owner    *rel
 	ownerWhy string
-	coll     string   // collection name (collection, bucket)
-	time     string   // bucket order column
-	places   []string // where the rows are written, for the report
+	// keyless: no primary key or unique NOT NULL key, but a foreign key:
+	// its rows can only be embedded in their parent (an array needs no
+	// _id), never a collection or bucket pages.
+	keyless bool
+	coll    string   // collection name (collection, bucket)
+	time    string   // bucket order column
+	places  []string // where the rows are written, for the report
 }
 
 type advisor struct {

@@ -86,6 +86,18 @@ func TestAdviseSecret(t *testing.T) {
 			t.Errorf("secret(%q) = %v, want %v", name, got, want)
 		}
 	}
+	// Payment card data and personal identifiers are secrets too (issue
+	// 28): left out like password hashes, with their own reason.
+	for name, want := range map[string]string{
+		"card_number": "card", "cardNumber": "card", "CardNo": "card", "cc_number": "card", "credit_card_number": "card", "creditCard": "card",
+		"cvv": "card", "CVC": "card", "card_cvv2": "card", "security_code": "card", "pan": "card", "iban": "card", "IBAN": "card",
+		"ssn": "card", "social_security_number": "card", "pin": "card", "bank_account_number": "card", "password": "credential",
+		"card_holder": "", "card_type": "", "expiry": "", "panel": "", "company": "", "pinned": "", "discount": "", "card_id": "", "span": "",
+	} {
+		if got := secretKind(name); got != want {
+			t.Errorf("secretKind(%q) = %q, want %q", name, got, want)
+		}
+	}
 }
 
 func TestAdviseMarkdownText(t *testing.T) {
@@ -591,5 +603,52 @@ func TestAdviseDraftHostileNames(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(text)
+	}
+}
+
+// TestAdviseSingular: the singular of a table name, to find the name
+// columns named after it (products.product_name).
+func TestAdviseSingular(t *testing.T) {
+	for in, want := range map[string]string{
+		"products": "product", "product": "product", "categories": "category", "order_details": "order_detail", "addresses": "address",
+		"address": "address", "status": "status", "people": "person", "staff": "staff", "boxes": "box", "matches": "match",
+		"Products": "Product", "OrderDetails": "OrderDetail", "Categories": "Category", "news": "news", "analysis": "analysis", "bus": "bus",
+	} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestAdviseDisplayLabel: the name column is found under plural table
+// names and prefixed names (issue 28: Northwind's products.product_name
+// was missed, so line items carried no product name).
+func TestAdviseDisplayLabel(t *testing.T) {
+	tbl := func(name string, cols ...string) *mappings.Table {
+		tb := &mappings.Table{Schema: "public", Name: name, PrimaryKey: []string{"id"}, Columns: []mappings.Column{col("id", 'N', true)}}
+		for _, c := range cols {
+			tb.Columns = append(tb.Columns, col(c, 'S', false))
+		}
+		return tb
+	}
+	for _, tc := range []struct {
+		t    *mappings.Table
+		want string
+	}{
+		{tbl("products", "quantity_per_unit", "product_name"), "product_name"},
+		{tbl("product", "code", "name"), "name"},
+		{tbl("Products", "QuantityPerUnit", "ProductName"), "ProductName"},
+		{tbl("categories", "description", "category_name"), "category_name"},
+		{tbl("film", "description", "title"), "title"},
+		{tbl("suppliers", "contact_name", "company_name", "city"), "company_name"},
+		{tbl("shippers", "phone", "shipper_name"), "shipper_name"},
+		{tbl("tracks", "composer", "track_title"), "track_title"},
+		{tbl("employees", "first_name", "last_name"), ""},
+		{tbl("regions", "region_description"), ""},
+		{tbl("country", "country"), "country"},
+	} {
+		if got := displayLabel(tc.t); got != tc.want {
+			t.Errorf("displayLabel(%s %v) = %q, want %q", tc.t.Name, tc.t.Columns, got, tc.want)
+		}
 	}
 }
