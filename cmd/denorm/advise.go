@@ -43,16 +43,23 @@ reason and numbers:
   embed     children owned by one parent, bounded (p99 <= 20, none over 100),
             not growing with time, rarely changing; line items too, with the
             name of the product they refer to copied beside the reference
+            (name, title, product_name...) and an index on the reference
+            (orderDetails.productId); a table without a key but with a
+            parent (a history) is embedded, the only place it can go
   bucket    children that grow with time (an event time the parent lacks) or
             are too many to embed: pages of 100; the parent embeds the latest 3
   copy      a row referenced one-to-one (a customer's address): an object
   reference everything else: its own collection, each foreign key with ref:
-  ids       id arrays with ref: instead of join tables, where they stay bounded
+            (an entity others hang off stays one, even when it points at
+            another row by a nullable key: country.capital -> city)
+  ids       id arrays with ref: instead of join tables, where they stay
+            bounded; none through an empty join table
   lookups   small key/label tables copied into documents as values
 
-Columns named like secrets (password, token, hash, secret, salt, api_key)
-and tsvector columns are left out, each with a comment. --report writes the
-choices as a Markdown table as well.
+Columns named like secrets (password, token, hash, secret, salt, api_key),
+payment card data and personal identifiers (card_number, cvv, cvc, pan,
+pin, iban, ssn) and tsvector columns are left out, each with a comment.
+--report writes the choices as a Markdown table as well.
 
 It drafts for the target: with --target (or DENORM_TARGET) it connects
 and finds what the server is, as migrate does; on FerretDB, which cannot

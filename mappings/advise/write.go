@@ -82,6 +82,9 @@ func (a *advisor) write() string {
 	if why != "" {
 		o.comment(0, why)
 	}
+	if cols := a.fineTimestamps(); len(cols) > 0 {
+		o.comment(0, fmt.Sprintf("Timestamps are drafted as BSON dates (timestamp: date, the format's default), which hold milliseconds: values of %s with digits below the millisecond are written rounded (`denorm plan` counts them, timestamp-precision); set `timestamp: string` (for the file, or per field) to keep every digit as ISO 8601 text", strings.Join(cols, ", ")))
+	}
 	o.line(0, "version: 1")
 	if numeric != "" {
 		o.line(0, "numeric: %s", numeric)
@@ -137,6 +140,32 @@ func (a *advisor) numericMode() (mappings.NumericMode, string) {
 		return "", fmt.Sprintf("NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default), which %s stores exactly", server)
 	}
 	return "", "NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default): no --target was given, and MongoDB stores it exactly; FerretDB cannot store Decimal128: for it, draft with --target (advise then drafts numeric: double), or set `numeric: double` or `numeric: string`"
+}
+
+// fineTimestamps lists the timestamp columns of the schema (up to a few,
+// then "..."), whose type holds digits below the millisecond: timestamp
+// and timestamptz of the default precision (6), or of 4 to 6.
+func (a *advisor) fineTimestamps() []string {
+	var out []string
+	for _, q := range a.names {
+		r := a.roles[q]
+		if r.action == "skip" {
+			continue
+		}
+		for _, c := range r.t.Columns {
+			if !strings.HasPrefix(c.Type, "timestamp") || secret(c.Name) {
+				continue
+			}
+			if p, ok := strings.CutPrefix(c.Type, "timestamp("); ok && p != "" && p[0] >= '0' && p[0] <= '3' {
+				continue
+			}
+			if len(out) == 4 {
+				return append(out, "...")
+			}
+			out = append(out, r.t.Name+"."+c.Name)
+		}
+	}
+	return out
 }
 
 // hasNumeric reports whether a table of the schema has a NUMERIC column
