@@ -652,3 +652,76 @@ func TestAdviseDisplayLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseIssue28Rules: on a small shop schema, the rules issue 28 added
+// to the draft: line items carry the product's name found under a plural
+// table name (products.product_name) and their reference gets an index
+// (orderLines.productId); a join table with no rows draws no id array,
+// saying why; a table without a key but with a parent is embedded when
+// bounded and skipped, saying why, when not; the numeric mode follows the
+// target (double on a target without Decimal128, decimal said in the
+// header otherwise).
+func TestAdviseIssue28Rules(t *testing.T) {
+	cat := catalog(
+		&mappings.Table{Name: "orders", Columns: []mappings.Column{col("order_id", 'N', true), col("total", 'M', true)}, PrimaryKey: []string{"order_id"}},
+		&mappings.Table{Name: "products", Columns: []mappings.Column{col("product_id", 'N', true), col("product_name", 'S', true), col("quantity_per_unit", 'S', false)}, PrimaryKey: []string{"product_id"}},
+		&mappings.Table{Name: "order_lines", Columns: []mappings.Column{col("order_id", 'N', true), col("product_id", 'N', true), col("qty", 'N', true)}, PrimaryKey: []string{"order_id", "product_id"},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id"), fk("product_id", "products", "product_id")}},
+		&mappings.Table{Name: "tags", Columns: []mappings.Column{col("tag_id", 'N', true), col("tag", 'S', true), col("about", 'S', true)}, PrimaryKey: []string{"tag_id"}},
+		&mappings.Table{Name: "order_tags", Columns: []mappings.Column{col("order_id", 'N', true), col("tag_id", 'N', true)}, PrimaryKey: []string{"order_id", "tag_id"},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id"), fk("tag_id", "tags", "tag_id")}},
+		&mappings.Table{Name: "order_notes", Columns: []mappings.Column{col("order_id", 'N', true), col("at", 'D', true), col("note", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
+		&mappings.Table{Name: "order_clicks", Columns: []mappings.Column{col("order_id", 'N', true), col("what", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
+	)
+	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{"public.orders": {Rows: 100}, "public.products": {Rows: 50}}, Fanout: map[string]Fanout{
+		"public.order_lines(order_id)":   {Parents: 100, Avg: 3, P99: 6, Max: 8},
+		"public.order_lines(product_id)": {Parents: 50, Avg: 6, P99: 20, Max: 30},
+		"public.order_tags(order_id)":    {},
+		"public.order_tags(tag_id)":      {},
+		"public.order_notes(order_id)":   {Parents: 40, Avg: 1.5, P99: 3, Max: 3},
+		"public.order_clicks(order_id)":  {Parents: 100, Avg: 300, P99: 900, Max: 1000},
+	}}
+	text, f, got := draft(t, in)
+	wantActions(t, got, map[string]string{"orders": "collection", "products": "collection", "order_lines": "embed", "tags": "collection", "order_tags": "link", "order_notes": "embed", "order_clicks": "skip"})
+	orders := find(t, f, "orders")
+	lines := field(t, orders.Fields, "orderLines").Embed
+	if name := field(t, lines.Fields, "productName"); name.Column != "product.product_name" {
+		t.Errorf("line items' product name: %+v", name)
+	}
+	var keys []string
+	for _, ix := range orders.Indexes {
+		keys = append(keys, strings.Join(ix.Keys, ","))
+	}
+	if !strings.Contains(strings.Join(keys, " "), "orderLines.productId") {
+		t.Errorf("orders' indexes %v: no orderLines.productId", keys)
+	}
+	for _, c := range []string{"orders", "tags"} {
+		for _, fd := range find(t, f, c).Fields {
+			if fd.Ids != nil {
+				t.Errorf("%s: an id array through the empty join table: %+v", c, fd.Ids)
+			}
+		}
+	}
+	if !said(text, "order_tags: join table with no rows: no id array drafted, since every document would hold an always-empty array; when it has rows, draft again or add to orders: `- {name: tags, ids: {table: order_tags, join: {order_id: order_id}, column: tag_id}, ref: tags}`") {
+		t.Errorf("the empty join table's comment:\n%s", text)
+	}
+	if notes := field(t, orders.Fields, "orderNotes").Embed; notes == nil || notes.Table != "order_notes" || strings.Join(notes.OrderBy, ",") != "at,note" {
+		t.Errorf("the keyless notes: %+v", notes)
+	}
+	if !strings.Contains(got["order_clicks"].Reason, "no primary key or unique NOT NULL key to make _id from, so it can only be embedded in its parent, and it is too many per orders to embed") {
+		t.Errorf("order_clicks: %s", got["order_clicks"].Reason)
+	}
+	if strings.Contains(text, "\nnumeric:") || !said(text, "NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default): no --target was given") {
+		t.Errorf("no target: numeric %q\n%s", f.Numeric, text)
+	}
+	in.Target = &Target{Server: "FerretDB 1.24.0", NoDecimal128: true}
+	if text, f, _ = draft(t, in); f.Numeric != mappings.NumericDouble || !said(text, "numeric: double: the target (FerretDB 1.24.0) cannot store BSON Decimal128") {
+		t.Errorf("FerretDB: numeric %q\n%s", f.Numeric, text)
+	}
+	in.Target = &Target{Server: "MongoDB 7.0.14"}
+	if text, f, _ = draft(t, in); strings.Contains(text, "\nnumeric:") || !said(text, "which the target (MongoDB 7.0.14) stores exactly") {
+		t.Errorf("MongoDB: numeric %q\n%s", f.Numeric, text)
+	}
+}
