@@ -192,7 +192,8 @@ func newAdvisor(in Input) *advisor {
 
 // ForeignKeys lists the foreign keys advise reads t's relations through:
 // the declared ones, then those implied by column names. A column with no
-// declared foreign key named "<table>_id" (or "<role>_<table>_id") after
+// declared foreign key named "<table>_id" (or "<role>_<table>_id", the
+// table named in the singular or the plural: product_id, products) after
 // another table of the same schema whose key is one column named
 // "<table>_id" or "id", of the same kind, is read as a reference to it (PostgreSQL keeps the foreign keys of
 // a partitioned table on its partitions in older dumps, as Pagila's payment
@@ -225,11 +226,15 @@ func impliedTarget(cat *mappings.Catalog, t *mappings.Table, c mappings.Column) 
 		return nil, ""
 	}
 	for {
-		if p := cat.Tables[mappings.QualifiedTableName(t.Schema, base)]; p != nil && p != t {
-			k := key(p)
-			if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
-				if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
-					return p, k[0]
+		// The table is named in the singular or the plural (product_id:
+		// product or products).
+		for _, name := range []string{base, plural(base)} {
+			if p := cat.Tables[mappings.QualifiedTableName(t.Schema, name)]; p != nil && p != t {
+				k := key(p)
+				if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
+					if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
+						return p, k[0]
+					}
 				}
 			}
 		}

@@ -674,6 +674,9 @@ func TestAdviseIssue28Rules(t *testing.T) {
 			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
 		&mappings.Table{Name: "order_clicks", Columns: []mappings.Column{col("order_id", 'N', true), col("what", 'S', true)},
 			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
+		&mappings.Table{Name: "kind", Columns: []mappings.Column{col("id", 'N', true), col("name", 'S', true)}, PrimaryKey: []string{"id"}, Unique: [][]string{{"name"}}, Estimate: 3},
+		&mappings.Table{Name: "kind_log", Columns: []mappings.Column{col("kind_id", 'N', true), col("msg", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("kind_id", "kind", "id")}},
 	)
 	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{"public.orders": {Rows: 100}, "public.products": {Rows: 50}}, Fanout: map[string]Fanout{
 		"public.order_lines(order_id)":   {Parents: 100, Avg: 3, P99: 6, Max: 8},
@@ -682,9 +685,10 @@ func TestAdviseIssue28Rules(t *testing.T) {
 		"public.order_tags(tag_id)":      {},
 		"public.order_notes(order_id)":   {Parents: 40, Avg: 1.5, P99: 3, Max: 3},
 		"public.order_clicks(order_id)":  {Parents: 100, Avg: 300, P99: 900, Max: 1000},
+		"public.kind_log(kind_id)":       {Parents: 3, Avg: 10, P99: 12, Max: 12},
 	}}
 	text, f, got := draft(t, in)
-	wantActions(t, got, map[string]string{"orders": "collection", "products": "collection", "order_lines": "embed", "tags": "collection", "order_tags": "link", "order_notes": "embed", "order_clicks": "skip"})
+	wantActions(t, got, map[string]string{"orders": "collection", "products": "collection", "order_lines": "embed", "tags": "collection", "order_tags": "link", "order_notes": "embed", "order_clicks": "skip", "kind": "lookup", "kind_log": "skip"})
 	orders := find(t, f, "orders")
 	lines := field(t, orders.Fields, "orderLines").Embed
 	if name := field(t, lines.Fields, "productName"); name.Column != "product.product_name" {
@@ -723,5 +727,25 @@ func TestAdviseIssue28Rules(t *testing.T) {
 	in.Target = &Target{Server: "MongoDB 7.0.14"}
 	if text, f, _ = draft(t, in); strings.Contains(text, "\nnumeric:") || !said(text, "which the target (MongoDB 7.0.14) stores exactly") {
 		t.Errorf("MongoDB: numeric %q\n%s", f.Numeric, text)
+	}
+}
+
+// TestAdviseImpliedPlural: a column named after a table in the plural
+// (product_id, table products keyed by product_id) with no declared
+// foreign key is read as a reference to it, as one named after a singular
+// table is.
+func TestAdviseImpliedPlural(t *testing.T) {
+	cat := catalog(
+		&mappings.Table{Name: "products", Columns: []mappings.Column{col("product_id", 'N', true), col("product_name", 'S', true)}, PrimaryKey: []string{"product_id"}},
+		&mappings.Table{Name: "categories", Columns: []mappings.Column{col("id", 'N', true), col("category_name", 'S', true)}, PrimaryKey: []string{"id"}},
+		&mappings.Table{Name: "reviews", Columns: []mappings.Column{col("review_id", 'N', true), col("product_id", 'N', true), col("main_category_id", 'N', true), col("stars", 'N', true)}, PrimaryKey: []string{"review_id"}},
+	)
+	fks := ForeignKeys(cat, cat.Tables["public.reviews"])
+	var got []string
+	for _, fk := range fks {
+		got = append(got, strings.Join(fk.Columns, ",")+"->"+fk.RefTable+"("+strings.Join(fk.RefColumns, ",")+")")
+	}
+	if want := "product_id->public.products(product_id) main_category_id->public.categories(id)"; strings.Join(got, " ") != want {
+		t.Errorf("implied foreign keys of reviews: %v, want %s", got, want)
 	}
 }

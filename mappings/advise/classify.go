@@ -448,6 +448,10 @@ func (a *advisor) growing(r *role) string {
 
 // want decides what a table with no fixed role does, from its own figures.
 func (a *advisor) want(r *role) {
+	if r.keyless && r.owner == nil {
+		r.action, r.reason = "skip", keylessSkip("it has no parent to be embedded in ("+r.ownerWhy+")")
+		return
+	}
 	if r.owner == nil {
 		r.action, r.reason = "collection", r.ownerWhy+": its own collection"
 		return
