@@ -272,7 +272,7 @@ func TestAdviseTarget(t *testing.T) {
 	if code, _, errs := runCLI(t, "advise", "--source", src, "--target", uri, "--numeric", "decimal"); code != 2 || !strings.Contains(errs, "cannot store BSON Decimal128") {
 		t.Errorf("--numeric decimal for FerretDB: exit %d\n%s", code, errs)
 	}
-	if code, _, errs := runCLI(t, "advise", "--source", src, "--target", "mongodb://127.0.0.1:1/x"); code == 0 || !strings.Contains(errs, "--target: cannot reach the target") {
+	if code, _, errs := runCLI(t, "advise", "--source", src, "--target", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=500"); code == 0 || !strings.Contains(errs, "--target: cannot reach the target") {
 		t.Errorf("unreachable target: exit %d\n%s", code, errs)
 	}
 }
