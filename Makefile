@@ -60,7 +60,7 @@ deps:
 	$(MAKE) tools
 
 # The differential fuzzer (cmd/denorm TestDifftest) runs inside `make test`
-# for DIFFTEST_TIME of random cases (README, "Differential fuzzing"), side
+# for DIFFTEST_TIME of random cases (docs/development.md, "Differential fuzzing"), side
 # by side with the package's other parallel tests; `make test-long` runs it
 # for LONG_DIFFTEST_TIME, `make fuzz` as long as asked.
 # One minute in make test keeps it under 10 minutes on 2 cores (it was 3
@@ -70,7 +70,7 @@ LONG_DIFFTEST_TIME ?= 10m
 export DENORM_DIFFTEST_TIME = $(DIFFTEST_TIME)
 
 # The crash-point test (cmd/denorm TestSyncCrashPoints: sync killed at
-# every commit point of a pass, README "Crash points") runs inside
+# every commit point of a pass, docs/development.md, "Crash points") runs inside
 # `make test` for CRASH_TIME (two seeds at least, one per method), and
 # `make crash` as long as asked: CRASHTIME=2h make crash; SEED=N replays
 # one seed.

@@ -13,7 +13,7 @@
 //
 // Limits: a directory target has one writer (no --workers, --partition)
 // and cannot delete chosen documents (no sync). Servers differ (FerretDB's
-// quirks: README.md, "Known limitations"): each known server's differences
+// quirks: docs/limitations.md): each known server's differences
 // are one serverProfile (server_profile.go), chosen when the target
 // connects, which the server target reads and Caps is derived from;
 // nothing else here or above asks which server it talks to.

@@ -31,8 +31,9 @@ type adviseOptions struct {
 func newAdviseCmd(g *globals) *cobra.Command {
 	o := &adviseOptions{}
 	cmd := &cobra.Command{
-		Use:   "advise --source URL [--target URI] [--schema S] [--output FILE] [--report FILE.md]",
-		Short: "Draft a mapping file from the database's schema and data statistics",
+		Use:     "advise --source URL [--target URI] [--schema S] [--output FILE] [--report FILE.md]",
+		Example: adviseExamples,
+		Short:   "Draft a mapping file from the database's schema and data statistics",
 		Long: `advise reads the schema's catalog (primary keys, foreign keys, unique
 constraints, join tables recognised by their shape) and statistics (row
 counts, children per parent avg/p99/max through each foreign key, updates

@@ -46,8 +46,9 @@ const defaultTarget = "denorm-out"
 func newMigrateCmd(g *globals) *cobra.Command {
 	o := &migrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "migrate --mapping FILE --source URL [--target TARGET]",
-		Short: "Copy the source database into documents, as the mapping file says",
+		Use:     "migrate --mapping FILE --source URL [--target TARGET]",
+		Example: migrateExamples,
+		Short:   "Copy the source database into documents, as the mapping file says",
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 

@@ -50,8 +50,9 @@ func (findingsError) ExitCode() int { return exitRuntime }
 func newPlanCmd(g *globals) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
-		Use:   "plan --mapping FILE --source URL [--format text|json|markdown|html] [--output FILE] [--sample PERCENT]",
-		Short: "Dry run: report the documents a migration would write, their sizes and modeling risks",
+		Use:     "plan --mapping FILE --source URL [--format text|json|markdown|html] [--output FILE] [--sample PERCENT]",
+		Example: planExamples,
+		Short:   "Dry run: report the documents a migration would write, their sizes and modeling risks",
 		Long: `plan builds every document exactly as migrate does (the same code path) from
 one consistent snapshot of the source, and writes nothing to any target: it
 takes no --target and opens none.

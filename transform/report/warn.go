@@ -8,7 +8,7 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Thresholds of the modeling rules (README.md, "Before migrating": the
+// Thresholds of the modeling rules (docs/plan-advise.md, "Before migrating": the
 // table of warnings).
 const (
 	// UnboundedChildren: an embedded array or id array longer than this in
@@ -58,7 +58,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 		if u := c.Unstorable; u != nil && u.Count > 0 {
 			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
 				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
-				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see README, \"Rejected rows\")"})
+				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see docs/migrate.md, \"Rejected rows, not failed runs\")"})
 		}
 		arrays := map[string]ArrayStat{}
 		for _, a := range c.Arrays {
