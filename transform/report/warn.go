@@ -64,6 +64,15 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 		for _, a := range c.Arrays {
 			arrays[a.Path] = a
 		}
+		// copied: the tables a node copies fields from by lookup, keyed
+		// "node path|table": a reference there already has its fields
+		// copied beside it (partial denormalization done).
+		copied := map[string]bool{}
+		mappings.WalkFields(cp.Root, func(f *mappings.FieldPlan, segs []string) {
+			if f.Kind == mappings.FieldColumn && f.Value.Lookup != nil {
+				copied[pathText(segs[:len(segs)-1])+"|"+f.Value.Lookup.Table.QualifiedName()] = true
+			}
+		})
 		mappings.WalkFields(cp.Root, func(f *mappings.FieldPlan, segs []string) {
 			path := pathText(segs)
 			switch f.Kind {
@@ -106,7 +115,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				if rp := plan.RefTarget(f.RefCollection); rp != nil {
 					rt := rp.Root.Table
 					ts, ok := stats[rt.QualifiedName()]
-					if ok && !hot(ts) {
+					if ok && !hot(ts) && !copied[pathText(segs[:len(segs)-1])+"|"+rt.QualifiedName()] {
 						out = append(out, Warning{Severity: "info", Rule: "reference-read-with-parent", Collection: c.Name, Path: path,
 							Message:    fmt.Sprintf("%s references %s (table %s), which rarely changes (%d updates on %d rows)", path, rp.Name, tableName(rt), ts.Updates, ts.Rows),
 							Suggestion: fmt.Sprintf("if every read of %s also reads the referenced %s, copy the few fields it shows next to the reference (partial denormalization, pattern 6)", c.Name, rp.Name)})
