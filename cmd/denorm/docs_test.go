@@ -752,9 +752,9 @@ func TestReadmeWalk(t *testing.T) {
 	t.Chdir(t.TempDir())
 	want := map[string][]string{
 		"validate": {"shop.yaml: valid against the source database (7 collections)"},
-		"plan":     {"total: 19 documents", "0 over the size limit, 0 dangling references", "indexes migrate creates:"},
-		"migrate":  {"bucket collections count pages as documents (comments: 4 pages of 252 rows)", "target: " + dst},
-		"verify":   {"result: identical"},
+		"plan":     {"total: 19 documents", "0 over the size limit, 0 dangling references", "indexes migrate creates:", "people: holdings.stockId_1 (holdings.stockId)"},
+		"migrate":  {"bucket collections count pages as documents (comments: 4 pages of 252 rows)", "indexes of people: holdings.stockId_1", "target: " + dst},
+		"verify":   {"indexes: 3 of 3 as declared", "result: identical"},
 		"sync":     {"sync job shop (diff): current as of"},
 	}
 	ran := map[string]bool{}
@@ -771,6 +771,14 @@ func TestReadmeWalk(t *testing.T) {
 			t.Fatalf("%s: denorm %s: exit %d\n%s%s", c.where, strings.Join(c.args, " "), code, out, errs)
 		}
 		ran[args[0]] = true
+		if args[0] == "advise" {
+			// The README shows the draft's numeric mode for FerretDB,
+			// found by advise through --target.
+			draft, err := os.ReadFile("shop.yaml")
+			if err != nil || !regexp.MustCompile(`(?m)^numeric: double$`).Match(draft) {
+				t.Errorf("%s: advise --target (FerretDB) did not draft numeric: double (%v):\n%s", c.where, err, draft)
+			}
+		}
 		if slices.Contains(args, "-o") {
 			continue // a report written to a file
 		}
