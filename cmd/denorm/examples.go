@@ -17,8 +17,9 @@ const planExamples = `  denorm plan --mapping shop.yaml --source "$SRC"
   denorm plan --mapping shop.yaml --source "$SRC" --format html -o plan.html
   denorm plan --mapping shop.yaml --source "$SRC" --format json -o plan.json --fail-on error`
 
-const adviseExamples = `  denorm advise --source "$SRC" -o shop.yaml
-  denorm advise --source "$SRC" --schema sales --numeric double -o sales.yaml --report advise.md`
+const adviseExamples = `  denorm advise --source "$SRC" --target "$DST" -o shop.yaml
+  denorm advise --source "$SRC" -o shop.yaml --diagram shop.html
+  denorm advise --source "$SRC" --schema sales --numeric string -o sales.yaml --report advise.md`
 
 const statusExamples = `  denorm status --target "$DST"
   denorm status --target "$DST" --source "$SRC" --job shop --format json`
