@@ -144,7 +144,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
 	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
 	f.StringVar(&o.rejects, "rejects", "", "append rejected documents to this JSON Lines file (collection, source, error)")
-	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient source and target failures this long")
+	addRetryForFlag(cmd, &o.retryFor)
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
@@ -199,7 +199,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize}, o.retryFor)
 	if err != nil {
 		return err
 	}

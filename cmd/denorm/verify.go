@@ -182,7 +182,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "exit 1 also when source rows reach no document (coverage)")
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
-	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	addRetryForFlag(cmd, &o.retryFor)
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
 	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
@@ -338,6 +338,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
 		Repair:        o.repair,
+		Retry:         load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		BatchSize:     o.batchSize,
 		TempDir:       o.tempDir,
 		SortMemory:    o.sortMemMiB << 20,

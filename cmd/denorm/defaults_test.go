@@ -1,0 +1,80 @@
+package main
+
+import (
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// closedPort is a loopback address nobody listens at.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestTargetFirstContact (issue 28): every command that connects to a
+// target fails within seconds when the target never answered - a closed
+// port, and a listener that accepts and never replies - with the exit code
+// of its table (verify: 4, could not complete), an error naming the
+// target and the cause, and no retry for --retry-for (5 minutes by
+// default), which is for faults once the target has answered.
+func TestTargetFirstContact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	src := seedDB(t)
+	mapping := example(t, "person")
+	for _, kind := range []struct {
+		name, addr string
+		causes     []string // one of them
+	}{
+		{"closed port", closedPort(t), []string{"connection refused"}},
+		// Which timeout ends first, server selection or the handshake's
+		// (both 10 s for status), decides how the cause reads.
+		{"silent listener", testenv.SilentServer(t, true), []string{"nothing replied to the MongoDB handshake", "timed out waiting for server response"}},
+	} {
+		for _, c := range []struct {
+			cmd  string
+			code int
+			args []string
+		}{
+			{"migrate", exitRuntime, []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--job", "fc"}},
+			{"sync", exitRuntime, []string{"sync", "--mapping", mapping, "--source", src, "--job", "fc", "--method", "diff"}},
+			{"verify", exitIncomplete, []string{"verify", "--mapping", mapping, "--source", src}},
+			{"status", exitRuntime, []string{"status"}},
+			{"validate", exitRuntime, []string{"validate", "--mapping", mapping, "--source", src}},
+		} {
+			t.Run(kind.name+"/"+c.cmd, func(t *testing.T) {
+				t.Parallel()
+				uri := "mongodb://" + kind.addr + "/fc"
+				start := time.Now()
+				code, out, errs := runCLI(t, append(c.args, "--target", uri)...)
+				took := time.Since(start)
+				t.Logf("%s after %s: %s", c.cmd, took.Round(time.Millisecond), strings.TrimSpace(errs))
+				if code != c.code {
+					t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errs)
+				}
+				cause := slices.ContainsFunc(kind.causes, func(c string) bool { return strings.Contains(errs, c) })
+				if !strings.Contains(errs, "cannot reach the target "+uri) || !cause || !strings.Contains(errs, "it never answered") || strings.Contains(errs, "topology") {
+					t.Errorf("the error does not name the target and the cause:\n%s", errs)
+				}
+				if strings.Contains(errs, "waiting for target") || strings.Contains(errs, "gave up after") {
+					t.Errorf("a target that never answered was retried:\n%s", errs)
+				}
+				if took > 30*time.Second {
+					t.Errorf("failed after %s: a target that never answered must fail within seconds", took)
+				}
+			})
+		}
+	}
+}
