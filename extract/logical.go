@@ -18,7 +18,7 @@ package extract
 // create the publication beforehand, named as LogicalNames says: `CREATE
 // PUBLICATION denorm_<job> FOR TABLE <the mapped tables> WITH
 // (publish_via_partition_root = true)`, and make the sync user its owner
-// (ALTER PUBLICATION ... OWNER TO), so that `sync --drop` can remove it.
+// (ALTER PUBLICATION ... OWNER TO), so that `sync --drop-slot` can remove it.
 // Tables published for updates and deletes must have a replica
 // identity (a primary key, or REPLICA IDENTITY FULL or USING INDEX):
 // otherwise PostgreSQL would refuse the application's UPDATEs and DELETEs

@@ -2,7 +2,7 @@ package job
 
 // The replication slot of a logical sync job: made with the record saved
 // before and after (so a run interrupted in between knows a slot it finds
-// is its own), and dropped with the record (sync --drop).
+// is its own), and dropped with the record (sync --drop-slot).
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 type SlotTakenError struct{ Job, Slot, Where string }
 
 func (e *SlotTakenError) Error() string {
-	return fmt.Sprintf("sync job %q has no checkpoint in %s, but its replication slot %s exists: another target's job of this name uses it (give this job another name), or the slot was left behind (remove it with `denorm sync --drop --job %s`)",
+	return fmt.Sprintf("sync job %q has no checkpoint in %s, but its replication slot %s exists: another target's job of this name uses it (give this job another name), or the slot was left behind (remove it with `denorm sync --drop-slot --job %s`)",
 		e.Job, e.Where, e.Slot, e.Job)
 }
 
@@ -119,7 +119,7 @@ func DropSync(ctx context.Context, src *extract.Source, target load.Target, name
 		return err
 	}
 	// Not while a run of the job holds it (its slot would vanish under it).
-	lease, err := HoldLease(ctx, target.Records(), name, LeaseOptions{Command: "sync --drop"})
+	lease, err := HoldLease(ctx, target.Records(), name, LeaseOptions{Command: "sync --drop-slot"})
 	if err != nil {
 		return err
 	}

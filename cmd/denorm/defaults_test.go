@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +77,48 @@ func TestTargetFirstContact(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSyncDropSlot (issue 28): sync's flag that removes a job's change
+// capture is --drop-slot (migrate --drop drops collections); --drop, its
+// old name, still works and warns in one line on stderr that it is
+// deprecated. Both remove the slot, the publication and the checkpoint.
+func TestSyncDropSlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	db := syncDB(t, "testdata/examples/seed.sql")
+	mapping := example(t, "person")
+	uri, _ := testenv.MongoDB(t)
+	slots := func(job string) string {
+		return testenv.QueryString(t, db, "SELECT (SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'denorm_"+job+"') || ' ' || (SELECT count(*) FROM pg_publication WHERE pubname = 'denorm_"+job+"')")
+	}
+	for _, flag := range []string{"--drop-slot", "--drop"} {
+		jb := syncJob(t, db)
+		expectCLI(t, 0, nil, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri, "--job", jb, "--method", "logical", "--once")
+		if got := slots(jb); got != "1 1" {
+			t.Fatalf("after sync: slot and publication %s, want 1 1", got)
+		}
+		code, out, errs := runCLI(t, "sync", "--source", db, "--target", uri, "--job", jb, flag)
+		if code != 0 || !strings.Contains(out, "sync job "+jb+" dropped") {
+			t.Fatalf("sync %s: exit %d\n%s%s", flag, code, out, errs)
+		}
+		if got := slots(jb); got != "0 0" {
+			t.Errorf("after sync %s: slot and publication %s, want 0 0", flag, got)
+		}
+		expectCLI(t, 0, []string{"no jobs in"}, "status", "--target", uri)
+		const warning = "denorm: warning: sync --drop is deprecated: use --drop-slot"
+		switch lines := strings.Split(strings.TrimSpace(errs), "\n"); {
+		case flag == "--drop" && (len(lines) != 1 || !strings.HasPrefix(lines[0], warning)):
+			t.Errorf("sync --drop: stderr is not one deprecation line:\n%s", errs)
+		case flag == "--drop-slot" && errs != "":
+			t.Errorf("sync --drop-slot: stderr:\n%s", errs)
+		}
+	}
+	// Help lists --drop-slot, not the deprecated name.
+	_, out, _ := runCLI(t, "sync", "--help")
+	if !regexp.MustCompile(`(?m)^\s+--drop-slot\s`).MatchString(out) || regexp.MustCompile(`(?m)^\s+--drop\s`).MatchString(out) {
+		t.Errorf("sync --help:\n%s", out)
 	}
 }

@@ -499,7 +499,7 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source str
 			active, st.Confirmed, st.Current, mib(st.LagBytes), mib(r.retained()), st.WALStatus)
 		if held := r.retained(); held > maxWAL {
 			fmt.Fprintf(w, "  warning: the slot holds %s of WAL on the source, over the budget of %s (--max-retained-wal): the source's disk fills while the job does not run; run the job, or drop it (%s)\n",
-				mib(held), mib(maxWAL), "denorm sync --drop")
+				mib(held), mib(maxWAL), "denorm sync --drop-slot")
 		}
 	}
 	if r.err != nil {
