@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -121,4 +122,24 @@ func TestSyncDropSlot(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+--drop-slot\s`).MatchString(out) || regexp.MustCompile(`(?m)^\s+--drop\s`).MatchString(out) {
 		t.Errorf("sync --help:\n%s", out)
 	}
+}
+
+// TestValidateLibpqEnvironment (issue 28): validate reads the source
+// from libpq's PG* variables when no --source (nor DENORM_SOURCE) is
+// given, as migrate, plan and the others do: it checks the mapping
+// against that database (a table the mapping names and the database lacks
+// is a problem), and a PGDATABASE naming no database is the server's
+// error, not "valid".
+func TestValidateLibpqEnvironment(t *testing.T) {
+	src := seedDB(t)
+	libpqEnv(t, src, "", "")
+	expectCLI(t, 0, []string{"valid against the source database (1 collection)"}, "validate", "--mapping", example(t, "person"))
+	expectCLI(t, 2, []string{"no_such_table"}, "validate", "--mapping", writeMapping(t, "version: 1\ncollections:\n  - {name: x, table: no_such_table}\n"))
+	expectCLI(t, 1, []string{"ready for logical sync", "replica identity"}[1:], "validate", "--mapping", example(t, "person"), "--sync", "logical")
+	t.Setenv("PGDATABASE", "no_such_database_here")
+	expectCLI(t, 1, []string{`database "no_such_database_here" does not exist`}, "validate", "--mapping", example(t, "person"))
+	for _, v := range libpqVars {
+		os.Unsetenv(v)
+	}
+	expectCLI(t, 0, []string{"valid (1 collection); give --source"}, "validate", "--mapping", example(t, "person"))
 }

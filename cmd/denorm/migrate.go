@@ -105,7 +105,7 @@ with the counts per table and why ('denorm plan' lists them with keys).
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE; else PG* variables and .pgpass)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read, built and written at a time")
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")

@@ -136,7 +136,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.target, "target", "", "target: mongodb://host:port/db (env DENORM_TARGET); a directory cannot be synced")
 	f.StringVar(&o.job, "job", "", "the sync job's name (its checkpoint in the target, its slot on the source)")
 	f.StringVar(&o.method, "method", "", "logical or diff (default: the method the job started with)")

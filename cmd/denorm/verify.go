@@ -167,7 +167,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	f.Float64Var(&o.sample, "sample", 100, "compare only this percentage of documents, chosen by a hash of _id (both sides are still read)")
 	f.Float64Var(&o.percent, "percent", 0, "the same as --sample: compare only this percentage of documents")
