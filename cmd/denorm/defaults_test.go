@@ -143,3 +143,31 @@ func TestValidateLibpqEnvironment(t *testing.T) {
 	}
 	expectCLI(t, 0, []string{"valid (1 collection); give --source"}, "validate", "--mapping", example(t, "person"))
 }
+
+// TestDefaultTargetRead (issue 28): status and verify without --target
+// (and without DENORM_TARGET) do not silently read ./denorm-out and
+// report "no jobs" with exit 0: when it is not there, or holds no jobs
+// (status), they fail with a usage error naming it; when it holds what
+// migrate wrote, they say on stderr that they read it.
+func TestDefaultTargetRead(t *testing.T) {
+	src := seedDB(t)
+	mapping := example(t, "person")
+	t.Chdir(t.TempDir())
+	t.Setenv("DENORM_TARGET", "")
+	expectCLI(t, exitUsage, []string{"no --target given, and there is no ./denorm-out (migrate's default target) here: give --target"}, "status")
+	expectCLI(t, exitUsage, []string{"no --target given, and there is no ./denorm-out (migrate's default target) here: give --target"}, "verify", "--mapping", mapping, "--source", src)
+	if err := os.Mkdir("denorm-out", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expectCLI(t, exitUsage, []string{"reading ./denorm-out, migrate's default target", "no --target given, and ./denorm-out (migrate's default target) holds no jobs"}, "status")
+	// What migrate writes there by default is read, and said to be.
+	expectCLI(t, 0, nil, "migrate", "-q", "--progress", "none", "--mapping", mapping, "--source", src, "--job", "d")
+	expectCLI(t, 0, []string{"reading ./denorm-out, migrate's default target", "d"}, "status")
+	expectCLI(t, 0, []string{"reading ./denorm-out, migrate's default target"}, "verify", "--mapping", mapping, "--source", src)
+	// An explicit target is read as given: an empty one has no jobs.
+	empty := t.TempDir()
+	out := expectCLI(t, 0, []string{"no jobs in"}, "status", "--target", empty)
+	if strings.Contains(out, "default target") {
+		t.Errorf("status --target: %s", out)
+	}
+}

@@ -55,6 +55,10 @@ scripts.`,
 			if err := checkTarget(target); err != nil {
 				return err
 			}
+			byDefault, err := defaultTargetRead(cmd, g)
+			if err != nil {
+				return err
+			}
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
@@ -78,6 +82,9 @@ scripts.`,
 				if jobName == "" || !errors.As(e, &ce) || ce.ID == jobName || strings.HasPrefix(ce.ID, jobName+".") {
 					corrupt = append(corrupt, e)
 				}
+			}
+			if byDefault && len(shown) == 0 && len(corrupt) == 0 {
+				return usageError{fmt.Errorf("no --target given, and ./%s (migrate's default target) holds no jobs: give --target mongodb://host:port/db or the directory a job wrote to (or set DENORM_TARGET)", defaultTarget)}
 			}
 			if jobName != "" && len(shown) == 0 && len(corrupt) == 0 {
 				return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", jobName, store.Where(), jobName)
@@ -103,7 +110,7 @@ scripts.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	cmd.Flags().StringVar(&target, "target", defaultTarget, targetUsage)
 	cmd.Flags().StringVar(&jobName, "job", "", "show only this job")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")

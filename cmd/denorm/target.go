@@ -29,6 +29,27 @@ func addRetryForFlag(cmd *cobra.Command, v *time.Duration) {
 	cmd.Flags().DurationVar(v, "retry-for", defaultRetryFor, retryForUsage)
 }
 
+// targetUsage is --target's help in the commands whose default target is
+// migrate's: ./denorm-out.
+const targetUsage = "target: mongodb://host:port/db or a directory (env DENORM_TARGET); without one, ./" + defaultTarget + " (migrate's default) when it exists, else an error"
+
+// defaultTargetRead tells, for the commands that read a target (status,
+// verify), whether the target is the default one (no --target, no
+// DENORM_TARGET), and says so on stderr: a newcomer sees which target was
+// read. It is a usage error when that directory is not there: reading
+// nothing there would report "no jobs", or every document missing, about
+// a target never meant.
+func defaultTargetRead(cmd *cobra.Command, g *globals) (bool, error) {
+	if cmd.Flags().Changed("target") || os.Getenv("DENORM_TARGET") != "" {
+		return false, nil
+	}
+	if st, err := os.Stat(defaultTarget); err != nil || !st.IsDir() {
+		return true, usageError{fmt.Errorf("no --target given, and there is no ./%s (migrate's default target) here: give --target mongodb://host:port/db or the directory migrate wrote to (or set DENORM_TARGET)", defaultTarget)}
+	}
+	g.logger().Info(fmt.Sprintf("no --target given: reading ./%s, migrate's default target", defaultTarget))
+	return true, nil
+}
+
 // openTarget opens the target. A server that never answered fails at
 // once (one short attempt); once it has answered, a reconnection
 // (Target.Reopen) is retried for retryFor, every failed attempt told

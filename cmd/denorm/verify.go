@@ -154,6 +154,9 @@ inheritance child) and a few keys. They do not change the exit code unless
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			if _, err := defaultTargetRead(cmd, g); err != nil {
+				return err
+			}
 			err := explainRowSecurity(runVerify(cmd, g, o))
 			var ue usageError
 			var de differentError
@@ -168,7 +171,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
 	f.StringVar(&o.source, "source", "", sourceUsage)
-	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	f.StringVar(&o.target, "target", defaultTarget, targetUsage)
 	f.Float64Var(&o.sample, "sample", 100, "compare only this percentage of documents, chosen by a hash of _id (both sides are still read)")
 	f.Float64Var(&o.percent, "percent", 0, "the same as --sample: compare only this percentage of documents")
 	f.StringVar(&o.report, "report", "", "write the full report (every difference) to this JSON file")
