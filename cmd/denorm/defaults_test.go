@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"regexp"
@@ -8,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/denorm/denorm/internal/testenv"
 )
@@ -169,5 +174,100 @@ func TestDefaultTargetRead(t *testing.T) {
 	out := expectCLI(t, 0, []string{"no jobs in"}, "status", "--target", empty)
 	if strings.Contains(out, "default target") {
 		t.Errorf("status --target: %s", out)
+	}
+}
+
+// TestFlagsAgree (issue 28): a flag name means one thing with one
+// default in every command that takes it. The test walks every command's
+// flags and fails when one name has different defaults, or different
+// help texts, in two commands - unless the difference is listed below
+// with why it is justified. A listed difference that no longer exists
+// fails too, so that the list stays true.
+func TestFlagsAgree(t *testing.T) {
+	// Flags whose default differs between commands, and why.
+	defaults := map[string]string{
+		// migrate writes ./denorm-out when no target is given (the
+		// five-minute walk), and status and verify read it only when it
+		// is there, saying so (defaultTargetRead); sync writes a server
+		// only, and validate's target is optional: neither has a
+		// default.
+		"target": "migrate, status, verify: denorm-out; sync, validate: none",
+	}
+	// Flags whose help differs between commands, and why: the same
+	// meaning said in each command's terms, or a justified difference.
+	usages := map[string]string{
+		"target":            "where a directory is allowed (not sync), optional (validate), a default read only when there (status, verify)",
+		"drop":              "sync --drop is the hidden, deprecated old name of --drop-slot (it never meant migrate's --drop); it warns when used",
+		"source":            "status reads the source only to show logical jobs' slots (optional)",
+		"job":               "the job is named by migrate and sync, chosen by status and verify",
+		"limit":             "migrate writes the first N documents, verify expects them",
+		"fail-on-uncovered": "migrate refuses to write, verify changes its exit code",
+		"rejects":           "migrate truncates its rejects file, sync appends to it (a job runs many passes)",
+		"sample":            "plan samples root rows, verify documents",
+		"temp-dir":          "what each command sorts",
+		"sort-memory":       "sync's diff sorts, verify's three sorts",
+		"max-doc-size":      "plan predicts the limit, migrate and sync reject over it",
+		"workers":           "sync's workers read only the initial copy",
+		"max-fanout":        "advise writes the flag in its draft, plan in its report",
+		"format":            "plan and status have different formats",
+		"output":            "advise writes a mapping, plan a report",
+		"report":            "advise writes its choices as Markdown, verify its differences as JSON",
+		"sync":              "migrate creates the slot, validate checks what sync needs",
+		"batch-size":        "what each command does with a batch (plan and verify do not write)",
+		"collections":       "migrate runs, verify verifies the chosen collections",
+	}
+	type use struct{ cmd, def, usage string }
+	seen := map[string][]use{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			seen[f.Name] = append(seen[f.Name], use{c.CommandPath(), f.DefValue, f.Usage})
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRootCmd(&globals{stdout: io.Discard, stderr: io.Discard}))
+	differs := func(uses []use, field func(use) string) bool {
+		for _, u := range uses[1:] {
+			if field(u) != field(uses[0]) {
+				return true
+			}
+		}
+		return false
+	}
+	for name, uses := range seen {
+		if len(uses) < 2 {
+			continue
+		}
+		list := func(field func(use) string) string {
+			var b strings.Builder
+			for _, u := range uses {
+				fmt.Fprintf(&b, "\n  %s: %q", u.cmd, field(u))
+			}
+			return b.String()
+		}
+		def := func(u use) string { return u.def }
+		usage := func(u use) string { return u.usage }
+		if d := differs(uses, def); d != (defaults[name] != "") {
+			t.Errorf("--%s: default differs across commands: %v, listed as justified: %v%s", name, d, defaults[name] != "", list(def))
+		}
+		if d := differs(uses, usage); d != (usages[name] != "") {
+			t.Errorf("--%s: help differs across commands: %v, listed as justified: %v%s", name, d, usages[name] != "", list(usage))
+		}
+	}
+	for name := range usages {
+		if len(seen[name]) < 2 {
+			t.Errorf("--%s is listed but taken by fewer than two commands", name)
+		}
+	}
+	// --retry-for: one default, one meaning.
+	for _, u := range seen["retry-for"] {
+		if u.def != defaultRetryFor.String() || u.usage != retryForUsage {
+			t.Errorf("%s --retry-for: default %s, help %q", u.cmd, u.def, u.usage)
+		}
+	}
+	if len(seen["retry-for"]) != 3 {
+		t.Errorf("--retry-for in %d commands, want migrate, sync and verify", len(seen["retry-for"]))
 	}
 }

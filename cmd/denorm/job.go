@@ -80,6 +80,12 @@ N of every table, with its own checkpoint (job NAME.<i>of<N>), so N
 processes or machines share a migration; together they write exactly what
 one process writes. Both need a server target.`
 
+// leaseTTLUsage is --lease-ttl's help in migrate and sync.
+const leaseTTLUsage = "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up"
+
+// maxDocSizeUsage is --max-doc-size's help in migrate and sync.
+const maxDocSizeUsage = "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)"
+
 func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
@@ -90,7 +96,7 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
 	f.DurationVar(&o.checkpointEvery, "checkpoint-every", 0, "save checkpoints at most this often (0: after every batch)")
 	addRetryForFlag(cmd, &o.retryFor)
-	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long job --job's lease outlives its last heartbeat: how soon a crashed run's job can be resumed")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, leaseTTLUsage)
 }
 
 func (o *jobOptions) check() error {

@@ -150,7 +150,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	_ = f.MarkHidden("drop")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "documents read, built and written at a time")
 	f.IntVar(&o.workers, "workers", 1, "read each table of the initial copy as this many parts in parallel, from one snapshot")
-	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes")
+	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, maxDocSizeUsage)
 	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
 	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
 	f.StringVar(&o.rejects, "rejects", "", "append rejected documents to this JSON Lines file (collection, source, error)")
@@ -158,7 +158,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
-	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, leaseTTLUsage)
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
