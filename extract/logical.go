@@ -176,6 +176,18 @@ func checkServer(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
+// CheckReplication opens a replication connection and closes it: a user
+// without the REPLICATION attribute (or a server whose pg_hba.conf has no
+// replication line for it) is refused here, as Setup would refuse it,
+// before a caller makes anything for the job.
+func (l *Logical) CheckReplication(ctx context.Context) error {
+	conn, err := l.connectReplication(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close(context.WithoutCancel(ctx))
+}
+
 // CheckServer checks that the server can stream changes to the job: a
 // version with pgoutput's features, and wal_level = logical (a
 // *WALLevelError otherwise).

@@ -38,6 +38,29 @@ const StepSlotCreated = "slot created"
 // *SlotTakenError. debug is told "slot created"; waiting (when set), while
 // the slot waits for transactions open on the source to end. The caller
 // releases the result.
+// CheckSlot checks, for a logical job that has no slot of its own yet
+// (neither a position nor a setup in progress: SetupSlot will make one),
+// what SetupSlot would refuse once the run made other things: a slot of
+// the job's name that exists already (*SlotTakenError) and a role that
+// cannot connect for replication. A job with a slot is not checked: its
+// stream tells a lost slot, and recovers from it. Call it before making
+// anything on the target (indexes, shard keys).
+func (j *Job) CheckSlot(ctx context.Context, lg *extract.Logical) error {
+	j.mu.Lock()
+	rec := j.rec
+	j.mu.Unlock()
+	if rec.HasPosition() || rec.Logical() {
+		return nil
+	}
+	if _, err := lg.Status(ctx); err == nil || !errors.As(err, new(*extract.SlotMissingError)) {
+		if err != nil {
+			return err
+		}
+		return &SlotTakenError{Job: rec.Job, Slot: lg.Name, Where: j.Where()}
+	}
+	return lg.CheckReplication(ctx)
+}
+
 func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, replace bool, debug func(string, ...any), waiting func(string)) (*extract.SlotSnapshot, error) {
 	if replace {
 		if err := lg.Drop(ctx); err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/denorm/denorm/internal/testenv"
 )
@@ -269,5 +274,133 @@ func TestFlagsAgree(t *testing.T) {
 	}
 	if len(seen["retry-for"]) != 3 {
 		t.Errorf("--retry-for in %d commands, want migrate, sync and verify", len(seen["retry-for"]))
+	}
+}
+
+// ownServer starts a PostgreSQL server of the test's own (scripts/pg.sh
+// on a free port), whose settings the test may change and restart it
+// for; it is stopped when the test ends.
+func ownServer(t *testing.T) (url string, restart func()) {
+	t.Helper()
+	script := filepath.Join(testenv.Root(t), "scripts", "pg.sh")
+	// Not t.TempDir: the server's user must traverse the directory.
+	dir, err := os.MkdirTemp("", "denorm-defaults-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := strings.Split(testenv.ClosedPort(t), ":")[1]
+	pg := func(args ...string) string {
+		out, err := exec.Command(script, args...).Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("pg.sh %v: %v\n%s", args, err, stderr)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	url = pg("start", filepath.Join(dir, "pg"), port)
+	t.Cleanup(func() {
+		_ = exec.Command(script, "stop", filepath.Join(dir, "pg")).Run()
+		os.RemoveAll(dir)
+	})
+	return url, func() {
+		pg("stop", filepath.Join(dir, "pg"))
+		pg("start", filepath.Join(dir, "pg"), port)
+	}
+}
+
+// targetCollections lists the collections of the target database at uri
+// (each has at least its _id index once it exists).
+func targetCollections(t *testing.T, db *mongo.Database) []string {
+	t.Helper()
+	names, err := db.ListCollectionNames(context.Background(), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// TestLogicalChecksBeforeIndexes (issue 28): a logical sync that cannot
+// start - wal_level below logical, or a slot of the job's name that
+// exists already - is refused before it makes anything on the target:
+// no collection, no index.
+func TestLogicalChecksBeforeIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server: skipped in the short suite")
+	}
+	mapping := example(t, "blog") // an index on posts, a bucket index on comments
+	t.Run("wal_level replica", func(t *testing.T) {
+		url, restart := ownServer(t)
+		testenv.PsqlFile(t, url, repoPath(t, "testdata", "examples", "seed.sql"))
+		testenv.PsqlFile(t, url, repoPath(t, identityFull))
+		testenv.Exec(t, url, "ALTER SYSTEM SET wal_level = replica")
+		restart()
+		uri, db := testenv.MongoDB(t)
+		out := expectCLI(t, exitRuntime, []string{"the source has wal_level = replica; logical replication needs wal_level = logical"},
+			"sync", "--mapping", mapping, "--source", url, "--target", uri, "--job", "wl", "--method", "logical", "--once")
+		if strings.Contains(out, "creating") {
+			t.Errorf("indexes announced before the refusal:\n%s", out)
+		}
+		if names := targetCollections(t, db); len(names) != 0 {
+			t.Errorf("the refused sync made collections (and their indexes) %v", names)
+		}
+	})
+	t.Run("slot taken", func(t *testing.T) {
+		db := syncDB(t, "testdata/examples/seed.sql")
+		uri, tdb := testenv.MongoDB(t)
+		jb := syncJob(t, db)
+		testenv.Exec(t, db, "SELECT pg_create_logical_replication_slot('denorm_"+jb+"', 'pgoutput')")
+		out := expectCLI(t, exitRuntime, []string{"replication slot denorm_" + jb + " exists"},
+			"sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", jb, "--method", "logical", "--once")
+		if strings.Contains(out, "creating") {
+			t.Errorf("indexes announced before the refusal:\n%s", out)
+		}
+		// The job's record store (_denorm: its lease) is there; no
+		// collection of the mapping is.
+		if names := targetCollections(t, tdb); slices.Contains(names, "posts") || slices.Contains(names, "comments") {
+			t.Errorf("the refused sync made collections (and their indexes) %v", names)
+		}
+	})
+}
+
+// TestSyncIndexLine (issue 28): sync announces an index only when it
+// creates it: a --follow run of several passes says so once per
+// collection, and a later run, the indexes being there, not at all.
+func TestSyncIndexLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped in the short suite")
+	}
+	db := syncDB(t, "testdata/examples/seed.sql")
+	uri, _ := testenv.MongoDB(t)
+	jb := syncJob(t, db)
+	mapping := example(t, "blog")
+	f := startFollow(t, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", jb, "--method", "logical", "--follow")
+	for i := 1; i <= 3; i++ {
+		testenv.Exec(t, db, fmt.Sprintf("UPDATE comment SET comment = comment || '%d' WHERE id = (SELECT min(id) FROM comment)", i))
+		want := fmt.Sprintf(`denorm_sync_passes_total{job_name="%s",method="logical"} %d`, jb, i)
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(f.metrics(), want); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no pass %d within a minute:\n%s", i, f.metrics())
+			}
+		}
+	}
+	f.stop()
+	if code := f.wait(t); code != 0 {
+		t.Fatalf("sync --follow: exit %d\n%s", code, f.out.String())
+	}
+	out := f.out.String()
+	for _, coll := range []string{"posts", "comments"} {
+		if n := strings.Count(out, "index on "+coll+":"); n != 1 {
+			t.Errorf("sync --follow of 3 passes announced the index of %s %d times, want once:\n%s", coll, n, out)
+		}
+	}
+	out = expectCLI(t, 0, nil, "sync", "--mapping", mapping, "--source", db, "--target", uri, "--job", jb, "--once")
+	if strings.Contains(out, "creating") {
+		t.Errorf("a sync finding its indexes announced them again:\n%s", out)
 	}
 }
