@@ -21,14 +21,15 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 STAMP   := VERSION='$(VERSION)' COMMIT='$(COMMIT)' DATE='$(DATE)'
 
-.PHONY: all help build tools deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-micro lint clean release image check-image man
+.PHONY: all help build tools deps demo-deps test test-long test-poison test-tools test-short fuzz crash demo bench bench-chart bench-micro screenshots lint clean release image check-image man
 
 all: build
 
 help:
 	@echo "make build       build bin/denorm"
 	@echo "make tools       build bin/testserver (embedded FerretDB, dump, ping)"
-	@echo "make deps        install PostgreSQL and Chromium if missing (root, apt), then tools"
+	@echo "make deps        install what the tests need if missing: PostgreSQL, Chromium, groff (root, apt), then tools"
+	@echo "make demo-deps   install only what make demo needs if missing: PostgreSQL (root, apt), then tools"
 	@echo "make test        all tests against throwaway PostgreSQL + FerretDB (TESTFLAGS='$(TESTFLAGS)'), the fuzzer for DIFFTEST_TIME=$(DIFFTEST_TIME); about 10 minutes on 2 cores"
 	@echo "make test-long   make test with the long randomized rounds at full length (DENORM_TEST_LONG=1) and the fuzzer for LONG_DIFFTEST_TIME=$(LONG_DIFFTEST_TIME)"
 	@echo "make test-poison the quick packages and migrate on the examples and Pagila with reused memory poisoned (-tags denorm_poison)"
@@ -38,6 +39,8 @@ help:
 	@echo "make fuzz        the differential fuzzer for FUZZTIME (default 30m); SEED=N replays one case"
 	@echo "make demo        migrate testdata/examples/seed.sql with the person mapping and print the documents"
 	@echo "make bench       side-by-side benchmark (bench/results.json); SCALE=N persons"
+	@echo "make bench-chart docs/images/bench.svg from bench/results.json, without running the benchmark"
+	@echo "make screenshots docs/images/model.png: the model diagram of docs/images/model.yaml on the examples' database"
 	@echo "make bench-micro Go micro-benchmarks"
 	@echo "make lint        gofmt check and go vet"
 	@echo "make release     static binaries for linux and darwin (amd64, arm64), man pages, OCI image, SHA256SUMS in dist/"
@@ -54,13 +57,21 @@ tools: bin/testserver
 bin/testserver: $(TESTSERVER_SRC)
 	cd tools/testserver && GOWORK=off $(GO) build -o ../../bin/testserver .
 
-# System packages the tests need (PostgreSQL, Chromium), then the test server.
+# System packages the tests need (PostgreSQL, Chromium, groff), then the test server.
 deps:
 	scripts/deps.sh
 	$(MAKE) tools
 
+# What the demo needs: the PostgreSQL server binaries (installed only when
+# missing, which needs root) and the test server. Not Chromium (290 MB) nor
+# groff, which only tests use: without root, with PostgreSQL present, the
+# demo runs whatever else is missing (TestMakeDemoDeps).
+demo-deps:
+	scripts/pg.sh install
+	$(MAKE) tools
+
 # The differential fuzzer (cmd/denorm TestDifftest) runs inside `make test`
-# for DIFFTEST_TIME of random cases (README, "Differential fuzzing"), side
+# for DIFFTEST_TIME of random cases (docs/development.md, "Differential fuzzing"), side
 # by side with the package's other parallel tests; `make test-long` runs it
 # for LONG_DIFFTEST_TIME, `make fuzz` as long as asked.
 # One minute in make test keeps it under 10 minutes on 2 cores (it was 3
@@ -70,7 +81,7 @@ LONG_DIFFTEST_TIME ?= 10m
 export DENORM_DIFFTEST_TIME = $(DIFFTEST_TIME)
 
 # The crash-point test (cmd/denorm TestSyncCrashPoints: sync killed at
-# every commit point of a pass, README "Crash points") runs inside
+# every commit point of a pass, docs/development.md, "Crash points") runs inside
 # `make test` for CRASH_TIME (two seeds at least, one per method), and
 # `make crash` as long as asked: CRASHTIME=2h make crash; SEED=N replays
 # one seed.
@@ -124,7 +135,7 @@ test-tools:
 test-short:
 	$(GO) test -short $(PKGS)
 
-demo: deps build
+demo: demo-deps build
 	scripts/testenv.sh scripts/demo.sh
 
 # The side-by-side benchmark (bench/main.go): SCALE=, TARGET_SCALE=, REPS=, POSTS=,
@@ -136,6 +147,16 @@ demo: deps build
 # SYNC_CEILING_SECONDS=, SYNC_CEILING_START=, SYNC_CEILING_MAX= tune it.
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
+
+# The benchmark chart (docs/images/bench.svg) from the committed bench/results.json,
+# without running the benchmark (make bench writes it too).
+bench-chart:
+	$(GO) run ./bench -chart-only
+
+# The README's picture of the document model (scripts/screenshot.sh): plan --format html
+# of docs/images/model.yaml on testdata/examples/seed.sql, photographed by headless Chromium.
+screenshots: deps build
+	scripts/testenv.sh scripts/screenshot.sh
 
 # Go micro-benchmarks of single stages.
 bench-micro: deps build

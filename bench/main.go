@@ -64,6 +64,8 @@ type config struct {
 	reps        int
 	bin         string
 	out         string
+	chart       string
+	chartOnly   bool
 	skipF       bool
 	skipBlog    bool
 	skipWide    bool
@@ -85,6 +87,8 @@ func main() {
 	flag.IntVar(&c.reps, "reps", envInt("REPS", 3), "repetitions of each run (env REPS)")
 	flag.StringVar(&c.bin, "bin", "bin/denorm", "denorm binary")
 	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
+	flag.StringVar(&c.chart, "chart", "docs/images/bench.svg", "the chart of the results (an SVG file; empty: none)")
+	flag.BoolVar(&c.chartOnly, "chart-only", false, "draw -chart from the -out results file and stop: no benchmark runs")
 	flag.BoolVar(&c.skipF, "skip-f", os.Getenv("SKIP_F") != "", "skip F (the 4 x SCALE memory run)")
 	flag.BoolVar(&c.skipBlog, "skip-blog", os.Getenv("SKIP_BLOG") != "", "skip the blog runs")
 	flag.BoolVar(&c.skipWide, "skip-wide", os.Getenv("SKIP_WIDE") != "", "skip the wide runs")
@@ -99,6 +103,13 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench: ")
+	if c.chartOnly {
+		if err := chartOnly(c.out, c.chart); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("wrote %s from %s", c.chart, c.out)
+		return
+	}
 	rep, err := run(context.Background(), c)
 	if err != nil {
 		log.Fatal(err)
@@ -327,6 +338,12 @@ func run(ctx context.Context, c config) (*Report, error) {
 		return nil, err
 	}
 	log.Printf("wrote %s", c.out)
+	if c.chart != "" && !c.sync.only {
+		if err := writeChart(rep, c.chart); err != nil {
+			return nil, err
+		}
+		log.Printf("wrote %s", c.chart)
+	}
 	return rep, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,6 +26,11 @@ type Snapshot struct {
 	// ID is the exported snapshot identifier (pg_export_snapshot), which
 	// other connections can adopt to read the same data.
 	ID string
+	// Taken is when the snapshot was taken: for an adopted one, when the
+	// snapshot it adopts was exported by a connection of the same Source,
+	// else when it was adopted (the exporter, a replication slot, made it
+	// just before). Its age is how far behind the source a reader is.
+	Taken time.Time
 }
 
 // open starts on conn a snapshot: a new one when id is empty, else one
@@ -43,12 +49,19 @@ func (src *Source) open(ctx context.Context, conn *pgx.Conn, id string) (*Snapsh
 		return nil, fmt.Errorf("snapshot settings: %w", err)
 	}
 	if id == "" {
+		s.Taken = time.Now()
 		err = tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&s.ID)
 		if err != nil {
 			err = fmt.Errorf("export snapshot: %w", err)
+		} else {
+			src.taken.Store(s.ID, s.Taken)
 		}
 	} else if _, err = tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(id)); err != nil {
 		err = fmt.Errorf("adopt snapshot %s: %w", id, err)
+	} else if t, ok := src.taken.Load(id); ok {
+		s.Taken = t.(time.Time)
+	} else {
+		s.Taken = time.Now()
 	}
 	if err != nil {
 		_ = tx.Rollback(ctx)

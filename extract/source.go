@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,11 +27,33 @@ type Source struct {
 	cfg *pgx.ConnConfig
 	// conn is the connection string, to keep its secrets out of errors.
 	conn connstr.String
-	// read is the read timeout (0: none); see timeout.go.
-	read time.Duration
+	// timeout is the read timeout (0: none); see timeout.go.
+	timeout time.Duration
 	// unguarded dials without the read timeout: for replication
 	// connections, silent for as long as no change comes.
 	unguarded pgconn.DialFunc
+	// taken holds when each snapshot exported through the Source was
+	// taken, by id (Snapshot.Taken of the snapshots adopting it).
+	taken sync.Map
+	// read counts the bytes read from the Source's connections (BytesRead).
+	read atomic.Int64
+}
+
+// BytesRead is the number of bytes read so far from the connections the
+// Source opened (snapshots and the ones adopting them; not replication
+// connections): what the wire carried, protocol and TLS included.
+func (s *Source) BytesRead() int64 { return s.read.Load() }
+
+// countingConn counts the bytes read from a connection into n.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // ParseSource reads a source URL (postgres://...) or key=value connection
@@ -59,7 +83,16 @@ func ParseSource(url string) (*Source, error) {
 	// silently hide rows (as pg_dump does): see KeepRowSecurity.
 	cfg.RuntimeParams["row_security"] = "off"
 	cfg.BuildFrontend = bufferedFrontend
-	return &Source{cfg: cfg, conn: cs, read: read, unguarded: unguarded}, nil
+	src := &Source{cfg: cfg, conn: cs, timeout: read, unguarded: unguarded}
+	dial := cfg.DialFunc
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countingConn{Conn: c, n: &src.read}, nil
+	}
+	return src, nil
 }
 
 // KeepRowSecurity makes the source's sessions keep row_security on: a

@@ -450,7 +450,7 @@ func orderList(n *mappings.Node) []string {
 // (values PostgreSQL's ordering calls equal but that print differently,
 // numeric 1.0 and 1.00, citext 'A' and 'a', are ordered too). Rows tied
 // then are equal in every column, so which comes first cannot show.
-// README.md states the rule ("Order of rows").
+// docs/source.md states the rule ("Order of rows").
 func tieBreak(t *mappings.Table, q string) []string {
 	var out []string
 	for _, k := range t.PrimaryKey {

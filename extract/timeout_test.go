@@ -83,8 +83,8 @@ func TestSourceTimeoutSettings(t *testing.T) {
 			if _, sent := s.cfg.RuntimeParams[readTimeoutParam]; sent {
 				t.Error("read_timeout would be sent to the server")
 			}
-			if s.read != c.read {
-				t.Errorf("read timeout %v, want %v", s.read, c.read)
+			if s.timeout != c.read {
+				t.Errorf("read timeout %v, want %v", s.timeout, c.read)
 			}
 		})
 	}

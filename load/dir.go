@@ -106,6 +106,7 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 		if _, err := df.w.Write(s.buf); err != nil {
 			return rejects, s.fileErr("write", df.f.Name(), err)
 		}
+		s.opt.wrote(len(s.buf))
 	}
 	return rejects, nil
 }

@@ -25,7 +25,7 @@ import (
 // with listIndexes. A directory cannot hold an index: it writes
 // <collection>.indexes.json beside <collection>.jsonl, the createIndexes
 // command that builds them, which a mongoimport user runs once the data
-// is imported (README: "Indexes"); Indexes reads that file back.
+// is imported (docs/migrate.md, "Indexes and shard keys"); Indexes reads that file back.
 
 // IndexError is an index the target refused.
 type IndexError struct {

@@ -207,6 +207,7 @@ func (s *serverTarget) write(ctx context.Context, collection string, docs []tran
 			})
 			if err == nil {
 				rejects = append(rejects, rj...)
+				s.opt.wrote(bytes)
 				raws, batch, bytes = raws[:0], batch[:0], 0
 				return nil
 			}
@@ -249,6 +250,7 @@ func (s *serverTarget) write(ctx context.Context, collection string, docs []tran
 		if err := s.profile.rewrite(s, ctx, coll, again, araws, reject); err != nil {
 			return err
 		}
+		s.opt.wrote(bytes)
 		raws, batch, bytes = raws[:0], batch[:0], 0
 		return nil
 	}

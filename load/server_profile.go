@@ -7,7 +7,7 @@ package load
 // (profileOf, from what buildInfo reports), and the rest of the package
 // reads the profile instead of asking which server it talks to. Caps is
 // derived from it. Adding a server means filling in one profile and
-// putting it in profiles, before mongoDB (README: migrate, "Targets").
+// putting it in profiles, before mongoDB (docs/migrate.md, "Targets").
 
 import (
 	"context"

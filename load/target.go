@@ -13,7 +13,7 @@
 //
 // Limits: a directory target has one writer (no --workers, --partition)
 // and cannot delete chosen documents (no sync). Servers differ (FerretDB's
-// quirks: README.md, "Known limitations"): each known server's differences
+// quirks: docs/limitations.md): each known server's differences
 // are one serverProfile (server_profile.go), chosen when the target
 // connects, which the server target reads and Caps is derived from;
 // nothing else here or above asks which server it talks to.
@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/denorm/denorm/mappings"
@@ -251,6 +252,17 @@ type Options struct {
 	// servers that fail bigger ones (FerretDB; delete.go). Default and
 	// most: DefaultDeleteChunk.
 	DeleteChunk int
+	// Written, when set, counts the bytes of the documents written and
+	// acknowledged: their BSON for a server (documents the server then
+	// refused one by one included), their JSON lines for a directory.
+	Written *atomic.Int64
+}
+
+// wrote adds n bytes written to o.Written, when set.
+func (o Options) wrote(n int) {
+	if o.Written != nil && n > 0 {
+		o.Written.Add(int64(n))
+	}
 }
 
 func (o Options) withDefaults() Options {

@@ -2,7 +2,7 @@ package oracle
 
 // The oracle's own Types table: how a column is selected into PostgreSQL's
 // JSON (sqlValue) and how that JSON becomes a BSON value (convert.go). It
-// is written from the README's Types table, not from extract's or load's
+// is written from the Types table of docs/types.md, not from extract's or load's
 // code, so that a mistake in either shows up as a difference.
 //
 //	PostgreSQL                     in the JSON                 BSON

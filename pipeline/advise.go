@@ -29,6 +29,8 @@ type Advice struct {
 	Snapshot *extract.Snapshot
 	Schema   string
 	Numeric  mappings.NumericMode
+	// Target, when known, is what the target can store (advise.Input).
+	Target *advise.Target
 	// Catalog, when set, is called with the schema's catalog before its
 	// statistics are read; an error stops there.
 	Catalog func(*mappings.Catalog) error
@@ -67,7 +69,7 @@ func Advise(ctx context.Context, a Advice) (string, []advise.Choice, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	in := advise.Input{Schema: a.Schema, Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]advise.Fanout{}, Numeric: a.Numeric}
+	in := advise.Input{Schema: a.Schema, Catalog: cat, Activity: map[string]mappings.TableActivity{}, Fanout: map[string]advise.Fanout{}, Numeric: a.Numeric, Target: a.Target}
 	for k, ac := range act {
 		if t := cat.Tables[k]; t != nil && ac.Rows < exactCountBelow {
 			if ac.Rows, err = extract.CountRows(ctx, snap, t); err != nil {

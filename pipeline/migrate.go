@@ -75,6 +75,10 @@ type Stats struct {
 	// Elapsed is this run's time on the entry.
 	Elapsed time.Duration
 	Done    bool
+	// Snapshot is when the source snapshot the entry reads was taken
+	// (extract.Snapshot.Taken): documents written reflect the source as
+	// of then.
+	Snapshot time.Time
 }
 
 // RunRows, RunWritten and RunFailed count this run's work alone.
@@ -416,7 +420,7 @@ func (r *runner) advance(ctx context.Context, p job.StreamAt) error {
 
 func (r *runner) entry(ctx context.Context, snap *extract.Snapshot, e int, cp *mappings.CollectionPlan) (Stats, error) {
 	start := time.Now()
-	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil}
+	st := Stats{Collection: cp.Name, Table: cp.Root.Table.Name, Estimate: cp.Root.Table.Estimate, Bucket: cp.Bucket != nil, Snapshot: snap.Taken}
 	rec := r.job.Record()
 	done := true
 	for w := 0; w < r.opt.Workers; w++ {
@@ -531,6 +535,7 @@ func (r *runner) worker(ctx, sig context.Context, snap *extract.Snapshot, e int,
 			st.Written += written
 			st.Failed += failed
 			st.Queries += b.Queries
+			st.Snapshot = ws.Taken
 			s.Written += written
 			s.Failed += failed
 			if b.After != nil {

@@ -253,7 +253,7 @@ func (r *runner) claim(ctx context.Context) error {
 		}
 	}
 	err = deleteOwned(ctx, r.target, mine, others, func(o ownedSet) {
-		r.notice(fmt.Sprintf("%s: deleted the %s of %s before writing them again (they are the job's: %s); on this server a fresh run deletes the job's documents first, because replacing them in place is quadratic there (see README)",
+		r.notice(fmt.Sprintf("%s: deleted the %s of %s before writing them again (they are the job's: %s); on this server a fresh run deletes the job's documents first, because replacing them in place is quadratic there (see docs/migrate.md, \"Targets\")",
 			caps.Server, report.Plural(o.docs, "document", "documents"), o.what(), o.why()))
 	})
 	if err != nil {

@@ -49,7 +49,7 @@ func Plan(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, opt 
 	defer side.close(ctx)
 
 	rep := &report.Report{SchemaVersion: report.SchemaVersion, Mapping: opt.Mapping, MaxDocSize: opt.MaxDocSize,
-		SamplePercent: opt.Sample, Estimated: opt.Sample < 100, Generated: time.Now().UTC()}
+		SamplePercent: opt.Sample, Estimated: opt.Sample < 100, Generated: time.Now().UTC(), Model: report.ModelOf(plan)}
 	check := func(coll string, values []string) (map[string]bool, error) {
 		target := plan.RefTarget(coll)
 		if target == nil {

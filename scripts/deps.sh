@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system packages denorm's tests and demo need, when missing:
+# Installs the system packages denorm's tests need, when missing:
 #   PostgreSQL server binaries (scripts/pg.sh install), Chromium (the HTML
 #   report test renders the page headless) and groff (the man page test
 #   formats every page). Needs root or passwordless sudo for
-#   apt-get; installs nothing that is already there. `make deps` runs it.
+#   apt-get; installs nothing that is already there. `make deps` runs it;
+#   `make demo` does not (make demo-deps: PostgreSQL only).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"

@@ -11,7 +11,7 @@ import (
 // Decimal text to double: NUMERIC values in numeric mode double, JSON
 // numbers (json, jsonb and sql: fields) that numeric mode double writes
 // as doubles, and NUMERIC values as expressions see them. The rule, the
-// one PostgreSQL's float8 input follows (README, "Types"):
+// one PostgreSQL's float8 input follows (docs/types.md):
 //
 //   - the value is the double nearest to the decimal (ties to even),
 //     subnormals included: 4e-324 is 5e-324;

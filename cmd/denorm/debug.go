@@ -1,6 +1,6 @@
 package main
 
-// Debug hooks, each off unless its environment variable is set (README.md,
+// Debug hooks, each off unless its environment variable is set (docs/development.md,
 // "Development"). They change nothing a run does: the tests use them to
 // stop a run at an exact point (instead of guessing one from the clock)
 // and to read what memory the run held (instead of only what the kernel

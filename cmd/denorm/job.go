@@ -45,7 +45,7 @@ that cannot tell a first start from a restart). --restart deletes the job's chec
 and starts over; on a server target without --partition it also deletes
 the job's documents (so documents of rows deleted since do not linger),
 and refuses, deleting nothing, where a collection holds documents not
-known to be the job's (see README, "Whose documents denorm deletes"):
+known to be the job's (see docs/migrate.md, "Whose documents denorm deletes"):
 --restart --drop then drops them too. On a directory target the files
 are rewritten. 'denorm status --target T' lists the jobs of a target.
 

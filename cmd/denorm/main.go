@@ -33,7 +33,7 @@ import (
 	"github.com/denorm/denorm/transform/report"
 )
 
-// Exit codes: the only ones denorm returns (README.md, "Commands").
+// Exit codes: the only ones denorm returns (docs/commands.md, "Exit codes").
 const (
 	exitOK = 0
 	// exitRuntime: a runtime error; for verify, the verdict "different".

@@ -1,8 +1,13 @@
 package main
 
-// Prometheus metrics of a running sync (--metrics-addr), on a registry of
-// its own (no Go runtime or process collectors: what is asked for is the
-// job's health).
+// Prometheus metrics of a running sync or migrate (--metrics-addr), each
+// on a registry of its own with the process collector (process_*: CPU,
+// memory, open files) and no Go runtime collector: what is asked for is
+// the job's health. Names are denorm_sync_* and denorm_migrate_*
+// (migrate_metrics.go); the labels job_name (--job) and, for sync, method
+// are on every series of the command's own. deploy/grafana/denorm.json is
+// a dashboard of them (TestGrafanaDashboard checks that it names only
+// these).
 
 import (
 	"context"
@@ -40,7 +45,10 @@ type syncMetrics struct {
 	retained    prometheus.Gauge
 	behind      prometheus.Gauge
 	spent       *prometheus.CounterVec
-	srv         *http.Server
+	// collectors are what reg holds besides the process collector.
+	collectors []prometheus.Collector
+	reg        *prometheus.Registry
+	srv        *http.Server
 
 	mu sync.Mutex // guards what the lag gauge reads
 	// applied is the lag of the last batch applied; pending, when set,
@@ -69,8 +77,19 @@ func (m *syncMetrics) waiting(since time.Time) {
 	m.pending = since
 }
 
-// serveMetrics starts serving /metrics on addr until close.
+// serveMetrics starts serving sync's metrics on addr until close.
 func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, error) {
+	m := newSyncMetrics(job, method)
+	srv, err := serveRegistry(ctx, addr, m.reg)
+	if err != nil {
+		return nil, err
+	}
+	m.srv = srv
+	return m, nil
+}
+
+// newSyncMetrics makes sync's metrics and their registry (not served).
+func newSyncMetrics(job, method string) *syncMetrics {
 	labels := prometheus.Labels{"job_name": job, "method": method}
 	m := &syncMetrics{
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "denorm_sync_changes_applied_total",
@@ -102,22 +121,44 @@ func serveMetrics(ctx context.Context, addr, job, method string) (*syncMetrics, 
 	}
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "denorm_sync_lag_seconds",
 		Help: "How far the target is behind the source: while changes wait or are being applied, how long ago the oldest of them committed; otherwise how long after its commit the newest change applied was acknowledged (0 when caught up).", ConstLabels: labels}, m.lagNow)
+	m.collectors = []prometheus.Collector{m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.fanout, m.lastSuccess, m.retained, m.behind, m.spent}
+	m.reg = newRegistry(m.collectors...)
+	return m
+}
+
+// newRegistry is a registry of cs and the process collector.
+func newRegistry(cs ...prometheus.Collector) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.changes, m.skipped, m.written, m.deleted, m.passes, m.errors, m.lag, m.txLag, m.fanout, m.lastSuccess, m.retained, m.behind, m.spent,
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cs...)
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// serveRegistry serves reg's metrics at /metrics on addr (host:port)
+// until the server returned is closed (closeServer). A failure to listen
+// is the flag's error; a listener that fails later leaves the command
+// running without metrics.
+func serveRegistry(ctx context.Context, addr string, reg *prometheus.Registry) (*http.Server, error) {
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := m.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the listener failed: sync goes on without metrics
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener failed: the command goes on without metrics
 		}
 	}()
-	return m, nil
+	return srv, nil
+}
+
+// closeServer stops a metrics server, giving scrapes in flight 2 s.
+func closeServer(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
 }
 
 // pass records what a pass did.
@@ -171,8 +212,4 @@ func (m *syncMetrics) idle() {
 	m.lastSuccess.Set(float64(time.Now().UnixNano()) / 1e9)
 }
 
-func (m *syncMetrics) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = m.srv.Shutdown(ctx)
-}
+func (m *syncMetrics) close() { closeServer(m.srv) }

@@ -39,6 +39,7 @@ type migrateOptions struct {
 	failUncovered bool
 	jobs          jobOptions
 	rowSecurity   bool
+	metricsAddr   string
 }
 
 const defaultTarget = "denorm-out"
@@ -46,8 +47,9 @@ const defaultTarget = "denorm-out"
 func newMigrateCmd(g *globals) *cobra.Command {
 	o := &migrateOptions{}
 	cmd := &cobra.Command{
-		Use:   "migrate --mapping FILE --source URL [--target TARGET]",
-		Short: "Copy the source database into documents, as the mapping file says",
+		Use:     "migrate --mapping FILE --source URL [--target TARGET]",
+		Example: migrateExamples,
+		Short:   "Copy the source database into documents, as the mapping file says",
 		Long: `migrate reads every table the mapping names from one consistent snapshot of the
 source database, builds the documents and writes them to the target.
 
@@ -88,6 +90,13 @@ documents of each collection (the pages of the first N parents of a bucket
 collection): a trial run into a scratch target. --summary-file FILE writes
 the end-of-run summary as JSON, also when the run fails.
 
+--metrics-addr host:port serves Prometheus metrics at /metrics while the
+run lasts, as sync's: rows read per table, documents written and rejects
+per collection, bytes read from the source and written to the target,
+the age of the snapshot read (lag behind the source), the ETA and the
+fraction done, and the process's CPU and memory (names denorm_migrate_*,
+deploy/grafana has a dashboard).
+
 --fail-on-uncovered counts, before anything is written, the source rows of
 every table the mapping reads that would reach no document (a NULL or
 dangling join key, a parent that reaches no document, a filter, a limit, an
@@ -118,6 +127,7 @@ with the counts per table and why ('denorm plan' lists them with keys).
 	f.StringVar(&o.summaryFile, "summary-file", "", "write the end-of-run summary to this file as JSON")
 	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "write nothing and exit 1 when source rows would reach no document (coverage)")
 	f.StringVar(&o.syncMethod, "sync", "", "logical: create the job's replication slot and migrate the snapshot it exports, so that 'denorm sync --method logical' continues the job with no gap (needs --job)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port) while the run lasts")
 	addJobFlags(cmd, &o.jobs)
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
@@ -182,6 +192,14 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
+	var metrics *migrateMetrics
+	if o.metricsAddr != "" {
+		// Before connecting: a busy address is told first.
+		if metrics, err = serveMigrateMetrics(ctx, o.metricsAddr, o.jobs.job); err != nil {
+			return err
+		}
+		defer metrics.close()
+	}
 	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
 	if err != nil {
 		return err
@@ -199,8 +217,13 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		plan = pipeline.Limit(plan, o.limit)
 	}
 	g.log.Debug("plan resolved", "plan", plan.String(), "snapshot", snap.ID)
+	topt := load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }}
+	if metrics != nil {
+		metrics.opened(snap, plan)
+		topt.Written = &metrics.wrote
+	}
 
-	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize, Notice: func(msg string) { g.log.Warn(msg) }}, o.jobs.retryFor)
+	target, err := openTarget(ctx, g, o.target, topt, o.jobs.retryFor)
 	if err != nil {
 		return err
 	}
@@ -238,9 +261,15 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		}
 		prog = newProgress(g, o.progress)
 		opt.Progress, opt.Waiting, opt.Reject = prog.update, prog.waiting, rejects.add
+		if metrics != nil {
+			opt.Progress = metrics.hook(opt.Progress)
+		}
 		return nil
 	}
 	res, err := pipeline.Migrate(ctx, m)
+	if metrics != nil {
+		metrics.final(res.Stats)
+	}
 	if rejects != nil {
 		defer rejects.close()
 	}

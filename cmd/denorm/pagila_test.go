@@ -399,7 +399,7 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 	})
 
 	t.Run("readme samples", func(t *testing.T) {
-		checkReadmeSamples(t, filepath.Join(root, "README.md"), dir)
+		checkReadmeSamples(t, filepath.Join(root, "docs", "pagila.md"), dir)
 	})
 
 	t.Run("ferretdb", func(t *testing.T) {
@@ -426,8 +426,8 @@ FROM store s WHERE s.store_id IN (0, 1, 2, 499)`,
 	})
 }
 
-// checkReadmeSamples compares every sample document of the README's Pagila
-// section (a ```json block after a line "<!-- pagila sample: <collection> -->")
+// checkReadmeSamples compares every sample document of the docs' Pagila
+// page, docs/pagila.md (a ```json block after a line "<!-- pagila sample: <collection> -->")
 // with the document of the same _id in the migration output.
 func checkReadmeSamples(t *testing.T, readme, dir string) {
 	t.Helper()
@@ -462,12 +462,12 @@ func checkReadmeSamples(t *testing.T, readme, dir string) {
 	for _, c := range []string{"films", "actors", "customers", "rentals", "payments", "stores", "staff"} {
 		sample, ok := samples[c]
 		if !ok {
-			t.Errorf("README.md has no Pagila sample of %s (a ```json block after \"<!-- pagila sample: %s -->\")", c, c)
+			t.Errorf("%s has no Pagila sample of %s (a ```json block after \"<!-- pagila sample: %s -->\")", readme, c, c)
 			continue
 		}
 		var d map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(sample), &d); err != nil {
-			t.Errorf("README.md Pagila sample of %s is not JSON: %v", c, err)
+			t.Errorf("%s: the Pagila sample of %s is not JSON: %v", readme, c, err)
 			continue
 		}
 		id := docID(t, sample)
@@ -477,7 +477,7 @@ func checkReadmeSamples(t *testing.T, readme, dir string) {
 				got = append(got, l)
 			}
 		}
-		testenv.EqualDocs(t, "README.md Pagila sample of "+c+" (regenerate it from a migration of testdata/pagila)", []string{sample}, got)
+		testenv.EqualDocs(t, filepath.Base(readme)+": the Pagila sample of "+c+" (regenerate it from a migration of testdata/pagila)", []string{sample}, got)
 	}
 }
 

@@ -50,8 +50,9 @@ func (findingsError) ExitCode() int { return exitRuntime }
 func newPlanCmd(g *globals) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
-		Use:   "plan --mapping FILE --source URL [--format text|json|markdown|html] [--output FILE] [--sample PERCENT]",
-		Short: "Dry run: report the documents a migration would write, their sizes and modeling risks",
+		Use:     "plan --mapping FILE --source URL [--format text|json|markdown|html] [--output FILE] [--sample PERCENT]",
+		Example: planExamples,
+		Short:   "Dry run: report the documents a migration would write, their sizes and modeling risks",
 		Long: `plan builds every document exactly as migrate does (the same code path) from
 one consistent snapshot of the source, and writes nothing to any target: it
 takes no --target and opens none.
@@ -84,7 +85,12 @@ the key; a bucket collection's parents are kept whole) and scales the counts:
 figures are then estimates, and the report says so.
 
 Formats: text (default), json (stable schema: transform/report/report.schema.json),
-markdown, html (one self-contained file with diagrams and histograms).
+markdown, html (one self-contained file, no script: first the whole document
+model as one diagram - collections as boxes with their embedded arrays and
+objects nested inside and their items per document p50/p99/max, buckets with
+their page size, references and id arrays as arrows, indexed fields with a
+key, shard keys with a diamond - then each collection's tables and size
+histogram).
 
 The report also lists the indexes migrate creates (declared and defaults)
 and the shard keys. Progress goes to stderr as for migrate (--progress).

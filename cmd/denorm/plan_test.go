@@ -444,6 +444,29 @@ collections:
 	if len(rep.Warnings) != 3 {
 		t.Errorf("%d warnings, want these 3: %+v", len(rep.Warnings), rep.Warnings)
 	}
+
+	// A reference whose publisher's name is already copied beside it (as
+	// advise drafts line items) gets no suggestion to copy it (issue 28:
+	// plan agrees with advise's drafts).
+	mapping = writeMapping(t, `version: 1
+collections:
+  - name: publishers
+    table: publisher
+    fields: [name]
+  - name: books
+    table: book
+    lookups:
+      - {name: pub, table: publisher, join: {id: pub_id}}
+    fields:
+      - title
+      - {column: pub_id, ref: publishers}
+      - {name: publisherName, column: pub.name}
+`)
+	for _, w := range planJSON(t, "--mapping", mapping, "--source", src).Warnings {
+		if w.Rule == "reference-read-with-parent" {
+			t.Errorf("plan suggests copying what the mapping already copies beside the reference: %+v", w)
+		}
+	}
 }
 
 // TestPlanShowsOnDelete: plan says, per collection, what sync does with

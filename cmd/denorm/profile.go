@@ -13,7 +13,7 @@ import (
 // DENORM_CPUPROFILE, the allocations of the whole run to the file named by
 // DENORM_MEMPROFILE and an execution trace (go tool trace: where goroutines
 // wait) to the file named by DENORM_TRACE, when set: how the pipeline's hot
-// spots are found (see the README's Performance section). The returned
+// spots are found (see docs/performance.md). The returned
 // function stops them.
 func startProfile() func() {
 	stopCPU := recordTo("DENORM_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)

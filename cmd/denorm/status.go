@@ -22,8 +22,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 	var target, jobName, format, source string
 	var maxWALMiB int64
 	cmd := &cobra.Command{
-		Use:   "status --target TARGET [--job NAME] [--format text|json]",
-		Short: "Show the migration jobs saved in a target: state, progress, what to run next",
+		Use:     "status --target TARGET [--job NAME] [--format text|json]",
+		Example: statusExamples,
+		Short:   "Show the migration jobs saved in a target: state, progress, what to run next",
 		Long: `status lists every job whose checkpoints the target holds (see 'denorm migrate
 --help', --job): its state, the progress of each collection, the time of the last
 checkpoint, and the command to run next. With --job, only that job (and its
@@ -42,7 +43,7 @@ percentage and the time left come from the catalog's row estimates and this
 run's rate, and are estimates.
 
 --format json prints one JSON document (schemaVersion 1; its fields are
-listed in the README, "denorm status --format json"), for schedulers and
+listed in docs/sync.md, "Status"), for schedulers and
 scripts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -224,7 +225,7 @@ func holderText(h *load.LeaseHolder) string {
 }
 
 // The JSON status (status --format json), schemaVersion 1. Fields are
-// only ever added; README.md lists them.
+// only ever added; docs/sync.md ("Status") lists them.
 type statusJSON struct {
 	SchemaVersion int       `json:"schemaVersion"`
 	Target        string    `json:"target"`

@@ -203,7 +203,7 @@ type summaryShard struct {
 	Note       string `json:"note,omitempty"`
 }
 
-// summaryFile is the JSON of --summary-file (README: "Summary file").
+// summaryFile is the JSON of --summary-file (docs/migrate.md, "Summary file").
 type summaryFile struct {
 	Command        string              `json:"command"`
 	Status         string              `json:"status"`

@@ -119,10 +119,11 @@ error, 2 bad usage or mapping, 3 some rows could not be written.`
 func newSyncCmd(g *globals) *cobra.Command {
 	o := &syncOptions{}
 	cmd := &cobra.Command{
-		Use:   "sync --mapping FILE --source URL --target mongodb://HOST/DB --job NAME --method logical|diff [--once|--every DURATION|--follow]",
-		Short: "Keep a target's documents current while the source takes writes",
-		Long:  syncHelp,
-		Args:  cobra.NoArgs,
+		Use:     "sync --mapping FILE --source URL --target mongodb://HOST/DB --job NAME --method logical|diff [--once|--every DURATION|--follow]",
+		Example: syncExamples,
+		Short:   "Keep a target's documents current while the source takes writes",
+		Long:    syncHelp,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")

@@ -28,8 +28,9 @@ type validateOptions struct {
 func newValidateCmd(g *globals) *cobra.Command {
 	o := &validateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate --mapping FILE [--source URL] [--target URI] [--sync logical]",
-		Short: "Check a mapping file, and with --source check it against the live database",
+		Use:     "validate --mapping FILE [--source URL] [--target URI] [--sync logical]",
+		Example: validateExamples,
+		Short:   "Check a mapping file, and with --source check it against the live database",
 		Long: `validate checks the mapping file's structure and meaning and prints every
 problem as file:line:col: message. With a source (--source, DENORM_SOURCE, or
 libpq's PG* variables: PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD,

@@ -100,8 +100,9 @@ func (incompleteError) ExitCode() int   { return exitIncomplete }
 func newVerifyCmd(g *globals) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --mapping FILE --source URL --target TARGET",
-		Short: "Prove that the target holds exactly the documents the source gives",
+		Use:     "verify --mapping FILE --source URL --target TARGET",
+		Example: verifyExamples,
+		Short:   "Prove that the target holds exactly the documents the source gives",
 		Long: `verify rebuilds the documents from one consistent snapshot of the source, with
 the same code as migrate, and compares them with what the target holds:
 documents missing from the target, documents the source does not give, and

@@ -112,9 +112,10 @@ func setVersion(root *cobra.Command) {
 
 func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print denorm's version, commit, build date, Go version and mapping format",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: versionExamples,
+		Short:   "Print denorm's version, commit, build date, Go version and mapping format",
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprint(g.stdout, currentBuild())
 			return nil

@@ -84,6 +84,10 @@ type Input struct {
 	// Numeric, when set, is written as the file's numeric mode (decimal,
 	// double or string).
 	Numeric mappings.NumericMode
+	// Target, when known (--target), is what the target can store: the
+	// numeric mode drafted when Numeric is not set follows it, and the
+	// draft says why.
+	Target *Target
 	// Promote names the tables to draft as collections of their own
 	// rather than under a parent, each with why (Promotions).
 	Promote map[string]string
@@ -91,6 +95,15 @@ type Input struct {
 	// (extract.Coverage), keyed by qualified table name: the draft says at
 	// each table how many of its rows reach no document, and why.
 	Coverage map[string]mappings.TableCoverage
+}
+
+// Target is what advise knows of the target.
+type Target struct {
+	// Server names it ("FerretDB 1.24.0", "MongoDB 7.0.14"; "" for a
+	// directory).
+	Server string
+	// NoDecimal128: it cannot store BSON Decimal128 (FerretDB 1.24).
+	NoDecimal128 bool
 }
 
 // FanoutKey names a foreign key for Input.Fanout.
@@ -139,9 +152,13 @@ type role struct {
 	// or why there is none.
 	owner    *rel
 	ownerWhy string
-	coll     string   // collection name (collection, bucket)
-	time     string   // bucket order column
-	places   []string // where the rows are written, for the report
+	// keyless: no primary key or unique NOT NULL key, but a foreign key:
+	// its rows can only be embedded in their parent (an array needs no
+	// _id), never a collection or bucket pages.
+	keyless bool
+	coll    string   // collection name (collection, bucket)
+	time    string   // bucket order column
+	places  []string // where the rows are written, for the report
 }
 
 type advisor struct {
@@ -175,7 +192,8 @@ func newAdvisor(in Input) *advisor {
 
 // ForeignKeys lists the foreign keys advise reads t's relations through:
 // the declared ones, then those implied by column names. A column with no
-// declared foreign key named "<table>_id" (or "<role>_<table>_id") after
+// declared foreign key named "<table>_id" (or "<role>_<table>_id", the
+// table named in the singular or the plural: product_id, products) after
 // another table of the same schema whose key is one column named
 // "<table>_id" or "id", of the same kind, is read as a reference to it (PostgreSQL keeps the foreign keys of
 // a partitioned table on its partitions in older dumps, as Pagila's payment
@@ -208,11 +226,15 @@ func impliedTarget(cat *mappings.Catalog, t *mappings.Table, c mappings.Column) 
 		return nil, ""
 	}
 	for {
-		if p := cat.Tables[mappings.QualifiedTableName(t.Schema, base)]; p != nil && p != t {
-			k := key(p)
-			if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
-				if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
-					return p, k[0]
+		// The table is named in the singular or the plural (product_id:
+		// product or products).
+		for _, name := range []string{base, plural(base)} {
+			if p := cat.Tables[mappings.QualifiedTableName(t.Schema, name)]; p != nil && p != t {
+				k := key(p)
+				if len(k) == 1 && (k[0] == base+"_id" || k[0] == "id") {
+					if kc := p.Column(k[0]); kc != nil && sameKind(*kc, c) {
+						return p, k[0]
+					}
 				}
 			}
 		}

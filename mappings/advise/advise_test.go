@@ -86,6 +86,18 @@ func TestAdviseSecret(t *testing.T) {
 			t.Errorf("secret(%q) = %v, want %v", name, got, want)
 		}
 	}
+	// Payment card data and personal identifiers are secrets too (issue
+	// 28): left out like password hashes, with their own reason.
+	for name, want := range map[string]string{
+		"card_number": "card", "cardNumber": "card", "CardNo": "card", "cc_number": "card", "credit_card_number": "card", "creditCard": "card",
+		"cvv": "card", "CVC": "card", "card_cvv2": "card", "security_code": "card", "pan": "card", "iban": "card", "IBAN": "card",
+		"ssn": "card", "social_security_number": "card", "pin": "card", "bank_account_number": "card", "password": "credential",
+		"card_holder": "", "card_type": "", "expiry": "", "panel": "", "company": "", "pinned": "", "discount": "", "card_id": "", "span": "",
+	} {
+		if got := secretKind(name); got != want {
+			t.Errorf("secretKind(%q) = %q, want %q", name, got, want)
+		}
+	}
 }
 
 func TestAdviseMarkdownText(t *testing.T) {
@@ -591,5 +603,149 @@ func TestAdviseDraftHostileNames(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(text)
+	}
+}
+
+// TestAdviseSingular: the singular of a table name, to find the name
+// columns named after it (products.product_name).
+func TestAdviseSingular(t *testing.T) {
+	for in, want := range map[string]string{
+		"products": "product", "product": "product", "categories": "category", "order_details": "order_detail", "addresses": "address",
+		"address": "address", "status": "status", "people": "person", "staff": "staff", "boxes": "box", "matches": "match",
+		"Products": "Product", "OrderDetails": "OrderDetail", "Categories": "Category", "news": "news", "analysis": "analysis", "bus": "bus",
+	} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestAdviseDisplayLabel: the name column is found under plural table
+// names and prefixed names (issue 28: Northwind's products.product_name
+// was missed, so line items carried no product name).
+func TestAdviseDisplayLabel(t *testing.T) {
+	tbl := func(name string, cols ...string) *mappings.Table {
+		tb := &mappings.Table{Schema: "public", Name: name, PrimaryKey: []string{"id"}, Columns: []mappings.Column{col("id", 'N', true)}}
+		for _, c := range cols {
+			tb.Columns = append(tb.Columns, col(c, 'S', false))
+		}
+		return tb
+	}
+	for _, tc := range []struct {
+		t    *mappings.Table
+		want string
+	}{
+		{tbl("products", "quantity_per_unit", "product_name"), "product_name"},
+		{tbl("product", "code", "name"), "name"},
+		{tbl("Products", "QuantityPerUnit", "ProductName"), "ProductName"},
+		{tbl("categories", "description", "category_name"), "category_name"},
+		{tbl("film", "description", "title"), "title"},
+		{tbl("suppliers", "contact_name", "company_name", "city"), "company_name"},
+		{tbl("shippers", "phone", "shipper_name"), "shipper_name"},
+		{tbl("tracks", "composer", "track_title"), "track_title"},
+		{tbl("employees", "first_name", "last_name"), ""},
+		{tbl("regions", "region_description"), ""},
+		{tbl("country", "country"), "country"},
+	} {
+		if got := displayLabel(tc.t); got != tc.want {
+			t.Errorf("displayLabel(%s %v) = %q, want %q", tc.t.Name, tc.t.Columns, got, tc.want)
+		}
+	}
+}
+
+// TestAdviseIssue28Rules: on a small shop schema, the rules issue 28 added
+// to the draft: line items carry the product's name found under a plural
+// table name (products.product_name) and their reference gets an index
+// (orderLines.productId); a join table with no rows draws no id array,
+// saying why; a table without a key but with a parent is embedded when
+// bounded and skipped, saying why, when not; the numeric mode follows the
+// target (double on a target without Decimal128, decimal said in the
+// header otherwise).
+func TestAdviseIssue28Rules(t *testing.T) {
+	cat := catalog(
+		&mappings.Table{Name: "orders", Columns: []mappings.Column{col("order_id", 'N', true), col("total", 'M', true)}, PrimaryKey: []string{"order_id"}},
+		&mappings.Table{Name: "products", Columns: []mappings.Column{col("product_id", 'N', true), col("product_name", 'S', true), col("quantity_per_unit", 'S', false)}, PrimaryKey: []string{"product_id"}},
+		&mappings.Table{Name: "order_lines", Columns: []mappings.Column{col("order_id", 'N', true), col("product_id", 'N', true), col("qty", 'N', true)}, PrimaryKey: []string{"order_id", "product_id"},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id"), fk("product_id", "products", "product_id")}},
+		&mappings.Table{Name: "tags", Columns: []mappings.Column{col("tag_id", 'N', true), col("tag", 'S', true), col("about", 'S', true)}, PrimaryKey: []string{"tag_id"}},
+		&mappings.Table{Name: "order_tags", Columns: []mappings.Column{col("order_id", 'N', true), col("tag_id", 'N', true)}, PrimaryKey: []string{"order_id", "tag_id"},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id"), fk("tag_id", "tags", "tag_id")}},
+		&mappings.Table{Name: "order_notes", Columns: []mappings.Column{col("order_id", 'N', true), col("at", 'D', true), col("note", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
+		&mappings.Table{Name: "order_clicks", Columns: []mappings.Column{col("order_id", 'N', true), col("what", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("order_id", "orders", "order_id")}},
+		&mappings.Table{Name: "kind", Columns: []mappings.Column{col("id", 'N', true), col("name", 'S', true)}, PrimaryKey: []string{"id"}, Unique: [][]string{{"name"}}, Estimate: 3},
+		&mappings.Table{Name: "kind_log", Columns: []mappings.Column{col("kind_id", 'N', true), col("msg", 'S', true)},
+			ForeignKeys: []mappings.ForeignKey{fk("kind_id", "kind", "id")}},
+	)
+	in := Input{Schema: "public", Catalog: cat, Activity: map[string]mappings.TableActivity{"public.orders": {Rows: 100}, "public.products": {Rows: 50}}, Fanout: map[string]Fanout{
+		"public.order_lines(order_id)":   {Parents: 100, Avg: 3, P99: 6, Max: 8},
+		"public.order_lines(product_id)": {Parents: 50, Avg: 6, P99: 20, Max: 30},
+		"public.order_tags(order_id)":    {},
+		"public.order_tags(tag_id)":      {},
+		"public.order_notes(order_id)":   {Parents: 40, Avg: 1.5, P99: 3, Max: 3},
+		"public.order_clicks(order_id)":  {Parents: 100, Avg: 300, P99: 900, Max: 1000},
+		"public.kind_log(kind_id)":       {Parents: 3, Avg: 10, P99: 12, Max: 12},
+	}}
+	text, f, got := draft(t, in)
+	wantActions(t, got, map[string]string{"orders": "collection", "products": "collection", "order_lines": "embed", "tags": "collection", "order_tags": "link", "order_notes": "embed", "order_clicks": "skip", "kind": "lookup", "kind_log": "skip"})
+	orders := find(t, f, "orders")
+	lines := field(t, orders.Fields, "orderLines").Embed
+	if name := field(t, lines.Fields, "productName"); name.Column != "product.product_name" {
+		t.Errorf("line items' product name: %+v", name)
+	}
+	var keys []string
+	for _, ix := range orders.Indexes {
+		keys = append(keys, strings.Join(ix.Keys, ","))
+	}
+	if !strings.Contains(strings.Join(keys, " "), "orderLines.productId") {
+		t.Errorf("orders' indexes %v: no orderLines.productId", keys)
+	}
+	for _, c := range []string{"orders", "tags"} {
+		for _, fd := range find(t, f, c).Fields {
+			if fd.Ids != nil {
+				t.Errorf("%s: an id array through the empty join table: %+v", c, fd.Ids)
+			}
+		}
+	}
+	if !said(text, "order_tags: join table with no rows: no id array drafted, since every document would hold an always-empty array; when it has rows, draft again or add to orders: `- {name: tags, ids: {table: order_tags, join: {order_id: order_id}, column: tag_id}, ref: tags}`") {
+		t.Errorf("the empty join table's comment:\n%s", text)
+	}
+	if notes := field(t, orders.Fields, "orderNotes").Embed; notes == nil || notes.Table != "order_notes" || strings.Join(notes.OrderBy, ",") != "at,note" {
+		t.Errorf("the keyless notes: %+v", notes)
+	}
+	if !strings.Contains(got["order_clicks"].Reason, "no primary key or unique NOT NULL key to make _id from, so it can only be embedded in its parent, and it is too many per orders to embed") {
+		t.Errorf("order_clicks: %s", got["order_clicks"].Reason)
+	}
+	if strings.Contains(text, "\nnumeric:") || !said(text, "NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default): no --target was given") {
+		t.Errorf("no target: numeric %q\n%s", f.Numeric, text)
+	}
+	in.Target = &Target{Server: "FerretDB 1.24.0", NoDecimal128: true}
+	if text, f, _ = draft(t, in); f.Numeric != mappings.NumericDouble || !said(text, "numeric: double: the target (FerretDB 1.24.0) cannot store BSON Decimal128") {
+		t.Errorf("FerretDB: numeric %q\n%s", f.Numeric, text)
+	}
+	in.Target = &Target{Server: "MongoDB 7.0.14"}
+	if text, f, _ = draft(t, in); strings.Contains(text, "\nnumeric:") || !said(text, "which the target (MongoDB 7.0.14) stores exactly") {
+		t.Errorf("MongoDB: numeric %q\n%s", f.Numeric, text)
+	}
+}
+
+// TestAdviseImpliedPlural: a column named after a table in the plural
+// (product_id, table products keyed by product_id) with no declared
+// foreign key is read as a reference to it, as one named after a singular
+// table is.
+func TestAdviseImpliedPlural(t *testing.T) {
+	cat := catalog(
+		&mappings.Table{Name: "products", Columns: []mappings.Column{col("product_id", 'N', true), col("product_name", 'S', true)}, PrimaryKey: []string{"product_id"}},
+		&mappings.Table{Name: "categories", Columns: []mappings.Column{col("id", 'N', true), col("category_name", 'S', true)}, PrimaryKey: []string{"id"}},
+		&mappings.Table{Name: "reviews", Columns: []mappings.Column{col("review_id", 'N', true), col("product_id", 'N', true), col("main_category_id", 'N', true), col("stars", 'N', true)}, PrimaryKey: []string{"review_id"}},
+	)
+	fks := ForeignKeys(cat, cat.Tables["public.reviews"])
+	var got []string
+	for _, fk := range fks {
+		got = append(got, strings.Join(fk.Columns, ",")+"->"+fk.RefTable+"("+strings.Join(fk.RefColumns, ",")+")")
+	}
+	if want := "product_id->public.products(product_id) main_category_id->public.categories(id)"; strings.Join(got, " ") != want {
+		t.Errorf("implied foreign keys of reviews: %v, want %s", got, want)
 	}
 }

@@ -50,6 +50,10 @@ func (a *advisor) fixedRoles() {
 		switch {
 		case a.isJoinTable(r):
 			r.action = "link"
+		case key(r.t) == nil && a.hasParent(r):
+			// Embedded rows need no _id: drafted under their parent when
+			// bounded (want), else skipped.
+			r.keyless = true
 		case key(r.t) == nil:
 			r.action = "skip"
 			r.reason = "no primary key or unique NOT NULL key to make _id from: add one to migrate this table"
@@ -62,6 +66,21 @@ func (a *advisor) fixedRoles() {
 			r.reason = fmt.Sprintf("lookup table (%d rows, a key and a label, rarely changes: %s): its label %q is copied as a value into the referencing documents; it is not a collection, so rows nothing references are not migrated", a.rows(r.t), a.changes(r.t), label(r.t))
 		}
 	}
+}
+
+// hasParent reports whether r has a foreign key to another table that has
+// a key: a parent its rows could be embedded in.
+func (a *advisor) hasParent(r *role) bool {
+	return slices.ContainsFunc(a.out[r.q], func(fk *rel) bool {
+		p := a.in.Catalog.Tables[fk.RefTable]
+		return p != nil && p != r.t && key(p) != nil
+	})
+}
+
+// keylessSkip is why a table without a key is not migrated although it
+// has a parent.
+func keylessSkip(why string) string {
+	return "no primary key or unique NOT NULL key to make _id from, so it can only be embedded in its parent, and " + why + ": not migrated; add a key to make it a collection of its own"
 }
 
 // isJoinTable: exactly two foreign keys, the key made of their columns, and
@@ -133,15 +152,46 @@ func label(t *mappings.Table) string {
 }
 
 // displayLabel is the column every view of a row shows, when the table has
-// one by name: name, title, label, full_name, <table>, <table>_name.
+// one by name: name, title, label, full_name, display_name, then the
+// table's own name in the singular or plural, alone or with _name, _title
+// or _label (products.product_name, categories.category_name,
+// film.title), company_name, and last the only text column named
+// *_name; names compare without case or underscores (ProductName).
 func displayLabel(t *mappings.Table) string {
-	for _, n := range []string{"name", "title", "label", "full_name", "display_name", t.Name, t.Name + "_name"} {
-		if c := t.Column(n); c != nil && c.Category == "S" && !slices.Contains(key(t), n) {
-			return n
+	k := key(t)
+	text := map[string]string{} // normalised name -> column
+	var named []string          // text columns named *name
+	for _, c := range t.Columns {
+		if c.Category != "S" || slices.Contains(k, c.Name) {
+			continue
 		}
+		n := normName(c.Name)
+		if _, ok := text[n]; !ok {
+			text[n] = c.Name
+		}
+		if strings.HasSuffix(n, "name") {
+			named = append(named, c.Name)
+		}
+	}
+	cands := []string{"name", "title", "label", "full_name", "display_name"}
+	for _, base := range []string{t.Name, singular(t.Name)} {
+		cands = append(cands, base, base+"_name", base+"_title", base+"_label")
+	}
+	cands = append(cands, "company_name")
+	for _, n := range cands {
+		if c, ok := text[normName(n)]; ok {
+			return c
+		}
+	}
+	if len(named) == 1 {
+		return named[0]
 	}
 	return ""
 }
+
+// normName is a name without case and underscores, to compare
+// product_name with ProductName.
+func normName(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 
 // oneToOne reports whether fk is a one-to-one reference to a row that is
 // part of the referencing row, like a customer's address: each referenced
@@ -196,16 +246,28 @@ func (a *advisor) tname(q string) string { return a.roles[q].t.Name }
 //
 // When several remain, the table belongs to none of them.
 func (a *advisor) chooseOwner(r *role) (*rel, string) {
-	var cands []*rel
+	var cands, optional []*rel
+	hangOff := a.hangingOff(r)
 	for _, fk := range a.out[r.q] {
 		p := a.roles[fk.RefTable]
 		if p == nil || p.t == r.t || p.action == "lookup" || p.action == "link" || p.action == "skip" || a.oneToOne(fk) {
+			continue
+		}
+		if len(hangOff) > 0 && a.nullable(fk) {
+			// An entity others hang off, pointing at another by an
+			// optional key (country.capital -> city): a reference, not
+			// its owner.
+			optional = append(optional, fk)
 			continue
 		}
 		cands = append(cands, fk)
 	}
 	switch len(cands) {
 	case 0:
+		if len(optional) > 0 {
+			return nil, fmt.Sprintf("an entity of its own: other tables hang off it (%s) and it points at %s only by a nullable key (%s), so it is not embedded in the row it points at: it keeps a reference",
+				hangOff, a.parentNames(optional), a.refColumns(optional))
+		}
 		return nil, "an entity of its own (no parent table)"
 	case 1:
 		return cands[0], ""
@@ -260,6 +322,31 @@ func (a *advisor) chooseOwner(r *role) (*rel, string) {
 		return cands[0], fmt.Sprintf("of %s it belongs to %s: %s", all, a.tname(cands[0].RefTable), strings.Join(why, "; "))
 	}
 	return nil, fmt.Sprintf("refers to several tables (%s) and belongs to none of them", all)
+}
+
+// hangingOff names the other tables whose foreign keys point at r.
+func (a *advisor) hangingOff(r *role) string {
+	var n []string
+	for _, in := range a.refBy[r.q] {
+		if in.child != r.t && !slices.Contains(n, in.child.Name) {
+			n = append(n, in.child.Name)
+		}
+	}
+	return strings.Join(n, ", ")
+}
+
+// nullable reports whether a foreign key's columns may be NULL: a row
+// may have no such parent.
+func (a *advisor) nullable(fk *rel) bool {
+	return slices.ContainsFunc(fk.Columns, func(c string) bool { col := fk.child.Column(c); return col != nil && !col.NotNull })
+}
+
+func (a *advisor) refColumns(fks []*rel) string {
+	var n []string
+	for _, fk := range fks {
+		n = append(n, fmt.Sprintf("%s.%s -> %s", fk.child.Name, strings.Join(fk.Columns, ", "), a.tname(fk.RefTable)))
+	}
+	return strings.Join(n, "; ")
 }
 
 func (a *advisor) parentNames(fks []*rel) string {
@@ -361,6 +448,10 @@ func (a *advisor) growing(r *role) string {
 
 // want decides what a table with no fixed role does, from its own figures.
 func (a *advisor) want(r *role) {
+	if r.keyless && r.owner == nil {
+		r.action, r.reason = "skip", keylessSkip("it has no parent to be embedded in ("+r.ownerWhy+")")
+		return
+	}
 	if r.owner == nil {
 		r.action, r.reason = "collection", r.ownerWhy+": its own collection"
 		return
@@ -373,6 +464,16 @@ func (a *advisor) want(r *role) {
 		chosen = " (" + r.ownerWhy + ")"
 	}
 	kids := a.kids(r)
+	if r.keyless {
+		switch {
+		case !bounded(f):
+			r.action, r.reason = "skip", keylessSkip(fmt.Sprintf("it is too many per %s to embed (%s; one-to-few means p99 at most %d and no parent over %d)", p.t.Name, ft, EmbedMax, UnboundedMin))
+		default:
+			r.action = "embed"
+			r.reason = fmt.Sprintf("embedded in %s%s: it has no primary key or unique NOT NULL key, so it cannot be a collection of its own (no _id), but it has a parent and is bounded one-to-few (%s) (%s); sync --method logical needs REPLICA IDENTITY FULL on it (PostgreSQL refuses UPDATE and DELETE on a published table without a replica identity)", p.t.Name, chosen, ft, a.changes(r.t))
+		}
+		return
+	}
 	switch tc := a.growing(r); {
 	case a.in.Promote[r.q] != "":
 		r.action, r.reason = "collection", a.in.Promote[r.q]
@@ -417,6 +518,9 @@ func (a *advisor) enforce() bool {
 	changed := false
 	promote := func(r *role, why string) {
 		r.action, r.time, r.reason, changed = "collection", "", why, true
+		if r.keyless {
+			r.action, r.reason = "skip", keylessSkip(why)
+		}
 	}
 	for _, q := range a.names {
 		r := a.roles[q]
@@ -487,6 +591,9 @@ func (a *advisor) linkSides(r *role) (sides []int, fans [2]Fanout) {
 	for i, fk := range fks {
 		fans[i] = a.fan(fk) // ids on side i = rows of the join table per row of side i
 	}
+	if a.emptyLink(r) {
+		return nil, fans
+	}
 	for i, fk := range fks {
 		if a.roles[fk.RefTable].action == "collection" && fans[i].Max <= UnboundedMin {
 			sides = append(sides, i)
@@ -506,8 +613,37 @@ func (a *advisor) linkSides(r *role) (sides []int, fans [2]Fanout) {
 	return sides, fans
 }
 
+// emptyLink reports whether a join table has no rows: no row of either
+// side has an id in it (its fan-out counted on the data), so an id array
+// would be empty in every document.
+func (a *advisor) emptyLink(r *role) bool {
+	for _, fk := range a.out[r.q] {
+		if a.fan(fk).Parents > 0 {
+			return false
+		}
+	}
+	return a.activity(r.t).Rows == 0
+}
+
 func (a *advisor) linkReason(r *role) string {
 	sides, fans := a.linkSides(r)
+	if a.emptyLink(r) {
+		var add []string
+		for i, fk := range a.out[r.q] {
+			mine, other := fk, a.out[r.q][1-i]
+			p, op := a.roles[mine.RefTable], a.roles[other.RefTable]
+			if p.action != "collection" || op.action != "collection" {
+				continue
+			}
+			add = append(add, fmt.Sprintf("to %s: `- {name: %s, ids: {table: %s, join: {%s: %s}, column: %s}, ref: %s}`", p.coll, fieldName(pluralName(op.t.Name)),
+				a.tableRef(r.t), y(mine.Columns[0]), y(mine.RefColumns[0]), y(other.Columns[0]), y(op.coll)))
+		}
+		why := "join table with no rows: no id array drafted, since every document would hold an always-empty array"
+		if len(add) > 0 {
+			why += "; when it has rows, draft again or add " + strings.Join(add, ", or ")
+		}
+		return why
+	}
 	if len(sides) == 0 {
 		return "join table whose sides are not collections: not migrated"
 	}

@@ -36,7 +36,7 @@ func Promotions(in Input, cov []mappings.TableCoverage) map[string]string {
 	out := map[string]string{}
 	for _, c := range cov {
 		r := a.roles[c.Table]
-		if r == nil || r.owner == nil || r.action != "embed" && r.action != "bucket" || in.Promote[c.Table] != "" {
+		if r == nil || r.owner == nil || r.keyless || r.action != "embed" && r.action != "bucket" || in.Promote[c.Table] != "" {
 			continue
 		}
 		var rows int64

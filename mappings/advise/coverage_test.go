@@ -8,7 +8,10 @@ import (
 )
 
 // TestAdviseCoverageRules: given the coverage of a draft, a table stored
-// under a parent whose rows have no parent row (a NULL or dangling key)
+// under a parent whose rows have no parent row (a NULL or dangling key;
+// here dangling: a NOT NULL capital naming no city, since a NULLABLE one
+// no longer makes an owner of an entity others hang off, see
+// TestAdviseNullableOwner)
 // becomes a collection of its own (Promotions), other reasons do not
 // (rows under a parent that reaches nothing: the parent's own promotion
 // fixes them); what stays left out is said at the table with its count,
@@ -16,7 +19,7 @@ import (
 func TestAdviseCoverageRules(t *testing.T) {
 	cat := catalog(
 		&mappings.Table{Name: "city", Columns: []mappings.Column{col("id", 'N', true), col("name", 'S', true)}, PrimaryKey: []string{"id"}, Estimate: 100},
-		&mappings.Table{Name: "country", Columns: []mappings.Column{col("code", 'S', true), col("name", 'S', true), col("capital", 'N', false)}, PrimaryKey: []string{"code"},
+		&mappings.Table{Name: "country", Columns: []mappings.Column{col("code", 'S', true), col("name", 'S', true), col("capital", 'N', true)}, PrimaryKey: []string{"code"},
 			ForeignKeys: []mappings.ForeignKey{fk("capital", "city", "id")}, Estimate: 10},
 		&mappings.Table{Name: "language", Columns: []mappings.Column{col("country_code", 'S', true), col("language", 'S', true)}, PrimaryKey: []string{"country_code", "language"},
 			ForeignKeys: []mappings.ForeignKey{fk("country_code", "country", "code")}, Estimate: 30},
@@ -34,12 +37,12 @@ func TestAdviseCoverageRules(t *testing.T) {
 	cov := []mappings.TableCoverage{
 		{Table: "public.city", Rows: 100, Reached: 100},
 		{Table: "public.country", Rows: 10, Reached: 8, Unreached: 2, Reasons: []mappings.Uncovered{
-			{Reason: mappings.ReasonNullKey, Node: "cities.countries", Rows: 2, Message: "country.capital is NULL, so they join no city row (cities.countries)", Samples: []string{"(code)=(AQ)", "(code)=(BV)"}}}},
+			{Reason: mappings.ReasonNoParent, Node: "cities.countries", Rows: 2, Message: "no city row has city.id equal to their country.capital (cities.countries)", Samples: []string{"(code)=(AQ)", "(code)=(BV)"}}}},
 		{Table: "public.language", Rows: 30, Reached: 24, Unreached: 6, Reasons: []mappings.Uncovered{
 			{Reason: mappings.ReasonParentUnreached, Node: "cities.countries.languages", Rows: 6, Message: "their country rows reach no document themselves (cities.countries.languages)"}}},
 	}
 	promote := Promotions(in, cov)
-	if len(promote) != 1 || !strings.Contains(promote["public.country"], "it would be embedded in city (capital -> id), but 2 of its 10 rows have no city row to be stored under (2 rows: country.capital is NULL") {
+	if len(promote) != 1 || !strings.Contains(promote["public.country"], "it would be embedded in city (capital -> id), but 2 of its 10 rows have no city row to be stored under (2 rows: no city row has city.id equal to their country.capital") {
 		t.Fatalf("promotions: %v", promote)
 	}
 	in.Promote = promote
@@ -75,6 +78,42 @@ func TestAdviseCoverageRules(t *testing.T) {
 	if text, _, _ := draft(t, in); !said(text, "Coverage, counted on the data: every row of the 3 tables this draft reads reaches a document.") || strings.Contains(text, "NOTE: 1 of") {
 		t.Errorf("a draft leaving no row out:\n%s", text)
 	}
+}
+
+// TestAdviseNullableOwner: an entity other tables hang off (language
+// under country) that points at another entity by a NULLABLE key
+// (country.capital -> city) stays a collection with a reference instead
+// of being embedded in the row it points at (issue 28); with a NOT NULL
+// key, or when nothing hangs off it, the key still makes an owner.
+func TestAdviseNullableOwner(t *testing.T) {
+	in := func(notNull, languages bool) Input {
+		tables := []*mappings.Table{
+			{Name: "city", Columns: []mappings.Column{col("id", 'N', true), col("name", 'S', true)}, PrimaryKey: []string{"id"}, Estimate: 100},
+			{Name: "country", Columns: []mappings.Column{col("code", 'S', true), col("name", 'S', true), col("capital", 'N', notNull)}, PrimaryKey: []string{"code"},
+				ForeignKeys: []mappings.ForeignKey{fk("capital", "city", "id")}, Estimate: 10},
+		}
+		if languages {
+			tables = append(tables, &mappings.Table{Name: "language", Columns: []mappings.Column{col("country_code", 'S', true), col("language", 'S', true)}, PrimaryKey: []string{"country_code", "language"},
+				ForeignKeys: []mappings.ForeignKey{fk("country_code", "country", "code")}, Estimate: 30})
+		}
+		return Input{Schema: "public", Catalog: catalog(tables...), Activity: map[string]mappings.TableActivity{}, Fanout: map[string]Fanout{
+			"public.country(capital)":       {Parents: 8, Avg: 1, P99: 1, Max: 1},
+			"public.language(country_code)": {Parents: 10, Avg: 3, P99: 3, Max: 3},
+		}}
+	}
+	_, f, got := draft(t, in(false, true))
+	wantActions(t, got, map[string]string{"city": "collection", "country": "collection", "language": "embed"})
+	if c := got["country"]; !strings.Contains(c.Reason, "other tables hang off it (language) and it points at city only by a nullable key (country.capital -> city)") {
+		t.Errorf("country's reason: %s", c.Reason)
+	}
+	if fd := field(t, find(t, f, "countries").Fields, "capital"); fd.Ref != "cities" {
+		t.Errorf("countries.capital is not a reference to cities: %+v", fd)
+	}
+	field(t, find(t, f, "countries").Fields, "languages")
+	_, _, got = draft(t, in(true, true))
+	wantActions(t, got, map[string]string{"city": "collection", "country": "embed", "language": "embed"})
+	_, _, got = draft(t, in(false, false))
+	wantActions(t, got, map[string]string{"city": "collection", "country": "embed"})
 }
 
 // said reports whether the draft's comments say phrase: comment marks and

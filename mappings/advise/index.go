@@ -24,6 +24,15 @@ func (a *advisor) proposeRef(field, coll, table string) {
 		reason: fmt.Sprintf("%s: a reference to %s; finding the %s rows of one of them (the other side of the relation) reads this index instead of every document", field, coll, table)})
 }
 
+// proposeEmbeddedRef records an index on a reference field inside
+// embedded rows (orderDetails.productId): finding the documents holding a
+// row that refers to one of them (the orders of a product) reads it, a
+// multikey index when the rows are an array.
+func (a *advisor) proposeEmbeddedRef(path, coll, table string) {
+	a.indexes = append(a.indexes, indexProposal{keys: []string{path},
+		reason: fmt.Sprintf("%s: a reference to %s inside the embedded %s rows; finding the documents whose %s rows refer to one of them reads this index (one entry per embedded row) instead of every document", path, coll, table, table)})
+}
+
 // proposeBucket records the index of a bucket collection's pages.
 func (a *advisor) proposeBucket(by []string, page, parent string) {
 	keys := append(append([]string(nil), by...), page)

@@ -143,6 +143,46 @@ func pluralWord(w string) string {
 	return w[:n] + p[n:]
 }
 
+// singular returns the singular of name's last word, the inverse of
+// plural for regular words: products -> product, categories -> category,
+// order_details -> order_detail, addresses -> address, people -> person;
+// names already singular stay (status, address, staff).
+func singular(name string) string {
+	i := lastWord(name)
+	w := name[i:]
+	lw := strings.ToLower(w)
+	s := lw
+	switch {
+	case lw == "":
+	case singularOf[lw] != "":
+		s = singularOf[lw]
+	case unchanged[lw]:
+	case strings.HasSuffix(lw, "ies") && len(lw) > 3:
+		s = lw[:len(lw)-3] + "y"
+	case strings.HasSuffix(lw, "sses"), strings.HasSuffix(lw, "xes"), strings.HasSuffix(lw, "zes"), strings.HasSuffix(lw, "ches"), strings.HasSuffix(lw, "shes"):
+		s = lw[:len(lw)-2]
+	case strings.HasSuffix(lw, "s") && !strings.HasSuffix(lw, "ss") && !strings.HasSuffix(lw, "us") && !strings.HasSuffix(lw, "is") && len(lw) > 1:
+		s = lw[:len(lw)-1]
+	}
+	if s == lw {
+		return name
+	}
+	if w != lw { // keep a capital first letter: Products -> Product
+		n := commonPrefix(strings.ToLower(w), s)
+		return name[:i] + w[:n] + s[n:]
+	}
+	return name[:i] + s
+}
+
+// singularOf inverts irregular.
+var singularOf = func() map[string]string {
+	m := map[string]string{}
+	for one, many := range irregular {
+		m[many] = one
+	}
+	return m
+}()
+
 func commonPrefix(a, b string) int {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {

@@ -49,10 +49,20 @@ type scope struct {
 	home string
 	// items and page are a bucket page's array and page number fields.
 	items, page string
+	// subset: the rows are the most recent few of a bucketed table (the
+	// bucket collection holds them all).
+	subset bool
 }
 
 func (sc scope) in(q, field string) scope {
-	return scope{kind: sc.kind, path: append(slices.Clone(sc.path), q), where: sc.where + "." + field, home: sc.home}
+	return scope{kind: sc.kind, path: append(slices.Clone(sc.path), q), where: sc.where + "." + field, home: sc.home, subset: sc.subset}
+}
+
+// docPath is the path of field name in the document of scope sc (where
+// starts with the collection's name, which holds no dot).
+func (sc scope) docPath(name string) string {
+	_, p, _ := strings.Cut(sc.where+"."+name, ".")
+	return p
 }
 
 // place records where a table's rows are written, for the report.
@@ -68,9 +78,16 @@ func (a *advisor) write() string {
 	if h := a.coverageHeader(); h != "" {
 		o.comment(0, h)
 	}
+	numeric, why := a.numericMode()
+	if why != "" {
+		o.comment(0, why)
+	}
+	if cols := a.fineTimestamps(); len(cols) > 0 {
+		o.comment(0, fmt.Sprintf("Timestamps are drafted as BSON dates (timestamp: date, the format's default), which hold milliseconds: values of %s with digits below the millisecond are written rounded (`denorm plan` counts them, timestamp-precision); set `timestamp: string` (for the file, or per field) to keep every digit as ISO 8601 text", strings.Join(cols, ", ")))
+	}
 	o.line(0, "version: 1")
-	if a.in.Numeric != "" {
-		o.line(0, "numeric: %s", a.in.Numeric)
+	if numeric != "" {
+		o.line(0, "numeric: %s", numeric)
 	}
 	o.line(0, "collections:")
 	for _, q := range a.names {
@@ -97,6 +114,71 @@ func (a *advisor) write() string {
 		}
 	}
 	return o.b.String()
+}
+
+// numericMode is the numeric mode to write (empty: the format's default,
+// decimal) and why, when the schema has NUMERIC columns or the mode is
+// given: --numeric as given; for a target without Decimal128 (FerretDB)
+// double, which it stores; otherwise decimal, exact on MongoDB, saying
+// whether the target is known.
+func (a *advisor) numericMode() (mappings.NumericMode, string) {
+	tg := a.in.Target
+	server := "the target"
+	if tg != nil && tg.Server != "" {
+		server = "the target (" + tg.Server + ")"
+	}
+	switch {
+	case a.in.Numeric != "":
+		return a.in.Numeric, ""
+	case !a.hasNumeric():
+		return "", ""
+	case tg != nil && tg.NoDecimal128:
+		return mappings.NumericDouble, fmt.Sprintf("numeric: double: %s cannot store BSON Decimal128 (numeric: decimal, the default, which it would refuse), so NUMERIC columns are drafted as doubles: numbers the target can compare and sum, rounded to about 15 significant digits; set `numeric: string` instead (for the file, or per field) to keep every digit as text", server)
+	case tg != nil && tg.Server == "":
+		return "", "NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default): exact, and what the directory target writes as {\"$numberDecimal\": ...}; FerretDB cannot store Decimal128: draft with --target pointing at it to get a mode it can store"
+	case tg != nil:
+		return "", fmt.Sprintf("NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default), which %s stores exactly", server)
+	}
+	return "", "NUMERIC columns are drafted as Decimal128 (numeric: decimal, the format's default): no --target was given, and MongoDB stores it exactly; FerretDB cannot store Decimal128: for it, draft with --target (advise then drafts numeric: double), or set `numeric: double` or `numeric: string`"
+}
+
+// fineTimestamps lists the timestamp columns of the schema (up to a few,
+// then "..."), whose type holds digits below the millisecond: timestamp
+// and timestamptz of the default precision (6), or of 4 to 6.
+func (a *advisor) fineTimestamps() []string {
+	var out []string
+	for _, q := range a.names {
+		r := a.roles[q]
+		if r.action == "skip" {
+			continue
+		}
+		for _, c := range r.t.Columns {
+			if !strings.HasPrefix(c.Type, "timestamp") || secret(c.Name) {
+				continue
+			}
+			if p, ok := strings.CutPrefix(c.Type, "timestamp("); ok && p != "" && p[0] >= '0' && p[0] <= '3' {
+				continue
+			}
+			if len(out) == 4 {
+				return append(out, "...")
+			}
+			out = append(out, r.t.Name+"."+c.Name)
+		}
+	}
+	return out
+}
+
+// hasNumeric reports whether a table of the schema has a NUMERIC column
+// (or an array of them).
+func (a *advisor) hasNumeric() bool {
+	for _, q := range a.names {
+		for _, c := range a.roles[q].t.Columns {
+			if c.TypeName == "numeric" || c.TypeName == "_numeric" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tableRef is the table as the mapping names it, in SQL's syntax (quoted
@@ -170,8 +252,25 @@ type colOut struct {
 // secretWords are the words of column names left out as secrets.
 var secretWords = []string{"password", "passwd", "pwd", "hash", "hashed", "token", "secret", "salt", "apikey", "credential", "credentials"}
 
+// cardWords are the words, and cardPhrases the runs of words, of column
+// names left out as payment card data or personal identifiers: a card
+// number (PAN), its verification code (CVV, CVC: PCI DSS forbids storing
+// it after authorisation), a PIN, a bank account (IBAN), a social
+// security number.
+var (
+	cardWords   = []string{"cvv", "cvv2", "cvc", "cvc2", "cvn", "pan", "pin", "iban", "ssn"}
+	cardPhrases = []string{"card_number", "card_num", "card_no", "cardnumber", "cardno", "cc_number", "cc_num", "cc_no", "credit_card",
+		"creditcard", "security_code", "social_security", "account_number", "bank_account", "routing_number", "passport_number"}
+)
+
 // secret reports whether a column's name looks like it holds a secret.
-func secret(col string) bool {
+func secret(col string) bool { return secretKind(col) != "" }
+
+// secretKind is "credential" when a column's name looks like it holds a
+// password, token, hash or key, "card" when it looks like payment card
+// data or a personal identifier (card number, CVV, IBAN, SSN), "" when
+// neither.
+func secretKind(col string) string {
 	var words []string
 	cur := []rune{}
 	flush := func() {
@@ -195,10 +294,24 @@ func secret(col string) bool {
 	joined := strings.Join(words, "_")
 	for _, w := range words {
 		if slices.Contains(secretWords, w) {
-			return true
+			return "credential"
 		}
 	}
-	return strings.Contains(joined, "api_key") || strings.Contains(joined, "private_key")
+	if strings.Contains(joined, "api_key") || strings.Contains(joined, "private_key") {
+		return "credential"
+	}
+	for _, w := range words {
+		if slices.Contains(cardWords, w) {
+			return "card"
+		}
+	}
+	padded := "_" + joined + "_"
+	for _, p := range cardPhrases {
+		if strings.Contains(padded, "_"+p+"_") {
+			return "card"
+		}
+	}
+	return ""
 }
 
 // canCopy reports whether the row fk references is copied into the
@@ -220,9 +333,12 @@ func (a *advisor) columns(r *role, skip []string, sc scope) []colOut {
 		}
 		co := colOut{col: c, kind: "plain"}
 		switch {
-		case secret(c.Name):
+		case secretKind(c.Name) == "credential":
 			co.kind = "secret"
 			co.note = fmt.Sprintf("%s: left out: its name says it holds a secret (password, token, hash, key...); copying credentials into documents spreads them. Add it back deliberately if the documents need it", c.Name)
+		case secretKind(c.Name) == "card":
+			co.kind = "secret"
+			co.note = fmt.Sprintf("%s: left out: its name says it holds a secret: payment card data or a personal identifier (card number, CVV/CVC, PIN, IBAN, SSN...); copying it into documents spreads it (PCI DSS forbids keeping a card's verification code at all, and a card number only where it is protected). Add it back deliberately, masked or tokenised, if the documents need it", c.Name)
 		case c.TypeName == "tsvector" || c.TypeName == "tsquery":
 			co.kind = "search"
 			co.note = fmt.Sprintf("%s: left out: a %s is PostgreSQL's full-text search internals, not data; use the target's own text index on the fields it was built from", c.Name, c.TypeName)
@@ -344,7 +460,10 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 		}
 		if co.kind == "ref" && co.labelCol != "" {
 			base := relationName(co.col.Name)
-			if co.labelCol != co.to.t.Name {
+			switch {
+			case strings.HasPrefix(normName(co.labelCol), normName(base)):
+				base = co.labelCol // product_id, product_name: productName
+			case co.labelCol != co.to.t.Name:
 				base += "_" + co.labelCol
 			}
 			co.labelName = uniqueName(fieldName(base), used)
@@ -405,8 +524,11 @@ func (a *advisor) writeEntity(o *out, ind int, r *role, skip, keyNames []string,
 			}
 		case "ref":
 			field("- %s", columnField(co.name, co.col.Name, co.to.coll))
-			if sc.kind == "root" {
+			switch {
+			case sc.kind == "root":
 				a.proposeRef(co.name, co.to.coll, r.t.Name)
+			case sc.kind == "embed" && !sc.subset:
+				a.proposeEmbeddedRef(sc.docPath(co.name), co.to.coll, r.t.Name)
 			}
 			if co.labelName != "" {
 				field("- %s", columnField(co.labelName, co.lookup+"."+co.labelCol, ""))
@@ -539,6 +661,17 @@ func (a *advisor) writeChildren(o *out, ind int, r *role, used map[string]bool, 
 			}
 		case unique(k.t, k.owner.Columns):
 			o.line(ind+2, "as: object")
+		case k.keyless:
+			// No key to order by: its time, then its other plain columns,
+			// so that the array's order does not depend on the plan.
+			if tc := timeColumn(k.t); tc != "" {
+				order = append(order, y(tc))
+			}
+			for _, c := range k.t.Columns {
+				if !slices.Contains(k.owner.Columns, c.Name) && orderable(c.Name) && c.Name != timeColumn(k.t) && c.Category != "" && strings.Contains("NSDB", c.Category) && !secret(c.Name) {
+					order = append(order, y(c.Name))
+				}
+			}
 		default:
 			for _, c := range key(k.t) {
 				if orderable(c) {
@@ -554,6 +687,7 @@ func (a *advisor) writeChildren(o *out, ind int, r *role, used map[string]bool, 
 		}
 		inner := sc.in(k.q, name)
 		inner.kind = "embed"
+		inner.subset = inner.subset || k.action == "bucket"
 		a.place(k, inner.where)
 		a.writeEntity(o, ind+2, k, k.owner.Columns, nil, inner)
 		n++

@@ -178,15 +178,18 @@ text.t{fill:#fff;font-weight:600}text.s{fill:#e8ecf2;font-size:11px}rect.bar{fil
 .cols{display:flex;gap:24px;flex-wrap:wrap}
 tr.total td{font-weight:700;background:#eef1f6}table td.over,tr.total td.over{background:#c62828;color:#fff;font-weight:700}
 nav.contents{background:#fff;border:1px solid #d5dbe5;padding:6px 14px;display:inline-block}nav.contents ul{margin:4px 0;padding-left:18px}
-svg text.tick{font-size:10px;fill:#5a6478}
-</style></head><body>
+svg text.tick{font-size:10px;fill:#5a6478}div.model{overflow:auto}
+{{.DiagramCSS}}</style></head><body>
 <h1>denorm plan</h1>
 <p class="note">Mapping <b>{{.R.Mapping}}</b>; size limit {{bytes .R.MaxDocSize}}; {{.Note}}; generated {{.R.Generated.Format "2006-01-02 15:04:05 UTC"}}.</p>
 <nav class="contents" id="contents"><b>Contents</b><ul>
-<li><a href="#summary">Summary</a></li>{{if .R.Coverage}}<li><a href="#coverage">Coverage</a> ({{.R.Totals.Uncovered}} rows in no document)</li>{{end}}{{if .R.Fanout}}<li><a href="#fanout">Fan-out</a></li>{{end}}<li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
+{{if .Model}}<li><a href="#model">Document model</a></li>{{end}}<li><a href="#summary">Summary</a></li>{{if .R.Coverage}}<li><a href="#coverage">Coverage</a> ({{.R.Totals.Uncovered}} rows in no document)</li>{{end}}{{if .R.Fanout}}<li><a href="#fanout">Fan-out</a></li>{{end}}<li><a href="#warnings">Warnings</a> ({{len .Warnings}})</li>{{if .R.Indexes}}<li><a href="#indexes">Indexes</a> ({{len .R.Indexes}})</li>{{end}}<li><a href="#shapes">Document shapes</a><ul>
 {{range .Colls}}<li><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a> <span class="note">({{.Kind}} from {{.Table}})</span></li>{{end}}
 </ul></li></ul></nav>
-<h2 id="summary">Summary</h2>
+{{if .Model}}<h2 id="model">Document model</h2>
+<p class="note">Every collection as a box with its embedded arrays and objects nested in it (items per document p50/p99/max), buckets with their page size, references and id arrays as arrows between collections; indexed fields carry a key, shard key fields a diamond; {{.Hidden}}.</p>
+<div class="model">{{.Model}}</div>
+{{end}}<h2 id="summary">Summary</h2>
 <table class="summary"><tr><th>collection</th><th>kind</th><th>table</th><th>documents</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>over limit</th><th>dangling</th></tr>
 {{range .Colls}}<tr><td><a href="#c-{{.Name}}-{{.Table}}">{{.Name}}</a></td><td>{{.Kind}}</td><td>{{.Table}}</td><td class="n">{{.Documents}}</td><td class="n">{{bytes .Size.P50}}</td><td class="n">{{bytes .Size.P95}}</td><td class="n">{{bytes .Size.P99}}</td><td class="n">{{bytes .Size.Max}}</td><td class="n{{if .TooLarge.Count}} over{{end}}">{{.TooLarge.Count}}</td><td class="n">{{.Dangling}}</td></tr>
 {{end}}<tr class="total"><td>total</td><td></td><td></td><td class="n">{{.R.Totals.Documents}}</td><td colspan="4" class="n">{{bytes (int64 .R.Totals.Bytes)}} in all</td><td class="n{{if .R.Totals.TooLarge}} over{{end}}">{{.R.Totals.TooLarge}}</td><td class="n">{{.R.Totals.Dangling}}</td></tr>
@@ -259,5 +262,14 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		colls = append(colls, hc)
 	}
-	return page.Execute(w, map[string]any{"R": r, "Colls": colls, "Note": estimateNote(r), "Warnings": BySeverity(r.Warnings)})
+	data := map[string]any{"R": r, "Colls": colls, "Note": estimateNote(r), "Warnings": BySeverity(r.Warnings), "DiagramCSS": template.CSS(diagramCSS),
+		"Hidden": "the other fields are counted (\"+ N more fields\")"}
+	if r.Model != nil {
+		var svg strings.Builder
+		if err := ModelSVG(&svg, r.Model.WithStats(r.Collections)); err != nil {
+			return err
+		}
+		data["Model"] = template.HTML(svg.String()) // built by WriteSVG, every text escaped
+	}
+	return page.Execute(w, data)
 }

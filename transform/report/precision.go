@@ -13,7 +13,7 @@ import (
 // Timestamps with digits below the millisecond. A BSON date holds
 // milliseconds: migrate writes a time with more digits as the
 // millisecond it falls in (rounded toward the past), unless the mapping
-// says timestamp: string (README, "Types"). The collector counts the
+// says timestamp: string (docs/types.md). The collector counts the
 // values that lose digits, per field of the documents it sees (every
 // value, also below a truncated shape), and names each field's source
 // column where the plan says it.

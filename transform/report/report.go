@@ -71,6 +71,9 @@ type Report struct {
 	// limit above which a table is flagged (0: none).
 	Fanout    []mappings.TableFanout `json:"fanout"`
 	MaxFanout int64                  `json:"maxFanout"`
+	// Model is the mapping's document model (ModelOf), drawn by the HTML
+	// report; nil draws none.
+	Model *Model `json:"-"`
 }
 
 // Collection is the report of one collection entry of the mapping.

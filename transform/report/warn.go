@@ -8,7 +8,7 @@ import (
 	"github.com/denorm/denorm/mappings"
 )
 
-// Thresholds of the modeling rules (README.md, "Before migrating": the
+// Thresholds of the modeling rules (docs/plan-advise.md, "Before migrating": the
 // table of warnings).
 const (
 	// UnboundedChildren: an embedded array or id array longer than this in
@@ -58,12 +58,21 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 		if u := c.Unstorable; u != nil && u.Count > 0 {
 			out = append(out, Warning{Severity: "error", Rule: "unstorable", Collection: c.Name,
 				Message:    fmt.Sprintf("%d documents cannot be stored as built; migrate rejects their rows (exit 3, listed with --rejects): the first, from %s: %s", u.Count, u.Docs[0].Source, u.Docs[0].Reason),
-				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see README, \"Rejected rows\")"})
+				Suggestion: "filter those rows, or reshape the jsonb value or pivot with an sql: field (see docs/migrate.md, \"Rejected rows, not failed runs\")"})
 		}
 		arrays := map[string]ArrayStat{}
 		for _, a := range c.Arrays {
 			arrays[a.Path] = a
 		}
+		// copied: the tables a node copies fields from by lookup, keyed
+		// "node path|table": a reference there already has its fields
+		// copied beside it (partial denormalization done).
+		copied := map[string]bool{}
+		mappings.WalkFields(cp.Root, func(f *mappings.FieldPlan, segs []string) {
+			if f.Kind == mappings.FieldColumn && f.Value.Lookup != nil {
+				copied[pathText(segs[:len(segs)-1])+"|"+f.Value.Lookup.Table.QualifiedName()] = true
+			}
+		})
 		mappings.WalkFields(cp.Root, func(f *mappings.FieldPlan, segs []string) {
 			path := pathText(segs)
 			switch f.Kind {
@@ -106,7 +115,7 @@ func Warnings(plan *mappings.Plan, cols []*Collection, stats map[string]mappings
 				if rp := plan.RefTarget(f.RefCollection); rp != nil {
 					rt := rp.Root.Table
 					ts, ok := stats[rt.QualifiedName()]
-					if ok && !hot(ts) {
+					if ok && !hot(ts) && !copied[pathText(segs[:len(segs)-1])+"|"+rt.QualifiedName()] {
 						out = append(out, Warning{Severity: "info", Rule: "reference-read-with-parent", Collection: c.Name, Path: path,
 							Message:    fmt.Sprintf("%s references %s (table %s), which rarely changes (%d updates on %d rows)", path, rp.Name, tableName(rt), ts.Updates, ts.Rows),
 							Suggestion: fmt.Sprintf("if every read of %s also reads the referenced %s, copy the few fields it shows next to the reference (partial denormalization, pattern 6)", c.Name, rp.Name)})
