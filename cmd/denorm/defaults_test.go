@@ -220,6 +220,7 @@ func TestFlagsAgree(t *testing.T) {
 		"sync":              "migrate creates the slot, validate checks what sync needs",
 		"batch-size":        "what each command does with a batch (plan and verify do not write)",
 		"collections":       "migrate runs, verify verifies the chosen collections",
+		"metrics-addr":      "migrate serves metrics for the whole run, sync only while it loops (--every or --follow)",
 	}
 	type use struct{ cmd, def, usage string }
 	seen := map[string][]use{}
