@@ -18,7 +18,7 @@ package extract
 // create the publication beforehand, named as LogicalNames says: `CREATE
 // PUBLICATION denorm_<job> FOR TABLE <the mapped tables> WITH
 // (publish_via_partition_root = true)`, and make the sync user its owner
-// (ALTER PUBLICATION ... OWNER TO), so that `sync --drop` can remove it.
+// (ALTER PUBLICATION ... OWNER TO), so that `sync --drop-slot` can remove it.
 // Tables published for updates and deletes must have a replica
 // identity (a primary key, or REPLICA IDENTITY FULL or USING INDEX):
 // otherwise PostgreSQL would refuse the application's UPDATEs and DELETEs
@@ -174,6 +174,18 @@ func checkServer(ctx context.Context, conn *pgx.Conn) error {
 		return &WALLevelError{Level: level}
 	}
 	return nil
+}
+
+// CheckReplication opens a replication connection and closes it: a user
+// without the REPLICATION attribute (or a server whose pg_hba.conf has no
+// replication line for it) is refused here, as Setup would refuse it,
+// before a caller makes anything for the job.
+func (l *Logical) CheckReplication(ctx context.Context) error {
+	conn, err := l.connectReplication(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close(context.WithoutCancel(ctx))
 }
 
 // CheckServer checks that the server can stream changes to the job: a

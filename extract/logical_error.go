@@ -14,7 +14,7 @@ import (
 // changes since its last pass cannot be recovered.
 func startOver(job string) string {
 	return fmt.Sprintf("the changes since the job's last pass cannot be recovered: start the job over "+
-		"(`denorm sync --drop --job %s`, then `denorm sync` makes a new initial copy, or run a new `denorm migrate`)", job)
+		"(`denorm sync --drop-slot --job %s`, then `denorm sync` makes a new initial copy, or run a new `denorm migrate`)", job)
 }
 
 // SlotMissingError: the job's replication slot (or its publication) does
@@ -67,7 +67,7 @@ type SlotExistsError struct{ Job, Slot string }
 
 func (e *SlotExistsError) Error() string {
 	return fmt.Sprintf("sync job %q: replication slot %s already exists: continue the job (`denorm sync --job %s`), "+
-		"or drop it to start over (`denorm sync --drop --job %s`)", e.Job, e.Slot, e.Job, e.Job)
+		"or drop it to start over (`denorm sync --drop-slot --job %s`)", e.Job, e.Slot, e.Job, e.Job)
 }
 
 // SlotBusyError: another process streams from the job's slot now.

@@ -220,7 +220,7 @@ func (e *SchemaChangeError) Error() string {
 	}
 	return fmt.Sprintf("table %s changed while syncing: %s; sync stopped before writing documents built from it: "+
 		"update the mapping to the table as it is now and run sync again, which rebuilds only the collections the change of the mapping touches; "+
-		"or start the job over (`denorm sync --drop`, then `denorm sync`)",
+		"or start the job over (`denorm sync --drop-slot`, then `denorm sync`)",
 		e.Table, strings.Join(parts, "; "))
 }
 

@@ -486,7 +486,7 @@ func GraceContext(ctx context.Context, grace time.Duration) (context.Context, co
 	}
 }
 
-// Forget deletes the job's record (sync --drop): the next run starts
+// Forget deletes the job's record (sync --drop-slot): the next run starts
 // over.
 func (j *Job) Forget(ctx context.Context) error {
 	j.mu.Lock()

@@ -2,7 +2,7 @@ package job
 
 // The replication slot of a logical sync job: made with the record saved
 // before and after (so a run interrupted in between knows a slot it finds
-// is its own), and dropped with the record (sync --drop).
+// is its own), and dropped with the record (sync --drop-slot).
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 type SlotTakenError struct{ Job, Slot, Where string }
 
 func (e *SlotTakenError) Error() string {
-	return fmt.Sprintf("sync job %q has no checkpoint in %s, but its replication slot %s exists: another target's job of this name uses it (give this job another name), or the slot was left behind (remove it with `denorm sync --drop --job %s`)",
+	return fmt.Sprintf("sync job %q has no checkpoint in %s, but its replication slot %s exists: another target's job of this name uses it (give this job another name), or the slot was left behind (remove it with `denorm sync --drop-slot --job %s`)",
 		e.Job, e.Where, e.Slot, e.Job)
 }
 
@@ -38,6 +38,29 @@ const StepSlotCreated = "slot created"
 // *SlotTakenError. debug is told "slot created"; waiting (when set), while
 // the slot waits for transactions open on the source to end. The caller
 // releases the result.
+// CheckSlot checks, for a logical job that has no slot of its own yet
+// (neither a position nor a setup in progress: SetupSlot will make one),
+// what SetupSlot would refuse once the run made other things: a slot of
+// the job's name that exists already (*SlotTakenError) and a role that
+// cannot connect for replication. A job with a slot is not checked: its
+// stream tells a lost slot, and recovers from it. Call it before making
+// anything on the target (indexes, shard keys).
+func (j *Job) CheckSlot(ctx context.Context, lg *extract.Logical) error {
+	j.mu.Lock()
+	rec := j.rec
+	j.mu.Unlock()
+	if rec.HasPosition() || rec.Logical() {
+		return nil
+	}
+	if _, err := lg.Status(ctx); err == nil || !errors.As(err, new(*extract.SlotMissingError)) {
+		if err != nil {
+			return err
+		}
+		return &SlotTakenError{Job: rec.Job, Slot: lg.Name, Where: j.Where()}
+	}
+	return lg.CheckReplication(ctx)
+}
+
 func (j *Job) SetupSlot(ctx context.Context, lg *extract.Logical, plan *mappings.Plan, replace bool, debug func(string, ...any), waiting func(string)) (*extract.SlotSnapshot, error) {
 	if replace {
 		if err := lg.Drop(ctx); err != nil {
@@ -119,7 +142,7 @@ func DropSync(ctx context.Context, src *extract.Source, target load.Target, name
 		return err
 	}
 	// Not while a run of the job holds it (its slot would vanish under it).
-	lease, err := HoldLease(ctx, target.Records(), name, LeaseOptions{Command: "sync --drop"})
+	lease, err := HoldLease(ctx, target.Records(), name, LeaseOptions{Command: "sync --drop-slot"})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,14 @@ type serverTarget struct {
 
 // openServer connects to the server at uri (checked by ParseTarget); the
 // database is the URI's path. Errors name the URI without its password.
-func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTarget, error) {
+//
+// answered says whether the server has answered this run before (Reopen):
+// only then are failed attempts retried for Options.Connect.For. A server
+// that never answered gets one attempt (first contact), bounded by the
+// server selection timeout, and its failure is a *ConnectError at once: an
+// address that is wrong or down is told within seconds, not after the
+// whole retry budget, which is for faults once work began.
+func openServer(ctx context.Context, uri connstr.String, opt Options, answered bool) (*serverTarget, error) {
 	dbName := uri.Path()
 	if dbName == "" {
 		return nil, fmt.Errorf("target URI %s names no database: add it to the path, e.g. mongodb://host:27017/mydb", uri)
@@ -55,7 +62,7 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		return nil, fmt.Errorf("target URI %s: %w", uri, uri.ParseError(err))
 	}
 	ping := func() error { return client.Ping(ctx, nil) }
-	if opt.Connect.For > 0 {
+	if opt.Connect.For > 0 && answered {
 		err = Retry(ctx, opt.Connect, ping)
 	} else {
 		err = ping()
@@ -65,7 +72,7 @@ func openServer(ctx context.Context, uri connstr.String, opt Options) (*serverTa
 		// (up to connectTimeoutMS, whatever its context): the failure is
 		// told without waiting for it.
 		go func() { _ = client.Disconnect(context.Background()) }()
-		ce := &ConnectError{Target: uri.Redacted(), Err: uri.RedactError(err)}
+		ce := &ConnectError{Target: uri.Redacted(), Err: uri.RedactError(err), FirstContact: !answered}
 		var sse topology.ServerSelectionError
 		if errors.As(err, &sse) {
 			ce.Within = fmt.Sprintf("no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS)",
@@ -88,16 +95,23 @@ type ConnectError struct {
 	Target string // redacted
 	Within string // which timeout ended each attempt, when one did
 	Err    error  // redacted
+	// FirstContact: the server never answered this run, and the one
+	// attempt made was not retried (see openServer).
+	FirstContact bool
 }
 
 // Error gives the timeout that ended the attempts and the cause the
 // driver found (the last error of its server description: "connection
 // refused", a TLS or authentication failure), not its topology dump.
 func (e *ConnectError) Error() string {
+	msg := fmt.Sprintf("cannot reach the target %s: %s", e.Target, ConnectCause(e.Err))
 	if e.Within != "" {
-		return fmt.Sprintf("cannot reach the target %s: %s: %s", e.Target, e.Within, ConnectCause(e.Err))
+		msg = fmt.Sprintf("cannot reach the target %s: %s: %s", e.Target, e.Within, ConnectCause(e.Err))
 	}
-	return fmt.Sprintf("cannot reach the target %s: %s", e.Target, ConnectCause(e.Err))
+	if e.FirstContact {
+		msg += "; it never answered, so it is not tried again (--retry-for retries faults once a target has answered): check its address and that it is up"
+	}
+	return msg
 }
 
 func (e *ConnectError) Unwrap() error { return e.Err }
@@ -116,6 +130,14 @@ func ConnectCause(err error) string {
 		}
 		return cause
 	}
+	if i := strings.Index(msg, ", current topology:"); i > 0 {
+		// No error from any attempt: a server that accepted connections
+		// and never replied (or none finished within the timeout).
+		msg = msg[:i]
+		if strings.HasSuffix(msg, "context deadline exceeded") {
+			msg = "nothing replied to the MongoDB handshake (is it a MongoDB-wire server, up and at this address?)"
+		}
+	}
 	return msg
 }
 
@@ -131,7 +153,7 @@ func (s *serverTarget) Sync(context.Context) (map[string]int64, error) { return 
 
 // Reopen connects again: a client of its own for another writer.
 func (s *serverTarget) Reopen(ctx context.Context) (Target, error) {
-	return openServer(ctx, s.uri, s.opt)
+	return openServer(ctx, s.uri, s.opt, true)
 }
 
 // Write stores docs by _id: a document whose _id is new is inserted, one

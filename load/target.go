@@ -233,9 +233,11 @@ type Options struct {
 	MaxDocSize int
 	// BatchBytes caps the bytes of one bulk write.
 	BatchBytes int
-	// Connect, when its For is set, retries reaching a server target for
-	// that long in short attempts, telling Connect.Log of each failure;
-	// otherwise one attempt of the driver's length is made.
+	// Connect, when its For is set, makes each attempt to reach a server
+	// target short, and retries reconnecting (Reopen, once the server has
+	// answered) for that long, telling Connect.Log of each failure. The
+	// first contact (Open) is one attempt, never retried: a server that
+	// never answered fails at once (*ConnectError, FirstContact).
 	Connect RetryPolicy
 	// MustExist makes Open fail when a directory target does not exist
 	// (verify: a directory that is not there is a mistake, not an empty
@@ -288,7 +290,7 @@ func Open(ctx context.Context, uri string, opt Options) (Target, error) {
 		return nil, err
 	}
 	if server {
-		return openServer(ctx, cs, opt)
+		return openServer(ctx, cs, opt, false)
 	}
 	st, err := os.Stat(uri)
 	switch {

@@ -40,11 +40,14 @@ type repairer struct {
 	plan    *mappings.Plan
 }
 
-func newRepairer(t load.Target, plan *mappings.Plan, stats map[string]*VerifyStats) (*repairer, error) {
+func newRepairer(t load.Target, plan *mappings.Plan, stats map[string]*VerifyStats, retry load.RetryPolicy) (*repairer, error) {
 	if !t.Caps().Delete {
 		return nil, ErrRepairNeedsDelete
 	}
-	r := &repairer{target: t, retry: load.DefaultRetry, stats: stats, discKey: map[string]string{}, plan: plan}
+	if retry.For <= 0 {
+		retry = load.DefaultRetry
+	}
+	r := &repairer{target: t, retry: retry, stats: stats, discKey: map[string]string{}, plan: plan}
 	for _, cp := range plan.Collections {
 		if cp.Discriminator != "" {
 			r.discKey[cp.Name] = cp.Discriminator

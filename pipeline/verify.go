@@ -101,6 +101,9 @@ type VerifyOptions struct {
 	// must write the collections meanwhile: hold the job's lease, or,
 	// with Recheck, pause the running job (Recheck.Pause).
 	Repair bool
+	// Retry is how repairs' writes retry transient target faults
+	// (--retry-for); zero: load.DefaultRetry.
+	Retry load.RetryPolicy
 	// Recheck, when set, is the job writing the target as verify reads
 	// it (a running sync): the documents found different are compared
 	// again once the job caught up, and only those that still differ are
@@ -416,7 +419,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		if opt.Oracle {
 			return nil, errors.New("--repair writes the documents migrate builds; it cannot take the oracle's")
 		}
-		if v.repair, err = newRepairer(target, plan, v.stats); err != nil {
+		if v.repair, err = newRepairer(target, plan, v.stats, opt.Retry); err != nil {
 			return nil, err
 		}
 	}

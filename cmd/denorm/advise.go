@@ -94,7 +94,7 @@ sampled (TABLESAMPLE) for the children-per-parent figures.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.schema, "schema", "public", "the schema to draft a mapping for")
 	f.StringVarP(&o.output, "output", "o", "", "write the mapping to this file (default: stdout)")
 	f.StringVar(&o.report, "report", "", "also write the choices as a Markdown table to this file")

@@ -220,9 +220,11 @@ func TestInterruptStuckTarget(t *testing.T) {
 	}
 }
 
-// TestUnreachableTarget: a target nobody answers at is reported within
-// seconds, attempt by attempt, retried for --retry-for, and the error
-// names the cause, not the driver's topology dump.
+// TestUnreachableTarget: a target nobody answers at fails the run at
+// once (issue 28: it used to be retried for the whole --retry-for, while
+// an unreachable source failed at once): one attempt of 5 s, not retried
+// however long --retry-for is, and the error names the target and the
+// cause, not the driver's topology dump, and says it was not retried.
 func TestUnreachableTarget(t *testing.T) {
 	t.Parallel() // parallelTests: its own databases, target and job
 	src := seedDB(t)
@@ -233,19 +235,19 @@ func TestUnreachableTarget(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	start := time.Now()
-	code, out, errs := runCLI(t, "migrate", "--mapping", example(t, "person"), "--source", src, "--target", "mongodb://"+addr+"/x", "--retry-for", "8s")
+	code, out, errs := runCLI(t, "migrate", "--mapping", example(t, "person"), "--source", src, "--target", "mongodb://"+addr+"/x", "--retry-for", "2m")
 	took := time.Since(start)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
-	if !regexp.MustCompile(`denorm: warning: waiting for target mongodb://` + regexp.QuoteMeta(addr) + `/x: [5-9]s, attempt 1 \(dial tcp ` + regexp.QuoteMeta(addr) + `: connect: connection refused\)`).MatchString(errs) {
-		t.Errorf("no report of the first failed attempt within seconds:\n%s", errs)
+	if strings.Contains(errs, "waiting for target") || strings.Contains(errs, "gave up after") {
+		t.Errorf("a target that never answered was retried:\n%s", errs)
 	}
-	if !strings.Contains(errs, "denorm: cannot reach the target mongodb://"+addr+"/x: no server answered within 5s (serverSelectionTimeoutMS; each connection attempt 10s, connectTimeoutMS): dial tcp "+addr+": connect: connection refused (gave up after ") || strings.Contains(errs, "topology") {
+	if !strings.Contains(errs, "denorm: cannot reach the target mongodb://"+addr+"/x: no server answered within 5s (serverSelectionTimeoutMS; each connection attempt 10s, connectTimeoutMS): dial tcp "+addr+": connect: connection refused; it never answered, so it is not tried again") || strings.Contains(errs, "topology") {
 		t.Errorf("the error does not name the cause plainly:\n%s", errs)
 	}
-	if took < 8*time.Second || took > 40*time.Second {
-		t.Errorf("gave up after %s, want a little over --retry-for 8s", took)
+	if took > 30*time.Second {
+		t.Errorf("gave up after %s, want about one 5 s attempt (--retry-for 2m is for faults once the target answered)", took)
 	}
 	_ = testenv.Root(t)
 }

@@ -62,8 +62,10 @@ acknowledged is saved, the command that resumes is printed, and denorm
 exits with code 1. A second signal quits at once; the last checkpoint saved
 stands.
 
-Transient faults are retried with capped backoff for --retry-for: reaching
-the target at all (5 s attempts, each failure told), target network errors
+A target that never answered fails the run at once (one attempt of 5 s:
+a wrong address or a target that is down is told within seconds). Once it
+has answered, transient faults are retried with capped backoff for
+--retry-for: reconnecting (5 s attempts, each failure told), target network errors
 and timeouts, server restarts, throttling (Cosmos DB error 16500, honouring
 its RetryAfterMs). A read or write waiting longer than 3 s shows in the
 progress ("waiting for target: 12s, attempt 3"). A lost source connection is
@@ -78,6 +80,12 @@ N of every table, with its own checkpoint (job NAME.<i>of<N>), so N
 processes or machines share a migration; together they write exactly what
 one process writes. Both need a server target.`
 
+// leaseTTLUsage is --lease-ttl's help in migrate and sync.
+const leaseTTLUsage = "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up"
+
+// maxDocSizeUsage is --max-doc-size's help in migrate and sync.
+const maxDocSizeUsage = "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)"
+
 func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "name this run, saving checkpoints in the target so it can be resumed")
@@ -87,8 +95,8 @@ func addJobFlags(cmd *cobra.Command, o *jobOptions) {
 	f.IntVar(&o.workers, "workers", 1, "read each table as this many parts in parallel, from one snapshot (server targets)")
 	f.StringVar(&o.partition, "partition", "", "run only partition i/N (i from 0) of every table, e.g. 0/3 (server targets)")
 	f.DurationVar(&o.checkpointEvery, "checkpoint-every", 0, "save checkpoints at most this often (0: after every batch)")
-	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient target and source failures this long")
-	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long job --job's lease outlives its last heartbeat: how soon a crashed run's job can be resumed")
+	addRetryForFlag(cmd, &o.retryFor)
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, leaseTTLUsage)
 }
 
 func (o *jobOptions) check() error {

@@ -114,10 +114,10 @@ with the counts per table and why ('denorm plan' lists them with keys).
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE; else PG* variables and .pgpass)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read, built and written at a time")
-	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes (16 MiB for MongoDB, 2 MiB for Cosmos DB)")
+	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, maxDocSizeUsage)
 	f.StringVar(&o.rejects, "rejects", "", "write rejected rows to this JSON Lines file (collection, source, error)")
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
 	f.BoolVar(&o.drop, "drop", false, "drop the mapping's collections (or the directory's files) before loading")

@@ -114,7 +114,7 @@ as comments.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.format, "format", "text", "report format: text, json, markdown or html")
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file (default: stdout)")
 	f.Float64Var(&o.sample, "sample", 100, "read about this percentage of the root rows (0 < PERCENT <= 100); figures become estimates")

@@ -12,6 +12,10 @@ import (
 	"github.com/denorm/denorm/pipeline"
 )
 
+// sourceUsage is --source's help in every command that reads the source
+// (openSource: the flag, DENORM_SOURCE, else libpq's PG* variables).
+const sourceUsage = "source PostgreSQL URL (env DENORM_SOURCE; else PG* variables and .pgpass)"
+
 // openSource checks the source URL; it does not connect. rowSecurity
 // (--row-security) keeps row-level security on in its sessions.
 func openSource(url string, rowSecurity bool) (*extract.Source, error) {

@@ -56,6 +56,10 @@ scripts.`,
 			if err := checkTarget(target); err != nil {
 				return err
 			}
+			byDefault, err := defaultTargetRead(cmd, g)
+			if err != nil {
+				return err
+			}
 			t, err := load.Open(cmd.Context(), target, load.Options{})
 			if err != nil {
 				return err
@@ -79,6 +83,9 @@ scripts.`,
 				if jobName == "" || !errors.As(e, &ce) || ce.ID == jobName || strings.HasPrefix(ce.ID, jobName+".") {
 					corrupt = append(corrupt, e)
 				}
+			}
+			if byDefault && len(shown) == 0 && len(corrupt) == 0 {
+				return usageError{fmt.Errorf("no --target given, and ./%s (migrate's default target) holds no jobs: give --target mongodb://host:port/db or the directory a job wrote to (or set DENORM_TARGET)", defaultTarget)}
 			}
 			if jobName != "" && len(shown) == 0 && len(corrupt) == 0 {
 				return fmt.Errorf("no job %q in %s: migrate with --job %s saves one", jobName, store.Where(), jobName)
@@ -104,7 +111,7 @@ scripts.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	cmd.Flags().StringVar(&target, "target", defaultTarget, targetUsage)
 	cmd.Flags().StringVar(&jobName, "job", "", "show only this job")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE): also show logical sync jobs' replication slots")
@@ -500,7 +507,7 @@ func printSyncStatus(ctx context.Context, w io.Writer, c *job.Record, source str
 			active, st.Confirmed, st.Current, mib(st.LagBytes), mib(r.retained()), st.WALStatus)
 		if held := r.retained(); held > maxWAL {
 			fmt.Fprintf(w, "  warning: the slot holds %s of WAL on the source, over the budget of %s (--max-retained-wal): the source's disk fills while the job does not run; run the job, or drop it (%s)\n",
-				mib(held), mib(maxWAL), "denorm sync --drop")
+				mib(held), mib(maxWAL), "denorm sync --drop-slot")
 		}
 	}
 	if r.err != nil {

@@ -30,7 +30,8 @@ type syncOptions struct {
 	once        bool
 	every       time.Duration
 	follow      bool
-	drop        bool
+	drop        bool // --drop-slot
+	dropOld     bool // --drop, its deprecated name
 	batchSize   int
 	workers     int
 	maxDocSize  int
@@ -96,9 +97,10 @@ applied after it, which makes the target exact (a change rebuilds the
 documents it affects from the source's current state). A copy being
 resumed keeps the number of workers it started with.
 
---drop removes the job's replication slot and publication and its
+--drop-slot removes the job's replication slot and publication and its
 checkpoint (the documents stay); the next sync makes a new initial copy,
-writing only the differences.
+writing only the differences. (--drop, its old name, still works but is
+deprecated: migrate --drop drops collections, which this does not.)
 
 A changed mapping file is applied in place: the collections whose documents
 the change touches are rebuilt by a diff (only the documents that differ are
@@ -126,30 +128,38 @@ func newSyncCmd(g *globals) *cobra.Command {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
 			o.targetEnv = !cmd.Flags().Changed("target") && os.Getenv("DENORM_TARGET") != ""
+			if o.dropOld {
+				g.logger().Warn("sync --drop is deprecated: use --drop-slot (it removes the job's replication slot, publication and checkpoint; migrate --drop drops collections)")
+				o.drop = true
+			}
 			return runSync(cmd, g, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
 	f.StringVar(&o.target, "target", "", "target: mongodb://host:port/db (env DENORM_TARGET); a directory cannot be synced")
 	f.StringVar(&o.job, "job", "", "the sync job's name (its checkpoint in the target, its slot on the source)")
 	f.StringVar(&o.method, "method", "", "logical or diff (default: the method the job started with)")
 	f.BoolVar(&o.once, "once", false, "run one pass and exit (the default): for cron and CronJobs")
 	f.DurationVar(&o.every, "every", 0, "run a pass every DURATION until stopped")
 	f.BoolVar(&o.follow, "follow", false, "apply changes continuously until stopped (logical)")
-	f.BoolVar(&o.drop, "drop", false, "remove the job's replication slot, publication and checkpoint, then exit")
+	f.BoolVar(&o.drop, "drop-slot", false, "remove the job's replication slot, publication and checkpoint (the documents stay), then exit")
+	// --drop was this flag's name; migrate --drop drops collections, so
+	// it was renamed. The old name still works, with a warning.
+	f.BoolVar(&o.dropOld, "drop", false, "deprecated: use --drop-slot")
+	_ = f.MarkHidden("drop")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "documents read, built and written at a time")
 	f.IntVar(&o.workers, "workers", 1, "read each table of the initial copy as this many parts in parallel, from one snapshot")
-	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, "reject documents larger than this many bytes")
+	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, maxDocSizeUsage)
 	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
 	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
 	f.StringVar(&o.rejects, "rejects", "", "append rejected documents to this JSON Lines file (collection, source, error)")
-	f.DurationVar(&o.retryFor, "retry-for", 5*time.Minute, "keep retrying transient source and target failures this long")
+	addRetryForFlag(cmd, &o.retryFor)
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port), with --every or --follow")
-	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, "on a server target, how long the job's lease outlives its last heartbeat: how soon a crashed run's job can be taken up")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", load.DefaultLeaseTTL, leaseTTLUsage)
 	addRowSecurityFlag(cmd, &o.rowSecurity)
 	return cmd
 }
@@ -163,7 +173,7 @@ func (o *syncOptions) check() error {
 	case o.method != "" && o.method != job.SyncLogical && o.method != job.SyncDiff:
 		return usageError{fmt.Errorf("--method %q: want logical or diff", o.method)}
 	case o.drop && (o.once || o.every > 0 || o.follow):
-		return usageError{errors.New("--drop removes the job's change capture and exits: give it without --once, --every or --follow")}
+		return usageError{fmt.Errorf("%s removes the job's change capture and exits: give it without --once, --every or --follow", o.dropFlag())}
 	case btoi(o.once)+btoi(o.every > 0)+btoi(o.follow) > 1:
 		return usageError{errors.New("--once, --every and --follow exclude each other")}
 	case o.every < 0:
@@ -180,6 +190,15 @@ func (o *syncOptions) check() error {
 		return usageError{errors.New("--workers must be between 1 and 64")}
 	}
 	return nil
+}
+
+// dropFlag is the name --drop-slot was given by (--drop: its deprecated
+// name), for messages about it.
+func (o *syncOptions) dropFlag() string {
+	if o.dropOld {
+		return "--drop"
+	}
+	return "--drop-slot"
 }
 
 func btoi(b bool) int {
@@ -200,7 +219,7 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 	if err := checkTarget(o.target); err != nil {
 		return err
 	}
-	target, err := load.Open(ctx, o.target, load.Options{MaxDocSize: o.maxDocSize})
+	target, err := openTarget(ctx, g, o.target, load.Options{MaxDocSize: o.maxDocSize}, o.retryFor)
 	if err != nil {
 		return err
 	}
@@ -342,7 +361,7 @@ func syncError(err error, o *syncOptions) error {
 		held    *load.LeaseHeldError
 	)
 	dst, note := connArg(o.target, o.targetEnv, "DENORM_TARGET", "--target URI")
-	drop := fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --drop", shellQuote(o.mapping), dst, shellQuote(o.job))
+	drop := fmt.Sprintf("denorm sync --mapping %s --source \"$DENORM_SOURCE\" --target %s --job %s --drop-slot", shellQuote(o.mapping), dst, shellQuote(o.job))
 	if note != "" {
 		drop += "\n  (" + note + ")"
 	}
@@ -360,7 +379,7 @@ func syncError(err error, o *syncOptions) error {
 	case errors.As(err, &held):
 		return fmt.Errorf("%w.\nOne run per job: wait for it to finish, or stop it; `denorm status --target %s --job %s` shows it", held, dst, shellQuote(o.job))
 	case startsOver(err):
-		// The error names `sync --drop`; here is the whole command line.
+		// The error names `sync --drop-slot`; here is the whole command line.
 		return fmt.Errorf("%w\nto drop the job (its slot, publication and checkpoint; the documents stay):\n  %s", connstr.Parse(o.source).RedactError(err), drop)
 	}
 	return connstr.Parse(o.source).RedactError(err)

@@ -99,6 +99,7 @@ func TestUsageErrors(t *testing.T) {
 		{"sync: modes", append(syncArgs, "--once", "--follow"), "--once, --every and --follow exclude each other"},
 		{"sync: follow with diff", append(syncArgs, "--method", "diff", "--follow"), "--follow needs --method logical"},
 		{"sync: drop with once", append(syncArgs, "--drop", "--once"), "--drop removes the job's change capture"},
+		{"sync: drop-slot with once", append(syncArgs, "--drop-slot", "--once"), "--drop-slot removes the job's change capture"},
 		{"sync: metrics without a loop", append(syncArgs, "--metrics-addr", "127.0.0.1:0"), "--metrics-addr serves metrics while sync runs"},
 		{"sync: batch-size 0", append(syncArgs, "--batch-size", "0"), "must be positive"},
 		{"migrate: sync diff", append(migrate, "--job", "j", "--sync", "diff"), "the only method a migration prepares is logical"},

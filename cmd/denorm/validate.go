@@ -22,6 +22,7 @@ type validateOptions struct {
 	source      string
 	target      string
 	sync        string
+	libpq       bool // no --source: the PG* variables name the source
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
@@ -31,7 +32,9 @@ func newValidateCmd(g *globals) *cobra.Command {
 		Example: validateExamples,
 		Short:   "Check a mapping file, and with --source check it against the live database",
 		Long: `validate checks the mapping file's structure and meaning and prints every
-problem as file:line:col: message. With --source (or DENORM_SOURCE) it also
+problem as file:line:col: message. With a source (--source, DENORM_SOURCE, or
+libpq's PG* variables: PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD,
+PGSSLMODE, PGSERVICE, .pgpass, as the other commands read them) it also
 checks the tables, columns, keys and joins against the database's catalog and
 has PostgreSQL parse every query the mapping generates (filters included).
 With --target (a server, or DENORM_TARGET) it also checks the mapping against
@@ -48,6 +51,9 @@ sync.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
+			// Without a URL, the PG* variables name the source, as in
+			// every other command (openSource; libpq's rules).
+			o.libpq = o.source == "" && libpqSet()
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
 			if o.target != "" {
 				if err := checkTarget(o.target); err != nil {
@@ -58,7 +64,7 @@ sync.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	cmd.Flags().StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE); optional")
+	cmd.Flags().StringVar(&o.source, "source", "", sourceUsage)
 	cmd.Flags().StringVar(&o.target, "target", "", "target server to check the mapping against, mongodb://host:port/db (env DENORM_TARGET); optional, needs --source")
 	cmd.Flags().StringVar(&o.sync, "sync", "", "logical: also check what sync --method logical needs (filters, replica identity); needs --source")
 	addRowSecurityFlag(cmd, &o.rowSecurity)
@@ -67,17 +73,18 @@ sync.`,
 
 func runValidate(cmd *cobra.Command, g *globals, o *validateOptions) error {
 	ctx := cmd.Context()
-	if o.sync != "" && (o.sync != job.SyncLogical || o.source == "") {
+	hasSource := o.source != "" || o.libpq
+	if o.sync != "" && (o.sync != job.SyncLogical || !hasSource) {
 		return usageError{fmt.Errorf("--sync takes logical (diff needs nothing more than migrate), with --source")}
 	}
 	f, err := loadMapping(ctx, o.mapping)
 	if err != nil {
 		return err
 	}
-	if o.source == "" && o.target != "" {
+	if !hasSource && o.target != "" {
 		return usageError{fmt.Errorf("--target needs --source: the fields' types come from the source's catalog")}
 	}
-	if o.source == "" {
+	if !hasSource {
 		fmt.Fprintf(g.stdout, "%s: valid (%s); give --source to check it against the database\n", o.mapping, report.Plural(len(f.Collections), "collection", "collections"))
 		return nil
 	}

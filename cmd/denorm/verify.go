@@ -155,6 +155,9 @@ inheritance child) and a few keys. They do not change the exit code unless
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.source = fromEnv(cmd, "source", "DENORM_SOURCE")
 			o.target = fromEnv(cmd, "target", "DENORM_TARGET")
+			if _, err := defaultTargetRead(cmd, g); err != nil {
+				return err
+			}
 			err := explainRowSecurity(runVerify(cmd, g, o))
 			var ue usageError
 			var de differentError
@@ -168,8 +171,8 @@ inheritance child) and a few keys. They do not change the exit code unless
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.mapping, "mapping", "m", "", "mapping file (YAML)")
-	f.StringVar(&o.source, "source", "", "source PostgreSQL URL (env DENORM_SOURCE)")
-	f.StringVar(&o.target, "target", defaultTarget, "target: mongodb://host:port/db or a directory (env DENORM_TARGET)")
+	f.StringVar(&o.source, "source", "", sourceUsage)
+	f.StringVar(&o.target, "target", defaultTarget, targetUsage)
 	f.Float64Var(&o.sample, "sample", 100, "compare only this percentage of documents, chosen by a hash of _id (both sides are still read)")
 	f.Float64Var(&o.percent, "percent", 0, "the same as --sample: compare only this percentage of documents")
 	f.StringVar(&o.report, "report", "", "write the full report (every difference) to this JSON file")
@@ -183,7 +186,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.BoolVar(&o.failUncovered, "fail-on-uncovered", false, "exit 1 also when source rows reach no document (coverage)")
 	f.StringSliceVar(&o.collections, "collections", nil, "verify only these collections of the mapping (comma-separated)")
 	f.IntVar(&o.limit, "limit", 0, "expect only the first N documents of each collection, as migrate --limit N writes")
-	f.DurationVar(&o.retryFor, "retry-for", connectRetry, "keep trying to reach a server target this long")
+	addRetryForFlag(cmd, &o.retryFor)
 	f.IntVar(&o.sampleRoots, "sample-roots", 0, "with --oracle sql: compare the documents of N root rows of each collection chosen at random (a bucket collection: of N parents); the oracle builds only those")
 	f.IntVar(&o.oracleConns, "oracle-workers", 2, "with --oracle sql: build a collection's documents on this many source connections at once, each a range of its root keys")
 	f.StringVar(&o.oracle, "oracle", "", "build the expected documents with an independent oracle instead of migrate's code: sql (PostgreSQL builds them from SQL compiled from the mapping)")
@@ -339,6 +342,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
 		Repair:        o.repair,
+		Retry:         load.RetryPolicy{For: o.retryFor, Base: 200 * time.Millisecond, Cap: 5 * time.Second},
 		BatchSize:     o.batchSize,
 		TempDir:       o.tempDir,
 		SortMemory:    o.sortMemMiB << 20,

@@ -267,6 +267,12 @@ func Sync(ctx context.Context, src *extract.Source, plan *mappings.Plan, target 
 			return nil, err
 		}
 		s.lg = lg
+		// What the slot's setup would refuse is refused before anything
+		// is made on the target (checkLogical told wal_level and the
+		// replica identities already).
+		if err := jb.CheckSlot(ctx, lg); err != nil {
+			return s.result(ctx, err)
+		}
 	}
 	if err := s.ready(ctx); err != nil {
 		return s.result(ctx, err)
@@ -335,13 +341,31 @@ func (s *syncer) ready(ctx context.Context) error {
 }
 
 // createIndexes makes the indexes of the plan's collections that only
-// picks.
+// picks. Collections whose indexes the target holds already, as declared,
+// are left out: a sync run every minute announces (Options.Info) only
+// the indexes it does create. When the target's indexes cannot be read,
+// all are created, as before (creating an index that exists is a no-op).
 func (s *syncer) createIndexes(ctx context.Context, only func(collection string) bool) error {
 	plan := *s.plan
 	plan.Indexes = nil
 	for _, set := range s.plan.Indexes {
 		if only(set.Collection) {
 			plan.Indexes = append(plan.Indexes, set)
+		}
+	}
+	if checks, err := pipeline.CheckIndexes(ctx, s.target, &plan); err == nil {
+		lacking := map[string]bool{}
+		for _, c := range checks {
+			if c.State != pipeline.IndexOK {
+				lacking[c.Collection] = true
+			}
+		}
+		sets := plan.Indexes
+		plan.Indexes = nil
+		for _, set := range sets {
+			if lacking[set.Collection] {
+				plan.Indexes = append(plan.Indexes, set)
+			}
 		}
 	}
 	_, err := pipeline.CreateIndexes(ctx, s.target, &plan, s.opt.Retry, s.opt.Info)
