@@ -273,7 +273,7 @@ func crashSeed(t *testing.T, bin string, seed uint64, tally *crashTally) {
 	}
 	r.check("the initial copy")
 	if len(again) > 0 {
-		mustCLI(t, "sync", "--mapping", mapping, "--source", db, "--target", target, "--job", jobName, "--drop")
+		mustCLI(t, "sync", "--mapping", mapping, "--source", db, "--target", target, "--job", jobName, "--drop-slot")
 		for _, step := range again {
 			r.attempt(step, 1)
 		}

@@ -185,10 +185,10 @@ func TestSyncOperations(t *testing.T) {
 	// --drop are refused, and the slot stays.
 	out = cli(1, "sync", "-q", "--mapping", mapping, "--source", db, "--target", uri2, "--job", jl, "--once")
 	wantOut(t, "a second sync of a running job", out, `job "`+jl+`" is being run by another process \(sync `, `One run per job`, `denorm status --target`)
-	out = cli(1, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop")
-	wantOut(t, "--drop of a running job", out, `job "`+jl+`" is being run by another process \(sync `)
+	out = cli(1, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop-slot")
+	wantOut(t, "--drop-slot of a running job", out, `job "`+jl+`" is being run by another process \(sync `)
 	if got := slots(jl); got != "1 1" {
-		t.Errorf("a refused --drop of a running job: slot and publication %s, want 1 1", got)
+		t.Errorf("a refused --drop-slot of a running job: slot and publication %s, want 1 1", got)
 	}
 	f.stop()
 	if code := f.wait(t); code != 0 {
@@ -197,11 +197,11 @@ func TestSyncOperations(t *testing.T) {
 	wantOut(t, "sync --follow", f.out.String(), `pass 1 \(logical\) 1 rows changed \(public\.contact_detail \+0 ~0 -1\); documents 1 written, 0 deleted, 0 unchanged; position \S+; lag `,
 		`stopped: position \S+ saved`, `fan-out, documents rebuilt per changed row \(worst tables\): public\.contact_detail 1\.0 \(1 for 1\)\nstopped: `)
 
-	// --drop.
-	out = cli(0, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop")
-	wantOut(t, "sync --drop", out, `sync job `+jl+` dropped`)
+	// --drop-slot.
+	out = cli(0, "sync", "--source", db, "--target", uri2, "--job", jl, "--drop-slot")
+	wantOut(t, "sync --drop-slot", out, `sync job `+jl+` dropped`)
 	if got := slots(jl); got != "0 0" {
-		t.Errorf("after --drop: slot and publication %s, want 0 0", got)
+		t.Errorf("after --drop-slot: slot and publication %s, want 0 0", got)
 	}
 	cli(1, "status", "--target", uri2, "--job", jl)
 
