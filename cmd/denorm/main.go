@@ -87,7 +87,7 @@ func main() {
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return execute(ctx, &globals{stdout: stdout, stderr: stderr, logFormat: logText}, args)
+	return execute(ctx, &globals{stdout: stdout, stderr: newConsole(stderr), logFormat: logText}, args)
 }
 
 // execute runs the command line with g and maps its error to an exit

@@ -237,6 +237,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 			return err
 		}
 		prog = newProgress(g, o.progress)
+		prog.expect(plan, o.limit)
 		opt.Progress, opt.Waiting, opt.Reject = prog.update, prog.waiting, rejects.add
 		return nil
 	}
