@@ -13,6 +13,7 @@
 //	2  bad usage or an invalid mapping file
 //	3  finished, but some rows were rejected (see the summary)
 //	4  verify could not complete (for verify, 1 means "different")
+//	5  migrate stopped by --max-rejects (resumable with --job)
 package main
 
 import (
@@ -44,6 +45,9 @@ const (
 	exitRejected = 3
 	// exitIncomplete: verify could not finish: a failure, not a verdict.
 	exitIncomplete = 4
+	// exitStopped: migrate stopped once --max-rejects rows were
+	// rejected, its checkpoint saved.
+	exitStopped = 5
 )
 
 // usageError marks errors the user must fix in the command line.
@@ -163,7 +167,8 @@ Exit codes:
   1  runtime error (for verify: the target differs)
   2  bad usage or an invalid mapping file
   3  finished, but some rows were rejected (see the summary)
-  4  verify could not complete`
+  4  verify could not complete
+  5  migrate stopped by --max-rejects N after N rejected rows (--resume continues a --job)`
 
 // newRootCmd is the command tree; `denorm man` and the tests walk it.
 func newRootCmd(g *globals) *cobra.Command {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/internal/testenv"
+)
+
+// manyRejects: 300 events, every tenth at an infinite time (30 rows a
+// document cannot hold); 200 notes, all fine.
+const manyRejects = `
+CREATE TABLE ev (id int PRIMARY KEY, at timestamptz NOT NULL);
+INSERT INTO ev SELECT g, CASE WHEN g % 10 = 0 THEN 'infinity' ELSE '2024-01-01 10:00+00'::timestamptz + g * interval '1 minute' END FROM generate_series(1, 300) g;
+CREATE TABLE note (id int PRIMARY KEY, body text NOT NULL);
+INSERT INTO note SELECT g, 'note ' || g FROM generate_series(1, 200) g;
+ANALYZE;
+`
+
+const manyRejectsMapping = `version: 1
+collections:
+  - name: events
+    table: ev
+  - name: notes
+    table: note
+`
+
+func manyRejectsDB(t *testing.T) (src, mapping string) {
+	t.Helper()
+	src = testenv.PostgresDB(t)
+	testenv.Exec(t, src, manyRejects)
+	mapping = filepath.Join(t.TempDir(), "events.yaml")
+	if err := os.WriteFile(mapping, []byte(manyRejectsMapping), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src, mapping
+}
+
+// rejectedIDs are the ids of the ev rows a rejects file lists, in its
+// order.
+func rejectedIDs(t *testing.T, path string) []int {
+	t.Helper()
+	var ids []int
+	for _, r := range readRejects(t, path) {
+		var id int
+		if _, err := fmt.Sscanf(r.Source, "ev (id)=(%d)", &id); err != nil || r.Collection != "events" {
+			t.Fatalf("a reject of %s %q", r.Collection, r.Source)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// TestRejectsCut: stderr shows the first 20 rejected rows, then how
+// many more the rejects file lists; without a file, how to see them.
+func TestRejectsCut(t *testing.T) {
+	src, mapping := manyRejectsDB(t)
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	code, out, errs := runCLI(t, "migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--target", t.TempDir(), "--rejects", rejects)
+	if code != exitRejected {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitRejected, out, errs)
+	}
+	if n := strings.Count(errs, "denorm: warning: rejected collection=events"); n != 20 {
+		t.Errorf("%d rejected rows shown on stderr, want 20:\n%s", n, errs)
+	}
+	if want := "denorm: ... and 10 more in " + rejects + " (30 rows rejected in all)\n"; !strings.Contains(errs, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errs)
+	}
+	if n := len(rejectedIDs(t, rejects)); n != 30 {
+		t.Errorf("the rejects file lists %d rows, want 30", n)
+	}
+	code, out, errs = runCLI(t, "migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--target", t.TempDir())
+	if want := "denorm: warning: ... and 10 more not shown (30 rows rejected in all): --rejects FILE lists every one, -v shows every one here\n"; code != exitRejected || !strings.Contains(errs, want) {
+		t.Errorf("without --rejects: exit %d, stderr lacks %q:\n%s%s", code, want, out, errs)
+	}
+}
+
+// TestMaxRejects: --max-rejects 5 stops a job on FerretDB once 5 rows
+// were rejected: exit 5, the batches in flight written and the
+// checkpoint saved, the rejects file listing every row rejected before
+// the stop, the summary (table and file) saying why it stopped; the
+// resume continues from the checkpoint and ends with every good row
+// written and every bad one listed once. A directory target without a
+// job stops the same way.
+func TestMaxRejects(t *testing.T) {
+	src, mapping := manyRejectsDB(t)
+	uri, db := testenv.MongoDB(t)
+	dir := t.TempDir()
+	rejects := filepath.Join(dir, "rejects.jsonl")
+	sumFile := filepath.Join(dir, "summary.json")
+	args := []string{"migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--target", uri, "--job", "ev", "--batch-size", "20", "--rejects", rejects, "--summary-file", sumFile}
+	code, out, errs := runCLI(t, append(args, "--max-rejects", "5")...)
+	if code != exitStopped {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitStopped, out, errs)
+	}
+	// Batches of 20 rows hold 2 bad ones: the third batch's second
+	// (id 60) is the 6th, rejected with the 5th in the same batch.
+	ids := rejectedIDs(t, rejects)
+	if !slices.Equal(ids, []int{10, 20, 30, 40, 50, 60}) {
+		t.Errorf("rejects file after the stop: %v, want 10..60", ids)
+	}
+	for _, want := range []string{
+		"denorm: stopped: 6 rows were rejected, --max-rejects 5; they are listed in " + rejects,
+		`the checkpoint is saved (collection "events")`,
+		"--job ev --batch-size 20 --resume --rejects " + rejects + " --max-rejects 5",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "rejected rows are listed in") {
+		t.Errorf("the rejects file named twice:\n%s", errs)
+	}
+	if !strings.Contains(out, "--max-rejects 5: stopped once 5 rows were rejected") || !strings.Contains(summaryLine(out, "events"), "(stopped)") {
+		t.Errorf("the summary does not say why the run stopped:\n%s", out)
+	}
+	var sum summaryFile
+	if b, err := os.ReadFile(sumFile); err != nil || json.Unmarshal(b, &sum) != nil || sum.Status != statusStopped || sum.ExitCode != exitStopped || !strings.Contains(sum.Error, "--max-rejects 5") {
+		t.Errorf("summary file: %+v (%v)", sum, err)
+	}
+	ctx := context.Background()
+	n, err := db.Collection("events").CountDocuments(ctx, bson.D{})
+	if err != nil || n != 54 {
+		t.Errorf("events after the stop: %d documents (%v), want the 3 batches' 54", n, err)
+	}
+	if n, _ := db.Collection("notes").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Errorf("notes after the stop: %d documents, want none", n)
+	}
+	code, out, errs = runCLI(t, "status", "--target", uri)
+	if code != 0 || !strings.Contains(out, "ev") {
+		t.Errorf("status: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("status after the stop:\n%s", out)
+
+	// The resume: from the checkpoint, the rest of the rejects listed
+	// after the first ones, each once.
+	code, out, errs = runCLI(t, append(args, "--resume", "--max-rejects", "100")...)
+	if code != exitRejected {
+		t.Fatalf("resume: exit %d, want %d\n%s%s", code, exitRejected, out, errs)
+	}
+	ids = rejectedIDs(t, rejects)
+	var want []int
+	for i := 10; i <= 300; i += 10 {
+		want = append(want, i)
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("rejects file after the resume: %v, want every tenth id once", ids)
+	}
+	for coll, want := range map[string]int64{"events": 270, "notes": 200} {
+		if n, err := db.Collection(coll).CountDocuments(ctx, bson.D{}); err != nil || n != want {
+			t.Errorf("%s after the resume: %d documents (%v), want %d", coll, n, err, want)
+		}
+	}
+	if code, out, errs := runCLI(t, "verify", "--mapping", mapping, "--source", src, "--target", uri); code != 1 || !strings.Contains(out+errs, "30") {
+		// The 30 rejected rows are missing from the target: verify
+		// says so (and nothing else).
+		t.Logf("verify: exit %d\n%s%s", code, out, errs)
+	}
+
+	// No job, a directory: the same stop, without a resume command.
+	// Its first batch of 20 rows holds 2 bad ones.
+	code, _, errs = runCLI(t, "migrate", "--progress", "none", "--mapping", mapping, "--source", src, "--target", t.TempDir(), "--max-rejects", "1", "--batch-size", "20")
+	if code != exitStopped || !strings.Contains(errs, "stopped: 2 rows were rejected, --max-rejects 1; give --rejects FILE to list them") || strings.Contains(errs, "--resume") {
+		t.Errorf("--max-rejects 1 without a job: exit %d\n%s", code, errs)
+	}
+	// A negative limit is a usage error.
+	if code, _, errs := runCLI(t, "migrate", "--mapping", mapping, "--source", src, "--max-rejects", "-1"); code != exitUsage || !strings.Contains(errs, "--max-rejects -1: cannot be negative") {
+		t.Errorf("--max-rejects -1: exit %d\n%s", code, errs)
+	}
+}
