@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -175,4 +176,40 @@ func TestMaxRejects(t *testing.T) {
 	if code, _, errs := runCLI(t, "migrate", "--mapping", mapping, "--source", src, "--max-rejects", "-1"); code != exitUsage || !strings.Contains(errs, "--max-rejects -1: cannot be negative") {
 		t.Errorf("--max-rejects -1: exit %d\n%s", code, errs)
 	}
+}
+
+// TestProgressBarRealRun: a real migrate with --progress bar on a
+// 50-column terminal (COLUMNS), rows rejected while the events bar is
+// drawn: every warning is on a line of its own, each collection's bar is
+// on the screen once, at 100%, and no bar line reaches the last column.
+func TestProgressBarRealRun(t *testing.T) {
+	src, mapping := manyRejectsDB(t)
+	t.Setenv("COLUMNS", "50")
+	term := newFakeTerm(50)
+	var out strings.Builder
+	code := run(context.Background(), []string{"migrate", "--progress", "bar", "--batch-size", "20", "--mapping", mapping, "--source", src, "--target", t.TempDir()}, &out, term)
+	lines := term.screen()
+	if code != exitRejected {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), strings.Join(lines, "\n"))
+	}
+	bars := map[string]int{}
+	warnings := 0
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "denorm: warning: rejected "):
+			warnings++
+		case strings.HasPrefix(l, "denorm: "):
+		case strings.HasPrefix(l, "events ") || strings.HasPrefix(l, "notes "):
+			bars[strings.Fields(l)[0]]++
+			if !strings.Contains(l, "100%") || utf8.RuneCountInString(l) >= 50 {
+				t.Errorf("a bar's last line: %q", l)
+			}
+		default:
+			t.Errorf("a line neither a record nor a bar (a record glued to a bar, or a wrapped line?): %q", l)
+		}
+	}
+	if warnings != 20 || bars["events"] != 1 || bars["notes"] != 1 {
+		t.Errorf("%d warnings (want 20), bars %v (want each once):\n%s", warnings, bars, strings.Join(lines, "\n"))
+	}
+	t.Logf("screen:\n%s", strings.Join(lines, "\n"))
 }
