@@ -213,3 +213,78 @@ func TestProgressBarRealRun(t *testing.T) {
 	}
 	t.Logf("screen:\n%s", strings.Join(lines, "\n"))
 }
+
+// TestSyncMaxRejects: sync --method diff with --max-rejects 1 stops at
+// the first batch with a rejected row (exit 5), what was applied saved;
+// the next sync without the limit continues and ends with every good row
+// written (exit 3, the rejects listed).
+func TestSyncMaxRejects(t *testing.T) {
+	src, mapping := manyRejectsDB(t)
+	uri, db := testenv.MongoDB(t)
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	args := []string{"sync", "--mapping", mapping, "--source", src, "--target", uri, "--job", "sj", "--method", "diff", "--once", "--batch-size", "20", "--rejects", rejects}
+	code, out, errs := runCLI(t, append(args, "--max-rejects", "1")...)
+	if code != exitStopped || !strings.Contains(errs, "stopped: 2 rows were rejected, --max-rejects 1; they are listed in "+rejects) || !strings.Contains(out, "stopped by --max-rejects 1") {
+		t.Fatalf("exit %d, want %d and why it stopped:\n%s%s", code, exitStopped, out, errs)
+	}
+	if ids := rejectedIDs(t, rejects); !slices.Equal(ids, []int{10, 20}) {
+		t.Errorf("rejects after the stop: %v, want [10 20]", ids)
+	}
+	ctx := context.Background()
+	if n, _ := db.Collection("notes").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Errorf("notes after the stop: %d documents, want none", n)
+	}
+	code, out, errs = runCLI(t, args...)
+	if code != exitRejected {
+		t.Fatalf("sync again: exit %d, want %d\n%s%s", code, exitRejected, out, errs)
+	}
+	for coll, want := range map[string]int64{"events": 270, "notes": 200} {
+		if n, err := db.Collection(coll).CountDocuments(ctx, bson.D{}); err != nil || n != want {
+			t.Errorf("%s after the second sync: %d documents (%v), want %d", coll, n, err, want)
+		}
+	}
+	// A diff pass (the copy done) stops too: 30 rows are still rejected.
+	code, out, errs = runCLI(t, append(args, "--max-rejects", "3")...)
+	if code != exitStopped || !strings.Contains(errs, "--max-rejects 3; they are listed in "+rejects) || !strings.Contains(out, "stopped by --max-rejects 3: what was written is kept") {
+		t.Errorf("a diff pass: exit %d, want %d and why it stopped:\n%s%s", code, exitStopped, out, errs)
+	}
+	t.Logf("the stop in a diff pass:\n%s\n%s", out, strings.Join(strings.Split(errs, "\n")[len(strings.Split(errs, "\n"))-3:], "\n"))
+	if code, _, errs := runCLI(t, append(args, "--max-rejects", "-2")...); code != exitUsage || !strings.Contains(errs, "--max-rejects -2: cannot be negative") {
+		t.Errorf("--max-rejects -2: exit %d\n%s", code, errs)
+	}
+}
+
+// TestSyncLogicalMaxRejects: a logical sync with --max-rejects 1 stops
+// at the batch holding a change it rejects (exit 5), the position before
+// it saved: the next run receives the batch again and stops again, so
+// nothing is skipped silently; without the limit the change is rejected
+// and listed, the others applied (exit 3).
+func TestSyncLogicalMaxRejects(t *testing.T) {
+	src, mapping := manyRejectsDB(t)
+	testenv.Exec(t, src, "UPDATE ev SET at = '2024-01-01 10:00+00'::timestamptz + id * interval '1 minute' WHERE id % 10 = 0")
+	uri, db := testenv.MongoDB(t)
+	rejects := filepath.Join(t.TempDir(), "rejects.jsonl")
+	jobName := syncJob(t, src)
+	args := []string{"sync", "--mapping", mapping, "--source", src, "--target", uri, "--job", jobName, "--method", "logical", "--once", "--rejects", rejects}
+	mustCLI(t, append(args, "-q")...)
+	testenv.Exec(t, src, "UPDATE note SET body = 'changed' WHERE id = 1; UPDATE ev SET at = 'infinity' WHERE id = 10; UPDATE note SET body = 'changed' WHERE id = 2")
+	for run := 1; run <= 2; run++ {
+		code, out, errs := runCLI(t, append(args, "--max-rejects", "1")...)
+		if code != exitStopped || !strings.Contains(errs, "stopped: 1 row was rejected, --max-rejects 1; they are listed in "+rejects) ||
+			!strings.Contains(errs, "the changes not applied are received again by the next sync") || !strings.Contains(out, "stopped by --max-rejects 1: position ") {
+			t.Fatalf("run %d: exit %d, want %d and why it stopped:\n%s%s", run, code, exitStopped, out, errs)
+		}
+		if ids := rejectedIDs(t, rejects); len(ids) != run || ids[run-1] != 10 {
+			t.Errorf("run %d: rejects %v, want id 10 listed once per run", run, ids)
+		}
+		t.Logf("run %d:\n%s%s", run, out, errs)
+	}
+	code, out, errs := runCLI(t, args...)
+	if code != exitRejected {
+		t.Fatalf("without the limit: exit %d, want %d\n%s%s", code, exitRejected, out, errs)
+	}
+	ctx := context.Background()
+	if n, err := db.Collection("notes").CountDocuments(ctx, bson.D{{Key: "body", Value: "changed"}}); err != nil || n != 2 {
+		t.Errorf("notes changed: %d (%v), want 2", n, err)
+	}
+}
