@@ -33,7 +33,8 @@ func TestFlagHints(t *testing.T) {
 		{[]string{"migrate", "--dry-run"}, "unknown flag: --dry-run: use 'denorm plan'"},
 		{[]string{"migrate", "--stopOnError"}, "unknown flag: --stopOnError: use --max-rejects 1"},
 		{[]string{"migrate", "--on-error-stop"}, "unknown flag: --on-error-stop: use --max-rejects 1"},
-		{[]string{"sync", "--stopOnError"}, "use --max-rejects 1 (stop at the first rejected row, the checkpoint saved) ('denorm sync' has no --max-rejects: it is migrate's)"},
+		{[]string{"sync", "--stopOnError"}, "unknown flag: --stopOnError: use --max-rejects 1 (stop at the first rejected row, the checkpoint saved)\n"},
+		{[]string{"plan", "--numInsertionWorkers", "4"}, "use --workers N (each table read and written as N parts in parallel) ('denorm plan' has no --workers: it is migrate's)"},
 		{[]string{"plan", "--drop"}, "unknown flag: --drop: only 'denorm migrate --drop' drops the mapping's collections"},
 		{[]string{"verify", "--nope"}, "unknown flag: --nope\n"},
 	} {

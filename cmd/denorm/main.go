@@ -13,7 +13,7 @@
 //	2  bad usage or an invalid mapping file
 //	3  finished, but some rows were rejected (see the summary)
 //	4  verify could not complete (for verify, 1 means "different")
-//	5  migrate stopped by --max-rejects (resumable with --job)
+//	5  migrate or sync stopped by --max-rejects (resumable)
 package main
 
 import (
@@ -45,7 +45,7 @@ const (
 	exitRejected = 3
 	// exitIncomplete: verify could not finish: a failure, not a verdict.
 	exitIncomplete = 4
-	// exitStopped: migrate stopped once --max-rejects rows were
+	// exitStopped: migrate or sync stopped once --max-rejects rows were
 	// rejected, its checkpoint saved.
 	exitStopped = 5
 )
@@ -168,7 +168,8 @@ Exit codes:
   2  bad usage or an invalid mapping file
   3  finished, but some rows were rejected (see the summary)
   4  verify could not complete
-  5  migrate stopped by --max-rejects N after N rejected rows (--resume continues a --job)`
+  5  stopped by --max-rejects N once N rows were rejected (migrate --resume
+     continues a --job; sync continues where it stopped)`
 
 // newRootCmd is the command tree; `denorm man` and the tests walk it.
 func newRootCmd(g *globals) *cobra.Command {
