@@ -10,15 +10,16 @@ import (
 )
 
 // console is stderr as every writer of the command shares it: log
-// records, status lines and the progress bar. The bar is a line without
-// a line break, redrawn in place; anything else written while it is
-// drawn first erases the bar's line, is written, and the bar is drawn
-// again below it, so that no record is ever glued to a bar and no bar
-// is left half overwritten.
+// records, status lines and the progress bar (drawn by progressbar,
+// through bars()). The bar is a line without a line break, redrawn in
+// place; anything else written while it is drawn first erases the bar's
+// line, is written, and the bar's last frame is written again below it,
+// so that no record is ever glued to a bar and no bar is left half
+// overwritten.
 type console struct {
 	mu  sync.Mutex
 	w   io.Writer
-	bar string // the bar's line as drawn, "" when none is
+	bar string // the bar's last frame as drawn, "" when none is
 }
 
 // eraseLine goes back to the start of the line and erases it (ANSI EL).
@@ -49,13 +50,22 @@ func (c *console) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// draw (re)draws the bar's line in place.
-func (c *console) draw(line string) {
+// barWriter is the writer the progress bar (progressbar) draws
+// through: each write is one frame of the bar ("\r", the line, ESC[0K),
+// written as it is and kept to be drawn again below a record.
+type barWriter struct{ c *console }
+
+func (b barWriter) Write(p []byte) (int, error) {
+	c := b.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, _ = io.WriteString(c.w, eraseLine+line)
-	c.bar = line
+	n, err := c.w.Write(p)
+	c.bar = string(p)
+	return n, err
 }
+
+// bars is the writer to give the progress bar.
+func (c *console) bars() io.Writer { return barWriter{c} }
 
 // keep ends the bar's line as it was last drawn: it stays on the screen
 // and what follows is written below it.

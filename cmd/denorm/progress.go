@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/pipeline"
@@ -275,7 +278,7 @@ func (p *progress) waiting(w pipeline.Wait) {
 	if p.bar != nil && p.bar.collection == w.Collection {
 		// In the bar, in place of its rate and ETA, until the next frame.
 		p.bar.waiting = fmt.Sprintf("waiting for %s %s", w.For, secs)
-		p.con.draw(p.bar.render(p.width()))
+		p.bar.draw(p.con, p.width())
 		return
 	}
 	if t, ok := p.waited[key]; ok && p.now().Sub(t) < waitEvery {
@@ -303,14 +306,17 @@ func (p *progress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
-		p.con.keep()
+		p.bar.exit()
 		p.bar = nil
 	}
 }
 
 // bar is one collection's progress bar: one line of the terminal's
 // width at most, redrawn in place, its fields of fixed width (padded)
-// so that nothing moves from one frame to the next.
+// so that nothing moves from one frame to the next. progressbar draws
+// it: our fields are its description (layout), then its percent and
+// its bar, as wide as the line leaves; with no estimate, its spinner
+// and the description.
 type bar struct {
 	key, collection, unit string
 	nameWidth             int
@@ -325,12 +331,17 @@ type bar struct {
 	multi       bool
 	waiting     string
 	drawn       time.Time
+
+	// pb draws the bar on the console (nil: not drawn yet), its bar
+	// inner columns wide (-1: a spinner).
+	pb      *progressbar.ProgressBar
+	pbInner int
 }
 
 func (p *progress) drawBar(s pipeline.Stats) {
 	key := s.Collection + "\x00" + s.Table
 	if p.bar != nil && p.bar.key != key {
-		p.con.keep()
+		p.bar.exit()
 		p.bar = nil
 	}
 	fresh := p.bar == nil
@@ -344,10 +355,11 @@ func (p *progress) drawBar(s pipeline.Stats) {
 	now := p.now()
 	if fresh || s.Done || now.Sub(b.drawn) >= drawEvery {
 		b.drawn = now
-		p.con.draw(b.render(p.width()))
+		b.draw(p.con, p.width())
 	}
 	if s.Done {
-		p.con.keep()
+		// progressbar drew the last frame once, and its OnCompletion
+		// ended the line (console.keep).
 		p.bar = nil
 	}
 }
@@ -386,10 +398,97 @@ func (b *bar) smooth(s pipeline.Stats) {
 	}
 }
 
-// barField is one field of a bar's line.
-type barField struct {
-	text string
-	bar  bool // the bar itself: as wide as the line leaves
+// barTheme: ASCII, "[####......]".
+var barTheme = progressbar.Theme{Saucer: "#", SaucerPadding: ".", BarStart: "[", BarEnd: "]"}
+
+// newPB is a progressbar writing to w, with desc, a bar inner columns
+// wide (inner < 0: a spinner, the total unknown) counting to max. Its
+// own rate and ETA are off (they count rows done before a resume and
+// move with every batch: ours, smoothed, are in desc); it draws when
+// told (drawEvery is ours), a frame as "\r", the line, ESC[0K; done
+// runs once the bar is finished (its last frame drawn) or exited.
+func newPB(w io.Writer, desc string, inner int, max int64, done func()) *progressbar.ProgressBar {
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetTheme(barTheme),
+		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetElapsedTime(false),
+		progressbar.OptionThrottle(0),
+		// A spinner turns at each frame, not on a timer of its own.
+		progressbar.OptionSetSpinnerChangeInterval(0),
+	}
+	if inner >= 0 {
+		opts = append(opts, progressbar.OptionSetWidth(inner))
+	} else {
+		max = -1
+	}
+	if done != nil {
+		opts = append(opts, progressbar.OptionOnCompletion(done))
+	}
+	return progressbar.NewOptions64(max, opts...)
+}
+
+// counts are the bar's progressbar figures: its max and current count.
+// Until the collection is done the max stays above the count (the
+// estimate can be short), so that progressbar shows 99% at most and
+// does not finish the bar early; done, the count is the max (100%).
+func (b *bar) counts() (known bool, pbMax, cur int64) {
+	s := b.s
+	if s.Estimate <= 0 {
+		return false, -1, s.Rows
+	}
+	total := max(s.Estimate, s.Rows)
+	if s.Done {
+		return true, total, total
+	}
+	return true, max(total, s.Rows+1), s.Rows
+}
+
+// frame has pb draw the bar's present state with desc: the description
+// first (progressbar draws it at once), then the count (drawn again if
+// the percent moved); done, the bar finished: its last frame, once.
+func (b *bar) frame(pb *progressbar.ProgressBar, desc string) {
+	known, pbMax, cur := b.counts()
+	pb.Describe(desc)
+	if known && pb.GetMax64() != pbMax {
+		pb.ChangeMax64(pbMax)
+	}
+	if b.s.Done {
+		_ = pb.Finish()
+		return
+	}
+	_ = pb.Set64(cur)
+}
+
+// draw draws the bar's present state on con, fitted to width columns:
+// a progressbar of its own, made again when the bar's width changes
+// (the terminal's did).
+func (b *bar) draw(con *console, width int) {
+	desc, inner := b.layout(width)
+	if b.pb == nil || inner != b.pbInner {
+		_, pbMax, _ := b.counts()
+		b.pb, b.pbInner = newPB(con.bars(), desc, inner, pbMax, con.keep), inner
+	}
+	b.frame(b.pb, desc)
+}
+
+// exit ends the bar as last drawn (the collection did not finish).
+func (b *bar) exit() {
+	if b.pb != nil {
+		_ = b.pb.Exit()
+	}
+}
+
+// render is the bar's line as progressbar draws it in fewer than width
+// columns (its control characters left out).
+func (b *bar) render(width int) string {
+	desc, inner := b.layout(width)
+	_, pbMax, _ := b.counts()
+	pb := newPB(io.Discard, desc, inner, pbMax, nil)
+	b.frame(pb, desc)
+	return strings.TrimSuffix(strings.TrimPrefix(pb.String(), "\r"), "\x1b[0K")
 }
 
 // minBar is the narrowest bar worth drawing (with its brackets); maxBar
@@ -399,29 +498,31 @@ const (
 	maxBar = 42
 )
 
-// render is the bar's line in fewer than width columns: of the fields
-// below, those that fit, the bar taking what is left. From wide to
-// narrow: name, percent, bar, counts, rate, ETA, ETA of all the
-// collections; the counts go first, then the long rate, the bar, the
-// ETA of all, the ETA, the rate.
-func (b *bar) render(width int) string {
+// pbTail is what progressbar adds to the description: " 40% " (the
+// percent in 4 columns), the bar with its brackets, and 2 blanks; with
+// no bar, the spinner before it and 2 blanks.
+func pbTail(inner int) int {
+	if inner < 0 {
+		return 4
+	}
+	return 5 + 1 + inner + 2 + 2
+}
+
+// layout is the bar's description, the fields before progressbar's
+// percent and bar, and the bar's inner width (-1: no bar, a spinner:
+// the estimate is unknown), the whole in fewer than width columns. Of
+// the fields (name, counts, rate, ETA, ETA of all the collections),
+// those that fit, the bar taking what is left: the counts go first,
+// then the long rate, the ETA of all, the ETA, the rate; the name is
+// cut to 12 columns before a field goes, to 8 only when none fits
+// otherwise; the bar is narrower than minBar (down to 4 columns inside
+// its brackets) rather than the ETA of all going.
+func (b *bar) layout(width int) (string, int) {
 	s := b.s
-	total := s.Estimate
-	if total > 0 && s.Rows > total {
-		total = s.Rows
-	}
-	pct := "   ?"
-	if total > 0 {
-		v := int(s.Rows * 100 / total)
-		if !s.Done {
-			v = min(v, 99)
-		} else {
-			v = 100
-		}
-		pct = fmt.Sprintf("%3d%%", v)
-	}
+	spinner := s.Estimate <= 0
+	total := max(s.Estimate, s.Rows)
 	counts := fmt.Sprintf("(%d)", s.Rows)
-	if total > 0 {
+	if !spinner {
 		// As wide as the total's counts, from the first frame on.
 		counts = fmt.Sprintf("%*s", 2*len(fmt.Sprint(total))+3, fmt.Sprintf("(%d/%d)", s.Rows, total))
 	}
@@ -449,29 +550,26 @@ func (b *bar) render(width int) string {
 		w := len(longRate) + 1 + len(etaText)
 		longRate, shortRate, etaText = pad(b.waiting, w), pad(b.waiting, len(shortRate)+1+len(etaText)), ""
 	}
-	filled := 0.0
-	if total > 0 {
-		filled = float64(s.Rows) / float64(total)
+	// Variants from richest to barest, each with the narrowest bar it
+	// takes (inner columns); the first that fits is drawn.
+	type variant struct {
+		fields []string
+		least  int
 	}
-	if s.Done {
-		filled = 1
+	variants := []variant{
+		{[]string{"counts", "long", "eta", "all"}, minBar - 2},
+		{[]string{"long", "eta", "all"}, minBar - 2},
+		{[]string{"short", "eta", "all"}, minBar - 2},
+		// The bar narrower rather than a field gone.
+		{[]string{"short", "eta", "all"}, 4},
+		{[]string{"short", "eta"}, 4},
+		{[]string{"eta"}, 4},
+		{nil, 1},
 	}
-	// Variants from richest to barest; the first that fits is drawn.
-	variants := [][]string{
-		{"pct", "bar", "counts", "long", "eta", "all"},
-		{"pct", "bar", "long", "eta", "all"},
-		{"pct", "bar", "short", "eta", "all"},
-		{"pct", "short", "eta", "all"},
-		{"pct", "short", "eta"},
-		{"pct", "eta"},
-		{"pct"},
-	}
-	field := map[string]string{"pct": pct, "counts": counts, "long": longRate, "short": shortRate, "eta": etaText, "all": allText}
+	field := map[string]string{"counts": counts, "long": longRate, "short": shortRate, "eta": etaText, "all": allText}
 	avail := width - 1 // the last column left free: no terminal wraps
-	// Each variant with the name cut to 12 columns at most, before the
-	// next drops a field; the name is cut to 8 only when none fits.
 	type try struct {
-		v     []string
+		v     variant
 		nameW int
 	}
 	var tries []try
@@ -481,48 +579,31 @@ func (b *bar) render(width int) string {
 	for _, v := range variants {
 		tries = append(tries, try{v, min(b.nameWidth, 8)})
 	}
-	{
-		for _, tr := range tries {
-			v, nameW := tr.v, tr.nameW
-			parts := []string{pad(b.collection, nameW)}
-			used := nameW
-			hasBar := false
-			for _, f := range v {
-				if f == "bar" {
-					hasBar = true
-					used++
-					continue
-				}
-				if field[f] == "" {
-					continue
-				}
-				parts = append(parts, field[f])
-				used += 1 + utf8.RuneCountInString(field[f])
-			}
-			barW := 0
-			if hasBar {
-				barW = min(avail-used, maxBar)
-				if barW < minBar {
-					continue
-				}
-			}
-			if used > avail {
+	for _, tr := range tries {
+		parts := []string{pad(b.collection, tr.nameW)}
+		used := tr.nameW
+		for _, f := range tr.v.fields {
+			if field[f] == "" {
 				continue
 			}
-			if hasBar {
-				parts = append(parts[:2], append([]string{drawBar(filled, barW)}, parts[2:]...)...)
+			parts = append(parts, field[f])
+			used += 1 + utf8.RuneCountInString(field[f])
+		}
+		desc := strings.Join(parts, " ")
+		if spinner {
+			if used+pbTail(-1) <= avail {
+				return desc, -1
 			}
-			return strings.Join(parts, " ")
+			continue
+		}
+		if inner := min(avail-used-pbTail(0), maxBar-2); inner >= tr.v.least {
+			return desc, inner
 		}
 	}
-	return pad(b.collection, max(avail, 1))
-}
-
-// drawBar is a bar of width columns (with its brackets), filled to f.
-func drawBar(f float64, width int) string {
-	inner := width - 2
-	n := min(int(f*float64(inner)), inner)
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", inner-n) + "]"
+	if spinner {
+		return pad(b.collection, max(avail-pbTail(-1), 1)), -1
+	}
+	return pad(b.collection, max(avail-pbTail(1), 1)), 1
 }
 
 // pad is s cut or padded with blanks to exactly w columns; a cut name
