@@ -446,12 +446,15 @@ func (b *bar) counts() (known bool, pbMax, cur int64) {
 	return true, max(total, s.Rows+1), s.Rows
 }
 
-// frame has pb draw the bar's present state with desc: the description
-// first (progressbar draws it at once), then the count (drawn again if
-// the percent moved); done, the bar finished: its last frame, once.
+// frame has pb draw the bar's present state with desc, in one write:
+// the description is set without drawing (Describe would draw at once,
+// with the count not set yet: two writes), then the count, which draws
+// when progressbar's percent moved; else Describe draws. Done, the bar
+// finished: its last frame, drawn once, and OnCompletion.
 func (b *bar) frame(pb *progressbar.ProgressBar, desc string) {
 	known, pbMax, cur := b.counts()
-	pb.Describe(desc)
+	progressbar.OptionSetDescription(desc)(pb)
+	drawn := pb.String()
 	if known && pb.GetMax64() != pbMax {
 		pb.ChangeMax64(pbMax)
 	}
@@ -460,6 +463,9 @@ func (b *bar) frame(pb *progressbar.ProgressBar, desc string) {
 		return
 	}
 	_ = pb.Set64(cur)
+	if pb.String() == drawn {
+		pb.Describe(desc)
+	}
 }
 
 // draw draws the bar's present state on con, fitted to width columns:
