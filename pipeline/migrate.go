@@ -268,6 +268,11 @@ func Run(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, targe
 	for e, cp := range plan.Collections {
 		st, err := r.entry(ctx, snap, e, cp)
 		all = append(all, st)
+		if err == nil && ctx.Err() != nil {
+			// ctx ended while the entry's last batch was written: the run
+			// stops there, as it would have at the next batch.
+			err = errInterrupted
+		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
 				// Save what was acknowledged (workers save after each

@@ -13,6 +13,7 @@
 //	2  bad usage or an invalid mapping file
 //	3  finished, but some rows were rejected (see the summary)
 //	4  verify could not complete (for verify, 1 means "different")
+//	5  migrate or sync stopped by --max-rejects (resumable)
 package main
 
 import (
@@ -44,6 +45,9 @@ const (
 	exitRejected = 3
 	// exitIncomplete: verify could not finish: a failure, not a verdict.
 	exitIncomplete = 4
+	// exitStopped: migrate or sync stopped once --max-rejects rows were
+	// rejected, its checkpoint saved.
+	exitStopped = 5
 )
 
 // usageError marks errors the user must fix in the command line.
@@ -87,7 +91,7 @@ func main() {
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return execute(ctx, &globals{stdout: stdout, stderr: stderr, logFormat: logText}, args)
+	return execute(ctx, &globals{stdout: stdout, stderr: newConsole(stderr), logFormat: logText}, args)
 }
 
 // execute runs the command line with g and maps its error to an exit
@@ -163,7 +167,9 @@ Exit codes:
   1  runtime error (for verify: the target differs)
   2  bad usage or an invalid mapping file
   3  finished, but some rows were rejected (see the summary)
-  4  verify could not complete`
+  4  verify could not complete
+  5  stopped by --max-rejects N once N rows were rejected (migrate --resume
+     continues a --job; sync continues where it stopped)`
 
 // newRootCmd is the command tree; `denorm man` and the tests walk it.
 func newRootCmd(g *globals) *cobra.Command {
@@ -181,7 +187,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "print nothing but the summary and errors")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", logText, "style of every message on stderr: text, or json (one JSON object a line)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	setVersion(root)
 	root.AddCommand(newMigrateCmd(g), newValidateCmd(g), newVersionCmd(g), newManCmd())
 	root.AddCommand(newPlanCmd(g), newAdviseCmd(g), newStatusCmd(g), newVerifyCmd(g), newSyncCmd(g))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,9 @@ type migrateOptions struct {
 	jobs          jobOptions
 	rowSecurity   bool
 	metricsAddr   string
+	// maxRejects stops the run once that many rows were rejected (0:
+	// never).
+	maxRejects int
 }
 
 const defaultTarget = "denorm-out"
@@ -97,6 +101,15 @@ the age of the snapshot read (lag behind the source), the ETA and the
 fraction done, and the process's CPU and memory (names denorm_migrate_*,
 deploy/grafana has a dashboard).
 
+Rejected rows (a value a document cannot hold, a document the target
+refuses) do not stop the run: it ends with exit 3, the first 20 shown on
+stderr and every one listed in --rejects FILE. --max-rejects N stops it
+once N rows were rejected, as mongoimport's --stopOnError (N = 1) and
+pgloader's --on-error-stop do: the batches in flight are written, the
+checkpoint is saved, the rejects file lists every rejected row, the summary
+says why the run stopped, and denorm exits 5; with --job, --resume
+continues where it stopped.
+
 --fail-on-uncovered counts, before anything is written, the source rows of
 every table the mapping reads that would reach no document (a NULL or
 dangling join key, a parent that reaches no document, a filter, a limit, an
@@ -119,6 +132,7 @@ with the counts per table and why ('denorm plan' lists them with keys).
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read, built and written at a time")
 	f.IntVar(&o.maxDocSize, "max-doc-size", load.DefaultMaxDocSize, maxDocSizeUsage)
 	f.StringVar(&o.rejects, "rejects", "", "write rejected rows to this JSON Lines file (collection, source, error)")
+	f.IntVar(&o.maxRejects, "max-rejects", 0, maxRejectsUsage)
 	f.StringVar(&o.progress, "progress", "auto", "progress display: auto (bars on a terminal, status lines otherwise), bar, lines, none")
 	f.BoolVar(&o.drop, "drop", false, "drop the mapping's collections (or the directory's files) before loading")
 	f.StringSliceVar(&o.collections, "collections", nil, "run only these collections of the mapping (comma-separated)")
@@ -136,6 +150,9 @@ with the counts per table and why ('denorm plan' lists them with keys).
 func (o *migrateOptions) check() error {
 	if o.batchSize <= 0 {
 		return usageError{fmt.Errorf("--batch-size must be positive")}
+	}
+	if o.maxRejects < 0 {
+		return usageError{fmt.Errorf("--max-rejects %d: cannot be negative (0: never stop for rejects)", o.maxRejects)}
 	}
 	if err := checkRange("--max-doc-size", o.maxDocSize, 1, maxDocSizeLimit); err != nil {
 		return err
@@ -260,13 +277,29 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 			return err
 		}
 		prog = newProgress(g, o.progress)
+		prog.expect(plan, o.limit)
 		opt.Progress, opt.Waiting, opt.Reject = prog.update, prog.waiting, rejects.add
 		if metrics != nil {
 			opt.Progress = metrics.hook(opt.Progress)
 		}
 		return nil
 	}
-	res, err := pipeline.Migrate(ctx, m)
+	// --max-rejects ends the run's context as an interrupt does: the
+	// batches in flight are written and the checkpoint saved.
+	rctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if o.maxRejects > 0 {
+		starting := m.Starting
+		m.Starting = func(opt *pipeline.JobOptions) error {
+			if err := starting(opt); err != nil {
+				return err
+			}
+			rejects.limit = int64(o.maxRejects)
+			rejects.stop = func() { stop(errMaxRejects) }
+			return nil
+		}
+	}
+	res, err := pipeline.Migrate(rctx, m)
 	if metrics != nil {
 		metrics.final(res.Stats)
 	}
@@ -291,9 +324,16 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 	sum.Stats, sum.Elapsed = res.Stats, time.Since(res.Started)
 	var ie *pipeline.InterruptedError
 	sum.Failed = err != nil && !errors.As(err, &ie)
+	stopped := errors.As(err, &ie) && errors.Is(ie.Cause, errMaxRejects)
+	if stopped {
+		sum.StoppedBy = fmt.Sprintf("--max-rejects %d: stopped once %s rejected", o.maxRejects, report.Plural(int64(o.maxRejects), "row was", "rows were"))
+	}
 	printSummary(g, sum)
 	if res.LeaseErr != nil {
 		return leaseLostError(res.LeaseErr, o)
+	}
+	if stopped {
+		return maxRejectsStop(ie, rejects, o, res.Job != nil)
 	}
 	if err != nil {
 		return runFailure(err, o, res.Job != nil)
@@ -434,4 +474,48 @@ func requireCoverage(ctx context.Context, snap *extract.Snapshot, plan *mappings
 		return uncoveredError{cov: cov}
 	}
 	return nil
+}
+
+// errMaxRejects is the cause of a run stopped by --max-rejects.
+var errMaxRejects = errors.New("--max-rejects reached")
+
+// maxRejectsError is a migration --max-rejects stopped (exit 5).
+type maxRejectsError struct{ msg string }
+
+func (e maxRejectsError) Error() string { return e.msg }
+func (maxRejectsError) ExitCode() int   { return exitStopped }
+
+// maxRejectsStop words a run --max-rejects stopped: how many rows were
+// rejected, where they are listed, and the command that continues the
+// job.
+func maxRejectsStop(ie *pipeline.InterruptedError, rejects *rejectLog, o *migrateOptions, hasJob bool) error {
+	if err := rejects.flush(); err != nil {
+		return err
+	}
+	n := rejects.total()
+	if n > rejectsShown {
+		rejects.tell() // how many more than stderr showed
+	}
+	msg := fmt.Sprintf("stopped: %s rejected, --max-rejects %d", report.Plural(n, "row was", "rows were"), o.maxRejects)
+	listed := "; give --rejects FILE to list them"
+	if o.rejects != "" {
+		listed = "; they are listed in " + o.rejects
+	}
+	msg += listed
+	resume := []string{"--resume"}
+	if o.rejects != "" {
+		resume = append(resume, "--rejects", o.rejects)
+	}
+	resume = append(resume, "--max-rejects", strconv.Itoa(o.maxRejects))
+	switch {
+	case !hasJob:
+		msg += "\nthe documents of the rows read before the stop are written; fix what rejected the rows (the source, or the mapping: a filter, a sql: field), then run the migration again (with --job NAME a stopped run is resumed instead)"
+	case ie.SaveErr != nil:
+		msg += fmt.Sprintf("\nthe checkpoint could not be saved (%v); the one saved before (%s) stands. Fix what rejected the rows, then continue with:\n  %s",
+			ie.SaveErr, ie.Checkpoint.Updated.Format(time.RFC3339), commandLine(o, resume...))
+	default:
+		msg += fmt.Sprintf("\nthe checkpoint is saved (collection %q). Fix what rejected the rows (the source, or the mapping: a filter, a sql: field), or allow more, then continue with:\n  %s",
+			ie.Checkpoint.Collection, commandLine(o, resume...))
+	}
+	return maxRejectsError{msg}
 }

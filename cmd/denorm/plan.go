@@ -163,6 +163,7 @@ func runPlan(ctx context.Context, g *globals, o *planOptions) error {
 		return printOracleSQL(g, o.output, plan)
 	}
 	prog := newProgress(g, o.progress)
+	prog.expect(plan, 0)
 	rep, err := pipeline.Plan(ctx, snap, plan, pipeline.PlanOptions{
 		Progress: prog.update,
 		Mapping:  o.mapping, BatchSize: o.batchSize, MaxDocSize: o.maxDocSize, Sample: o.sample, MaxFanout: o.maxFanout,

@@ -10,6 +10,9 @@ import (
 	"github.com/denorm/denorm/transform/report"
 )
 
+// maxRejectsUsage is --max-rejects' help, the same in migrate and sync.
+const maxRejectsUsage = "stop once N rows were rejected, what was written and applied saved (exit 5; a --job continues from there); 0: never stop for rejects"
+
 // rejectLog counts rejected rows, logs the first 20 of them (all with
 // -v) and, with --rejects, lists every one in a JSON Lines file; migrate
 // and sync share it.
@@ -24,6 +27,11 @@ type rejectLog struct {
 	// rows written before it.
 	err    error
 	listed int64
+	told   bool
+	// limit is --max-rejects (0: none): stop is called once the limit'th
+	// row is rejected.
+	limit int64
+	stop  func()
 }
 
 // openRejects opens path (if any) for the run's rejects: appended to
@@ -55,14 +63,63 @@ func (l *rejectLog) add(r transform.Reject) {
 			l.err, l.listed = err, l.count-1
 		}
 	}
-	if l.count <= 20 || l.g.verbose {
+	if l.count <= rejectsShown || l.g.verbose {
 		l.g.log.Warn("rejected", "collection", r.Collection, "source", r.Source, "error", r.Err)
+	}
+	if l.limit > 0 && l.count == l.limit && l.stop != nil {
+		l.stop()
+	}
+}
+
+// rejectsShown is how many rejected rows stderr shows (all with -v).
+const rejectsShown = 20
+
+// tell says where the rejected rows are: how many stderr did not show
+// and the file that lists them. It is said once.
+func (l *rejectLog) tell() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.told || l.count == 0 {
+		return
+	}
+	l.told = true
+	more := l.count - rejectsShown
+	switch {
+	case more <= 0 || l.g.verbose:
+		if l.path != "" {
+			l.g.logger().Info("rejected rows are listed in " + l.path)
+		}
+	case l.path != "":
+		l.g.logger().Info(fmt.Sprintf("... and %d more in %s (%s rejected in all)", more, l.path, report.Plural(l.count, "row", "rows")))
+	default:
+		l.g.logger().Warn(fmt.Sprintf("... and %d more not shown (%s rejected in all): --rejects FILE lists every one, -v shows every one here", more, report.Plural(l.count, "row", "rows")))
 	}
 }
 
 // result is nil when nothing was rejected, and otherwise says where the
 // rejects are listed and returns the error for exit code 3.
 func (l *rejectLog) result() error {
+	if err := l.flush(); err != nil {
+		return err
+	}
+	n := l.total()
+	if n == 0 {
+		return nil
+	}
+	l.tell()
+	return rejectedError{n}
+}
+
+// total is the number of rows rejected so far.
+func (l *rejectLog) total() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count
+}
+
+// flush writes the rejects file out to disk; its error says how many
+// rows the file lists when it could not be written in full.
+func (l *rejectLog) flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.file != nil && l.err == nil {
@@ -78,13 +135,7 @@ func (l *rejectLog) result() error {
 		return fmt.Errorf("%s, but the rejects file %s could not be written (%v): %s; free space there (or give --rejects another file) and run again",
 			report.Plural(l.count, "row was rejected", "rows were rejected"), l.path, l.err, listed)
 	}
-	if l.count == 0 {
-		return nil
-	}
-	if l.path != "" {
-		l.g.logger().Info("rejected rows are listed in " + l.path)
-	}
-	return rejectedError{l.count}
+	return nil
 }
 
 func (l *rejectLog) close() {

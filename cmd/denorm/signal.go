@@ -27,7 +27,7 @@ func (e interruptedError) Error() string { return fmt.Sprintf("interrupted (%v)"
 // runSignals executes the command line, cancelling it on the first
 // signal from sigs and calling exit on the second.
 func runSignals(ctx context.Context, args []string, stdout, stderr io.Writer, sigs <-chan os.Signal, exit func(int)) int {
-	g := &globals{stdout: stdout, stderr: stderr, logFormat: logText}
+	g := &globals{stdout: stdout, stderr: newConsole(stderr), logFormat: logText}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	done := make(chan struct{})

@@ -33,6 +33,9 @@ type runSummary struct {
 	// Failed: the run stopped on an error, not an interrupt; its
 	// unfinished collections are marked "(stopped)", not "(interrupted)".
 	Failed bool
+	// StoppedBy says why a run that was not interrupted stopped early
+	// (--max-rejects); its unfinished collections are "(stopped)".
+	StoppedBy string
 }
 
 func newRunSummary(o *migrateOptions) *runSummary {
@@ -53,7 +56,7 @@ func printSummary(g *globals, s *runSummary) {
 		switch {
 		case st.Done && st.Elapsed == 0 && st.PriorRows > 0:
 			note = "(done before)"
-		case !st.Done && s.Failed:
+		case !st.Done && (s.Failed || s.StoppedBy != ""):
 			note = "(stopped)"
 		case !st.Done:
 			note = "(interrupted)"
@@ -66,6 +69,9 @@ func printSummary(g *globals, s *runSummary) {
 	}
 	t.add("TOTAL", "", fmt.Sprint(rows), fmt.Sprint(docs), fmt.Sprint(failed), s.Elapsed.Round(time.Millisecond).String(), rateText(summaryRate(docs, s.Elapsed)))
 	t.write(w)
+	if s.StoppedBy != "" {
+		wrap(w, s.StoppedBy)
+	}
 	if buckets {
 		var parts []string
 		for _, st := range s.Stats {
@@ -166,6 +172,8 @@ const (
 	statusRejected    = "rejected"
 	statusInterrupted = "interrupted"
 	statusFailed      = "failed"
+	// statusStopped: --max-rejects stopped the run (exit 5).
+	statusStopped = "stopped"
 )
 
 // counts are rows read, documents written and rows or documents failed.
@@ -235,10 +243,13 @@ func (s *runSummary) write(path string, runErr error) error {
 	f.ElapsedSeconds = f.Finished.Sub(f.Started).Seconds()
 	var (
 		re rejectedError
+		me maxRejectsError
 		ie *pipeline.InterruptedError
 	)
 	switch {
 	case runErr == nil:
+	case errors.As(runErr, &me):
+		f.Status = statusStopped
 	case errors.As(runErr, &re):
 		f.Status = statusRejected
 	case errors.As(runErr, &ie) || strings.HasPrefix(runErr.Error(), "interrupted"):

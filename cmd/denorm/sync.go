@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/denorm/denorm/internal/connstr"
 	"github.com/denorm/denorm/job"
 	"github.com/denorm/denorm/load"
+	"github.com/denorm/denorm/pipeline"
 	"github.com/denorm/denorm/pipeline/syncer"
 	"github.com/denorm/denorm/transform/report"
 )
@@ -38,6 +40,7 @@ type syncOptions struct {
 	maxKeys     int
 	maxDelay    time.Duration
 	rejects     string
+	maxRejects  int
 	retryFor    time.Duration
 	tempDir     string
 	sortMemMiB  int
@@ -155,6 +158,7 @@ func newSyncCmd(g *globals) *cobra.Command {
 	f.IntVar(&o.maxKeys, "max-keys", 100_000, "documents of one collection a batch of changes rebuilds by key; past it, the collection is rebuilt by a diff")
 	f.DurationVar(&o.maxDelay, "max-delay", 500*time.Millisecond, "longest a batch of changes waits for more before it is applied")
 	f.StringVar(&o.rejects, "rejects", "", "append rejected documents to this JSON Lines file (collection, source, error)")
+	f.IntVar(&o.maxRejects, "max-rejects", 0, maxRejectsUsage)
 	addRetryForFlag(cmd, &o.retryFor)
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for a diff's sort runs and spill files (default: the system's)")
 	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "memory of each of a diff's sorts, in MiB")
@@ -166,6 +170,8 @@ func newSyncCmd(g *globals) *cobra.Command {
 
 func (o *syncOptions) check() error {
 	switch {
+	case o.maxRejects < 0:
+		return usageError{fmt.Errorf("--max-rejects %d: cannot be negative (0: never stop for rejects)", o.maxRejects)}
 	case o.job == "":
 		return usageError{errors.New("sync needs --job NAME: the job's checkpoint and replication slot are named after it")}
 	case strings.ContainsAny(o.job, `/\`) || strings.HasPrefix(o.job, "."):
@@ -318,7 +324,19 @@ func runSync(cmd *cobra.Command, g *globals, o *syncOptions) error {
 			}
 		},
 	}
-	res, err := syncer.Sync(ctx, src, plan, target, opt)
+	// --max-rejects ends the run as an interrupt does: what was applied
+	// is saved, the batch in flight is received again by the next run.
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if o.maxRejects > 0 {
+		rejects.limit, rejects.stop = int64(o.maxRejects), func() { stop(errMaxRejects) }
+	}
+	res, err := syncer.Sync(sctx, src, plan, target, opt)
+	var ie *pipeline.InterruptedError
+	if errors.Is(context.Cause(sctx), errMaxRejects) && (errors.As(err, &ie) || (err == nil && res.Interrupted)) {
+		// (An initial copy stops as migrate does.)
+		return syncMaxRejects(g, rejects, o, res)
+	}
 	if err != nil {
 		if m != nil {
 			m.errors.Inc()
@@ -496,4 +514,36 @@ func fanoutLine(p syncer.PassStats) string {
 		parts[i] = fmt.Sprintf("%s %.1f (%d for %d)", t.Table, t.PerChange(), t.Documents, t.Rows())
 	}
 	return "fan-out, documents rebuilt per changed row (worst tables): " + strings.Join(parts, ", ")
+}
+
+// syncMaxRejects words a sync --max-rejects stopped (exit 5).
+func syncMaxRejects(g *globals, rejects *rejectLog, o *syncOptions, res *syncer.Result) error {
+	if err := rejects.flush(); err != nil {
+		return err
+	}
+	n := rejects.total()
+	if n > rejectsShown {
+		rejects.tell()
+	}
+	var cp *job.Record
+	if res != nil {
+		cp = res.Checkpoint
+		if !o.follow && o.every == 0 {
+			printSyncSummary(g.stdout, o, res)
+		}
+	}
+	saved := fmt.Sprintf("position %s saved", position(cp))
+	if o.method == job.SyncDiff {
+		saved = "what was written is kept; the next diff pass compares again and writes what differs"
+	}
+	fmt.Fprintf(g.stdout, "stopped by --max-rejects %d: %s\n", o.maxRejects, saved)
+	listed := "give --rejects FILE to list them"
+	if o.rejects != "" {
+		listed = "they are listed in " + o.rejects
+	}
+	if o.method != job.SyncDiff {
+		saved = fmt.Sprintf("what was applied is saved (position %s); the changes not applied are received again by the next sync", position(cp))
+	}
+	return maxRejectsError{fmt.Sprintf("stopped: %s rejected, --max-rejects %d; %s\n%s. Fix what rejected the rows (the mapping: a filter, a sql: field), or allow more (--max-rejects), then sync again",
+		report.Plural(n, "row was", "rows were"), o.maxRejects, listed, saved)}
 }
