@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,18 +21,6 @@ import (
 	"github.com/denorm/denorm/internal/testenv"
 )
 
-// closedPort is a loopback address nobody listens at.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // TestTargetFirstContact (issue 28): every command that connects to a
 // target fails within seconds when the target never answered - a closed
 // port, and a listener that accepts and never replies - with the exit code
@@ -50,7 +37,7 @@ func TestTargetFirstContact(t *testing.T) {
 		name, addr string
 		causes     []string // one of them
 	}{
-		{"closed port", closedPort(t), []string{"connection refused"}},
+		{"closed port", testenv.ClosedPort(t), []string{"connection refused"}},
 		// Which timeout ends first, server selection or the handshake's
 		// (both 10 s for status), decides how the cause reads.
 		{"silent listener", testenv.SilentServer(t, true), []string{"nothing replied to the MongoDB handshake", "timed out waiting for server response"}},

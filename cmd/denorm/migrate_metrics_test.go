@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,18 +18,6 @@ import (
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/pipeline"
 )
-
-// freeAddr is a 127.0.0.1 address nothing listens on (now).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // scrape reads the metrics served at addr.
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
@@ -99,7 +86,7 @@ func TestMigrateMetrics(t *testing.T) {
 	target, _ := testenv.MongoDB(t)
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "summary.json")
-	addr := freeAddr(t)
+	addr := testenv.ClosedPort(t)
 	// A --max-doc-size that the persons with an address pass and the
 	// ones without do not (generated persons: 2 contact details each, an
 	// address for 2 out of 3): rejects on every batch.
