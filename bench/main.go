@@ -74,6 +74,7 @@ type config struct {
 	skipKeys    bool
 	sync        syncConfig
 	ceiling     ceilingConfig
+	typed       typedConfig
 }
 
 func main() {
@@ -97,6 +98,7 @@ func main() {
 	flag.BoolVar(&c.skipKeys, "skip-keys", os.Getenv("SKIP_KEYS") != "", "skip the uuid- and composite-keyed person runs (K)")
 	syncFlags(&c.sync)
 	ceilingFlags(&c.ceiling)
+	typedFlags(&c.typed)
 	if c.sync.only {
 		c.out = "bench/results-sync.json"
 	}
@@ -207,6 +209,8 @@ type Report struct {
 	Ratios  map[string]float64 `json:"ratios"`
 	Checks  []Check            `json:"checks"`
 	Sync    *SyncReport        `json:"sync,omitempty"`
+	// Typed is the typed benchmark (typed.go).
+	Typed *TypedReport `json:"typed,omitempty"`
 }
 
 // order is the order series are printed in.
@@ -236,6 +240,10 @@ func run(ctx context.Context, c config) (*Report, error) {
 	}
 	if c.sync.only {
 		c.skipPerson, c.skipKeys, c.skipTarget, c.skipBlog, c.skipWide = true, true, true, true, true
+		c.typed.skip = true
+	}
+	if c.typed.only {
+		return typedOnly(ctx, c, tmp)
 	}
 
 	if !c.skipPerson {
@@ -311,6 +319,15 @@ func run(ctx context.Context, c config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+
+	if !c.typed.skip {
+		log.Printf("typed: %d parents per type family, %d children each, and a third of that", c.typed.parents, typedChildren)
+		t, err := runTyped(ctx, c, tmp)
+		if err != nil {
+			return nil, err
+		}
+		rep.Typed = t
 	}
 
 	if !c.sync.skip {
@@ -660,6 +677,9 @@ func checks(rep *Report) {
 	if rep.Sync != nil {
 		syncChecks(rep.Sync, check)
 	}
+	if rep.Typed != nil {
+		rep.Checks = append(rep.Checks, typedChecks(rep.Typed)...)
+	}
 }
 
 func print(w io.Writer, rep *Report) {
@@ -683,20 +703,25 @@ func print(w io.Writer, rep *Report) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	printSync(w, rep.Sync)
+	printTyped(w, rep.Typed)
 	for _, name := range order {
 		if s, ok := rep.Series[name]; ok {
 			fmt.Fprintf(w, "  %-9s %s\n", name, s.What)
 		}
 	}
 	fmt.Fprintln(w)
-	for _, c := range rep.Checks {
+	printChecks(w, rep.Checks)
+	fmt.Fprintf(w, "\nmachine: %s\n", strings.Join(machineLine(rep.Machine), ", "))
+}
+
+func printChecks(w io.Writer, checks []Check) {
+	for _, c := range checks {
 		mark := "met"
 		if !c.Met {
 			mark = "NOT MET"
 		}
 		fmt.Fprintf(w, "goal %-8s %-46s %8.2f  target %-7s %s\n", c.Goal, c.Name, c.Value, c.Target, mark)
 	}
-	fmt.Fprintf(w, "\nmachine: %s\n", strings.Join(machineLine(rep.Machine), ", "))
 }
 
 func machineLine(m map[string]string) []string {
