@@ -145,6 +145,10 @@ demo: demo-deps build
 # SYNC_FOLLOW_PERSONS=, SYNC_FOLLOW_SECONDS= tune them. The sync ceiling (bench/ceiling.go)
 # runs first among them: SKIP_SYNC_CEILING=1 skips it, SYNC_CEILING_CUSTOMERS=,
 # SYNC_CEILING_SECONDS=, SYNC_CEILING_START=, SYNC_CEILING_MAX= tune it.
+# The typed benchmark (bench/typed.go) runs before them: SKIP_TYPED=1 skips it,
+# TYPED_ONLY=1 runs only it (into the typed key of bench/results.json); TYPED=
+# parents per type family, TYPED_WIDE= orders with numeric: double, TYPED_SAMPLE=,
+# TYPED_FAMILIES= (a regular expression) tune it.
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
 

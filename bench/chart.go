@@ -178,6 +178,9 @@ func layoutChart(rep *Report) *Chart {
 		}
 		groups = append(groups, cg)
 	}
+	if g, ok := typedChartGroup(rep.Typed); ok {
+		groups = append(groups, g)
+	}
 	// Peak memory of every run that measured it.
 	mem := ChartGroup{Title: "peak memory of denorm (MiB; shorter is leaner)"}
 	var names []string
@@ -225,6 +228,29 @@ func layoutChart(rep *Report) *Chart {
 	c.Groups = groups
 	c.H = y + 10
 	return c
+}
+
+// typedChartGroup is the typed benchmark's group: per type family, denorm
+// migrate's time over the floor's at the larger scale (the goal is 1.3).
+func typedChartGroup(t *TypedReport) (ChartGroup, bool) {
+	if t == nil || len(t.Families) == 0 {
+		return ChartGroup{}, false
+	}
+	g := ChartGroup{Title: fmt.Sprintf("typed (%s): migrate's time over the floor's, %s parents of 4 children (shorter is nearer; goal 1.3)",
+		t.When.Format("2006-01-02"), thousands(float64(t.Config["parents"])))}
+	for _, f := range t.Families {
+		if len(f.Scales) == 0 || f.Scales[0].Ratio <= 0 {
+			continue
+		}
+		s := f.Scales[0]
+		label := f.Family
+		if f.Family == typedWideFamily {
+			label = fmt.Sprintf("%s (%s orders)", f.Family, thousands(float64(s.Parents)))
+		}
+		g.Bars = append(g.Bars, ChartBar{Series: "typed:" + f.Family, Label: label, Value: s.Ratio, Kind: "denorm",
+			Text: fmt.Sprintf("%.2fx: decode %.0f ns/value, COPY %.0f", s.Ratio, f.DecodeNs, s.CopyNs)})
+	}
+	return g, len(g.Bars) > 0
 }
 
 // memoryLabels name the runs in the memory group.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +91,10 @@ func TestChartOfCommittedResults(t *testing.T) {
 			switch {
 			case b.Kind == "memory":
 				want = s.PeakMiB
+			case strings.HasPrefix(b.Series, "typed:"):
+				// The typed benchmark: a family's time over its floor's.
+				i := slices.IndexFunc(rep.Typed.Families, func(f *TypedFamily) bool { return "typed:"+f.Family == b.Series })
+				want = rep.Typed.Families[i].Scales[0].Ratio
 			case floorOf[b.Series] != "":
 				// A floor reads rows: drawn as its run's documents in
 				// the floor's time.
@@ -104,6 +110,13 @@ func TestChartOfCommittedResults(t *testing.T) {
 	for name, s := range rep.Series {
 		if !drawn[name] {
 			t.Errorf("series %s (%s) is not drawn", name, s.What)
+		}
+	}
+	if rep.Typed != nil {
+		for _, f := range rep.Typed.Families {
+			if !drawn["typed:"+f.Family] {
+				t.Errorf("typed family %s is not drawn", f.Family)
+			}
 		}
 	}
 	var buf bytes.Buffer

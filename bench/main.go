@@ -22,6 +22,9 @@
 //	       quarter of the data (peak RSS)
 //	K      A on the person data keyed by an integer, a uuid and two integers,
 //	       interleaved (keys.go)
+//	T      the typed benchmark: per type family of the Types table, A and
+//	       the floor at two scales, and the decoding's cost per value
+//	       (typed.go); the wide orders with numeric: double too
 //	SF, SD sync: --follow under a steady write load, and a diff pass against
 //	       verify over unchanged documents (sync.go)
 //

@@ -205,7 +205,7 @@ func TestTypedChecks(t *testing.T) {
 	scale := func(parents int, a, floor []float64, values int64) *TypedScale {
 		s := &TypedScale{Parents: parents, Values: values, A: &Series{}, Floor: &Series{}}
 		for i := range a {
-			s.A.Runs = append(s.A.Runs, Result{Docs: 10, Seconds: a[i]})
+			s.A.Runs = append(s.A.Runs, Result{Docs: 10, Seconds: a[i], CPUSeconds: 2 * a[i]})
 			s.Floor.Runs = append(s.Floor.Runs, Result{Docs: 50, Seconds: floor[i]})
 		}
 		finishTyped(s)
@@ -220,6 +220,9 @@ func TestTypedChecks(t *testing.T) {
 	}
 	if got := big.CopyNs; got != 1 {
 		t.Errorf("COPY ns per value %v, want 1 (1.8 s over 1.8e9 values)", got)
+	}
+	if got := big.CPUNs; got < 2.4444 || got > 2.4445 {
+		t.Errorf("denorm CPU ns per value %v, want 4.4 s (the median run's) over 1.8e9 values", got)
 	}
 	if got := big.Paired; got < 1.2222 || got > 1.2223 {
 		t.Errorf("paired ratio %v, want the median of 1.2, 1.25, 1.2222", got)
