@@ -148,7 +148,8 @@ demo: demo-deps build
 # The typed benchmark (bench/typed.go) runs before them: SKIP_TYPED=1 skips it,
 # TYPED_ONLY=1 runs only it (into the typed key of bench/results.json); TYPED=
 # parents per type family, TYPED_WIDE= orders with numeric: double, TYPED_SAMPLE=,
-# TYPED_FAMILIES= (a regular expression) tune it.
+# TYPED_FAMILIES= (a regular expression) tune it; TYPED_BASELINE=BIN runs another
+# denorm binary beside A in every round (before and after a change).
 bench: deps build
 	scripts/testenv.sh $(GO) run ./bench
 

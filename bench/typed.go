@@ -216,6 +216,9 @@ type typedConfig struct {
 	wide       int // orders of the numeric: double wide runs at the larger scale
 	sample     int // rows per query decoded in process
 	families   string
+	// baseline is another denorm binary run beside A in every round
+	// (before and after a change, on the same machine at the same time).
+	baseline string
 }
 
 func typedFlags(c *typedConfig) {
@@ -224,6 +227,7 @@ func typedFlags(c *typedConfig) {
 	flag.IntVar(&c.parents, "typed", envInt("TYPED", 200_000), "parents per type family of the typed benchmark, 4 children each; a second run at a third (env TYPED)")
 	flag.IntVar(&c.wide, "typed-wide", envInt("TYPED_WIDE", 300_000), "orders of the wide benchmark with numeric: double; a second run at a third (env TYPED_WIDE)")
 	flag.IntVar(&c.sample, "typed-sample", envInt("TYPED_SAMPLE", 20_000), "rows per query decoded in process for the cost per value (env TYPED_SAMPLE)")
+	flag.StringVar(&c.baseline, "typed-baseline", os.Getenv("TYPED_BASELINE"), "another denorm binary run beside A in every round of the typed benchmark, its time over the floor reported beside A's (env TYPED_BASELINE)")
 	flag.StringVar(&c.families, "typed-families", os.Getenv("TYPED_FAMILIES"), "a regular expression: only the families it matches, and the wide runs only if it matches \"wide\" (env TYPED_FAMILIES)")
 }
 
@@ -238,6 +242,10 @@ type TypedScale struct {
 	// the rounds' ratios.
 	Ratio  float64 `json:"ratio"`
 	Paired float64 `json:"pairedRatio"`
+	// Baseline is the -typed-baseline binary's runs, interleaved with A's;
+	// BaselineRatio its median time over the floor's.
+	Baseline      *Series `json:"baseline,omitempty"`
+	BaselineRatio float64 `json:"baselineRatio,omitempty"`
 	// CopyNs is the floor's median time per value; CPUNs denorm's CPU
 	// time per value (its median run's).
 	CopyNs float64 `json:"copyNsPerValue"`
@@ -261,11 +269,13 @@ type TypedFamily struct {
 
 // TypedReport is the typed benchmark's part of bench/results.json.
 type TypedReport struct {
-	When     time.Time         `json:"when"`
-	Commit   string            `json:"commit,omitempty"`
-	Machine  map[string]string `json:"machine"`
-	Config   map[string]int    `json:"config"`
-	Families []*TypedFamily    `json:"families"`
+	When    time.Time         `json:"when"`
+	Commit  string            `json:"commit,omitempty"`
+	Machine map[string]string `json:"machine"`
+	Config  map[string]int    `json:"config"`
+	// Baseline is the -typed-baseline binary, if one ran.
+	Baseline string         `json:"baseline,omitempty"`
+	Families []*TypedFamily `json:"families"`
 }
 
 // typedRatioGoal is issue 29's goal: every family within 1.3x of the floor.
@@ -294,6 +304,10 @@ func finishTyped(s *TypedScale) {
 		s.CopyNs = s.Floor.Median.Seconds * 1e9 / float64(s.Values)
 		s.CPUNs = s.A.Median.CPUSeconds * 1e9 / float64(s.Values)
 	}
+	if s.Baseline != nil && len(s.Baseline.Runs) > 0 {
+		s.Baseline.finish()
+		s.BaselineRatio = s.Baseline.Median.Seconds / s.Floor.Median.Seconds
+	}
 }
 
 func runTyped(ctx context.Context, c config, tmp string) (*TypedReport, error) {
@@ -308,6 +322,12 @@ func runTyped(ctx context.Context, c config, tmp string) (*TypedReport, error) {
 	}
 	t := &TypedReport{When: time.Now().UTC(), Commit: gitCommit(), Machine: machine(ctx, admin),
 		Config: map[string]int{"parents": tc.parents, "children": typedChildren, "wideOrders": tc.wide, "reps": c.reps, "sample": tc.sample}}
+	if tc.baseline != "" {
+		if _, err := os.Stat(tc.baseline); err != nil {
+			return nil, fmt.Errorf("TYPED_BASELINE: %w", err)
+		}
+		t.Baseline = tc.baseline
+	}
 	scales := []int{tc.parents, max(tc.parents/3, 1)}
 	dbs := []string{"bench_typed", "bench_typed_third"}
 	var urls []string
@@ -414,14 +434,29 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 				return err
 			}
 			steps := []func() error{runA, runFloor}
+			if c.typed.baseline != "" {
+				if s.Baseline == nil {
+					s.Baseline = &Series{Name: "baseline", What: "denorm migrate into a directory, the binary " + c.typed.baseline}
+				}
+				steps = append(steps, func() error {
+					res, err := denormDir(c.typed.baseline, mapping, db, out, files...)
+					if err == nil {
+						s.Baseline.Runs = append(s.Baseline.Runs, res)
+					}
+					return err
+				})
+			}
 			for j := range steps {
-				if err := steps[(r+j)%2](); err != nil {
+				if err := steps[(r+j)%len(steps)](); err != nil {
 					return err
 				}
 			}
 		}
 		finishTyped(s)
 		log.Printf("  typed %-36s %8d parents: A %.2fs, floor %.2fs, %.2fx", fam.Family, n, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio)
+		if s.Baseline != nil {
+			log.Printf("  typed %-36s %8d parents: baseline %.2fs, %.2fx", fam.Family, n, s.Baseline.Median.Seconds, s.BaselineRatio)
+		}
 		fam.Scales = append(fam.Scales, s)
 	}
 	return nil
@@ -608,18 +643,30 @@ func printTyped(w io.Writer, t *TypedReport) {
 	}
 	fmt.Fprintln(w, "typed benchmark (T): denorm migrate / floor per type family, decode+convert per value in process beside COPY's per value")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\t")
+	base := ""
+	if t.Baseline != "" {
+		base = "baseline ratio\t"
+	}
+	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\t"+base)
 	for _, f := range t.Families {
 		for i, s := range f.Scales {
 			dec := ""
 			if i == 0 {
 				dec = fmt.Sprintf("%.1f", f.DecodeNs)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%.1f\t\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, dec, s.CopyNs, s.CPUNs)
+			b := ""
+			if t.Baseline != "" {
+				b = fmt.Sprintf("%.2f\t", s.BaselineRatio)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%.1f\t%s\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, dec, s.CopyNs, s.CPUNs, b)
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "typed: at %s, load %s .. %s\n\n", t.Commit, t.Machine["load at start"], t.Machine["load at end"])
+	fmt.Fprintf(w, "typed: at %s, load %s .. %s\n", t.Commit, t.Machine["load at start"], t.Machine["load at end"])
+	if t.Baseline != "" {
+		fmt.Fprintf(w, "typed: baseline %s, interleaved with A in every round\n", t.Baseline)
+	}
+	fmt.Fprintln(w)
 }
 
 // typedOnly runs only the typed benchmark (TYPED_ONLY=1): its results

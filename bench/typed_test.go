@@ -227,7 +227,16 @@ func TestTypedChecks(t *testing.T) {
 	if got := big.Paired; got < 1.2222 || got > 1.2223 {
 		t.Errorf("paired ratio %v, want the median of 1.2, 1.25, 1.2222", got)
 	}
+	based := &TypedScale{A: &Series{Runs: []Result{{Docs: 10, Seconds: 1}}}, Floor: &Series{Runs: []Result{{Docs: 50, Seconds: 2}}},
+		Baseline: &Series{Runs: []Result{{Docs: 10, Seconds: 3}, {Docs: 10, Seconds: 5}, {Docs: 10, Seconds: 4}}}}
+	finishTyped(based)
+	if based.BaselineRatio != 2 {
+		t.Errorf("baseline ratio %v, want its median 4 s over the floor's 2 s", based.BaselineRatio)
+	}
 	small := scale(100, []float64{1.4}, []float64{1.0}, 0)
+	if small.Baseline != nil || small.BaselineRatio != 0 {
+		t.Errorf("no baseline ran, yet ratio %v", small.BaselineRatio)
+	}
 	rep := &TypedReport{Families: []*TypedFamily{{Family: "date", Scales: []*TypedScale{big, small}}}}
 	checks := typedChecks(rep)
 	if len(checks) != 2 {
