@@ -111,13 +111,17 @@ func TestMakeDemoDeps(t *testing.T) {
 		cmd.Env = env
 		return cmd
 	}
-	cmd := asUser("bash", filepath.Join(root, "scripts", "pg.sh"), "install")
-	cmd.Dir = root
+	// The unprivileged user may not reach the checkout (a clone under a
+	// 0700 temporary directory): it runs a copy of the scripts in a
+	// directory everyone can read.
+	scripts := readableScripts(t, root)
+	cmd := asUser("bash", filepath.Join(scripts, "scripts", "pg.sh"), "install")
+	cmd.Dir = scripts
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("make demo's install step (scripts/pg.sh install), unprivileged, without Chromium and groff on PATH: %v\n%s", err, out)
 	}
-	cmd = asUser("bash", filepath.Join(root, "scripts", "deps.sh"))
-	cmd.Dir = root
+	cmd = asUser("bash", filepath.Join(scripts, "scripts", "deps.sh"))
+	cmd.Dir = scripts
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "missing packages: chromium groff-base") {
 		t.Errorf("scripts/deps.sh, unprivileged, without Chromium and groff: %v; want it to fail asking for them (else this test shows nothing)\n%s", err, out)
@@ -132,4 +136,35 @@ func TestMakeDemoDeps(t *testing.T) {
 	} else {
 		t.Logf("make demo-deps without Chromium and groff on PATH:\n%s", out)
 	}
+}
+
+// readableScripts copies root's scripts/pg.sh and scripts/deps.sh (deps.sh
+// runs pg.sh beside it) into a new directory any user can read and run,
+// removed when t ends, and returns it.
+func readableScripts(t *testing.T, root string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "denorm-scripts-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pg.sh", "deps.sh"} {
+		b, err := os.ReadFile(filepath.Join(root, "scripts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scripts", name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MkdirTemp makes the directory 0700; the copy is for another user.
+	for _, d := range []string{dir, filepath.Join(dir, "scripts")} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
