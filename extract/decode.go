@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -215,27 +216,48 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 	zeroScale := numericScale(col.Type)
 	var buf, digits []byte
-	return func(a *arena, src []byte) (any, bool) {
+	text := func(src []byte) bool {
 		var ok bool
 		buf, digits, ok = appendNumericWire(buf[:0], digits[:0], src, zeroScale)
-		if !ok {
-			return nil, false
-		}
-		switch mode {
-		case mappings.NumericDecimal, "":
-			if len(buf) > 34 && transform.DecimalFits(string(buf)) != nil { // 34 bytes hold at most 34 digits
+		return ok
+	}
+	switch mode {
+	case mappings.NumericDecimal, "":
+		return func(a *arena, src []byte) (any, bool) {
+			if !text(src) {
+				return nil, false
+			}
+			// (DecimalFits keeps nothing of its argument: buf's bytes
+			// need no copy; 34 bytes hold at most 34 digits.)
+			if len(buf) > 34 && transform.DecimalFits(unsafe.String(&buf[0], len(buf))) != nil {
 				return nil, false // numericValue says why
 			}
 			return a.decimal(buf), true
-		case mappings.NumericString:
+		}
+	case mappings.NumericString:
+		return func(a *arena, src []byte) (any, bool) {
+			if !text(src) {
+				return nil, false
+			}
 			return a.string(buf), true
 		}
-		v, err := numericValue(col, string(buf), mode)
-		if f, isFloat := v.(float64); isFloat {
+	case mappings.NumericDouble:
+		return func(a *arena, src []byte) (any, bool) {
+			if f, ok := wireDouble(src); ok {
+				return a.float64(f), true
+			}
+			if !text(src) {
+				return nil, false
+			}
+			// (DecimalToDouble keeps nothing of its argument.)
+			f, err := transform.DecimalToDouble(unsafe.String(&buf[0], len(buf)))
+			if err != nil {
+				return nil, false // numericValue says why
+			}
 			return a.float64(f), true
 		}
-		return v, err == nil
 	}
+	return nil // an unknown mode: Convert reports it
 }
 
 // Numeric signs on the wire.
