@@ -25,6 +25,7 @@ var (
 	float64Type = box.TypeOf[float64]()
 	uuidType    = box.TypeOf[transform.UUID]()
 	binaryType  = box.SliceType[transform.Binary]()
+	arrayType   = box.SliceType[transform.Array]()
 )
 
 // Block sizes: values per typed slice, bytes per byte block, and the
@@ -33,6 +34,9 @@ const (
 	arenaValues   = 128
 	arenaBytes    = 8 << 10
 	arenaMaxShare = 1 << 10
+	// arenaItems is the size of a block of array elements; arrays of
+	// more than arenaItems/8 get their own.
+	arenaItems = 1024
 )
 
 // arena boxes the values of one decoder. It is used by one goroutine.
@@ -54,6 +58,8 @@ type arena struct {
 	f64s  []float64
 	uuids []transform.UUID
 	bins  []transform.Binary
+	arrs  []transform.Array
+	items []any
 	bytes []byte
 }
 
@@ -161,4 +167,28 @@ func (a *arena) binary(b []byte) any {
 	a.bytes = append(a.bytes, b...)
 	*p = transform.Binary(a.bytes[start:len(a.bytes):len(a.bytes)])
 	return binaryType.At(p)
+}
+
+// array returns an array of n elements (all nil) to fill before boxArray
+// boxes it. Its capacity is n: an append copies it.
+func (a *arena) array(n int) transform.Array {
+	if !box.Works || n == 0 || n > arenaItems/8 {
+		return make(transform.Array, n)
+	}
+	if cap(a.items)-len(a.items) < n {
+		a.items = make([]any, 0, arenaItems)
+	}
+	start := len(a.items)
+	a.items = a.items[:start+n]
+	return transform.Array(a.items[start : start+n : start+n])
+}
+
+// boxArray boxes an array (from array, filled).
+func (a *arena) boxArray(v transform.Array) any {
+	if !box.Works {
+		return v
+	}
+	p := next(&a.arrs)
+	*p = v
+	return arrayType.At(p)
 }

@@ -428,7 +428,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 			if len(src) != 12 {
 				return nil, false
 			}
-			return transform.Array{}, true
+			return a.boxArray(transform.Array{}), true
 		}
 		if ndim != 1 || len(src) < 20 {
 			return nil, false
@@ -440,7 +440,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if int32(binary.BigEndian.Uint32(src[16:])) != 1 {
 			return nil, false // another lower bound: checkArrayDims refuses it
 		}
-		out := make(transform.Array, n)
+		out := a.array(int(n))
 		rest := src[20:]
 		for i := range out {
 			if len(rest) < 4 {
@@ -464,7 +464,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if len(rest) != 0 {
 			return nil, false
 		}
-		return out, true
+		return a.boxArray(out), true
 	}
 }
 
