@@ -26,6 +26,7 @@ var (
 	uuidType    = box.TypeOf[transform.UUID]()
 	binaryType  = box.SliceType[transform.Binary]()
 	arrayType   = box.SliceType[transform.Array]()
+	docType     = box.SliceType[transform.Doc]()
 )
 
 // Block sizes: values per typed slice, bytes per byte block, and the
@@ -50,17 +51,19 @@ const (
 // denorm_poison, since nothing is reused. They are never written after
 // they are handed out.
 type arena struct {
-	strs  []string
-	decs  []transform.Decimal
-	times []time.Time
-	i32s  []int32
-	i64s  []int64
-	f64s  []float64
-	uuids []transform.UUID
-	bins  []transform.Binary
-	arrs  []transform.Array
-	items []any
-	bytes []byte
+	strs   []string
+	decs   []transform.Decimal
+	times  []time.Time
+	i32s   []int32
+	i64s   []int64
+	f64s   []float64
+	uuids  []transform.UUID
+	bins   []transform.Binary
+	arrs   []transform.Array
+	items  []any
+	docs   []transform.Doc
+	fields []transform.Field
+	bytes  []byte
 }
 
 // next returns the next free element of *s, starting a new slice when it
@@ -191,4 +194,28 @@ func (a *arena) boxArray(v transform.Array) any {
 	p := next(&a.arrs)
 	*p = v
 	return arrayType.At(p)
+}
+
+// doc returns a document of n fields (all zero) to fill before boxDoc
+// boxes it. Its capacity is n: an append copies it.
+func (a *arena) doc(n int) transform.Doc {
+	if !box.Works || n == 0 || n > arenaItems/8 {
+		return make(transform.Doc, n)
+	}
+	if cap(a.fields)-len(a.fields) < n {
+		a.fields = make([]transform.Field, 0, arenaItems/2)
+	}
+	start := len(a.fields)
+	a.fields = a.fields[:start+n]
+	return transform.Doc(a.fields[start : start+n : start+n])
+}
+
+// boxDoc boxes a document (from doc, filled).
+func (a *arena) boxDoc(v transform.Doc) any {
+	if !box.Works {
+		return v
+	}
+	p := next(&a.docs)
+	*p = v
+	return docType.At(p)
 }

@@ -125,7 +125,11 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 	case oid == pgtype.TextOID:
 		switch col.TypeName {
 		case "json", "jsonb":
-			return func(_ *arena, src []byte) (any, bool) {
+			p := &jsonFast{mode: mode}
+			return func(a *arena, src []byte) (any, bool) {
+				if v, ok := p.parse(a, src); ok {
+					return v, true
+				}
 				v, err := parseJSONText(src, mode)
 				return v, err == nil
 			}
