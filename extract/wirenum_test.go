@@ -215,3 +215,48 @@ func TestWireDoubleFastPath(t *testing.T) {
 		}
 	}
 }
+
+// float32To64Reference is float32To64 as it was: the shortest text of
+// the real, parsed by strconv.ParseFloat.
+func float32To64Reference(f float32) float64 {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
+		return float64(f)
+	}
+	d, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(f)
+	}
+	return d
+}
+
+// TestFloat32To64Differential compares float32To64 with the reference
+// bit for bit on every exponent and sign: random reals, the ends of each
+// binade, subnormals, the largest and smallest, and zeros.
+func TestFloat32To64Differential(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 32))
+	check := func(b uint32) {
+		f := math.Float32frombits(b)
+		got, want := float32To64(f), float32To64Reference(f)
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("%x (%g): %v (%x), reference %v (%x)", b, f, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+	for exp := uint32(0); exp < 256; exp++ {
+		for _, sign := range []uint32{0, 1 << 31} {
+			base := sign | exp<<23
+			for _, mant := range []uint32{0, 1, 2, 0x7FFFFF, 0x7FFFFE, 0x400000} {
+				check(base | mant)
+			}
+			for range 2000 {
+				check(base | r.Uint32()&0x7FFFFF)
+			}
+		}
+	}
+	for range 200000 {
+		check(r.Uint32())
+	}
+	// the reals of short decimals: 0.1, 3.3, 12.25, ...
+	for i := range 100000 {
+		check(math.Float32bits(float32(i) / 100))
+	}
+}
