@@ -452,8 +452,11 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 			}
 			size := int32(binary.BigEndian.Uint32(rest))
 			rest = rest[4:]
-			if size < 0 {
+			if size == -1 {
 				continue // NULL
+			}
+			if size < 0 {
+				return nil, false // pgx refuses it
 			}
 			if int(size) > len(rest) {
 				return nil, false
