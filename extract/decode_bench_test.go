@@ -257,3 +257,42 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeCached is BenchmarkDecode through the column's value
+// cache (valueCache), for the types it serves, on values that repeat
+// (drawn from 8) and values that do not (1024 distinct; the cache turns
+// itself off): what a lookup costs against a decode.
+func BenchmarkDecodeCached(b *testing.B) {
+	for _, bc := range benchCases() {
+		col := bc.col
+		col.Name = "c"
+		if !repeatsWorthCaching(&col, bc.oid) {
+			continue
+		}
+		fast := fastDecoder(&col, bc.mode, bc.oid, pgx.BinaryFormatCode)
+		for _, distinct := range []int{8, 1024} {
+			b.Run(fmt.Sprintf("%s/distinct=%d", bc.name, distinct), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(29, 2))
+				pool := make([][]byte, distinct)
+				for i := range pool {
+					pool[i] = bc.gen(r)
+				}
+				vals := make([][]byte, 1024)
+				for i := range vals {
+					vals[i] = pool[r.IntN(distinct)]
+				}
+				var a arena
+				vc := new(valueCache)
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					vc.decode(fast, &a, vals[i&1023])
+				}
+				b.StopTimer()
+				runtime.ReadMemStats(&ms1)
+				b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(b.N), "allocs/value")
+			})
+		}
+	}
+}
