@@ -137,6 +137,7 @@ func benchCases() []benchCase {
 		}
 		num("15_2", "numeric(15,2)", func(r *rand.Rand) string { return randDecimal(r, 13, 2) })
 		num("10_0", "numeric(10,0)", func(r *rand.Rand) string { return randDecimal(r, 10, 0) })
+		num("19_4", "numeric(19,4)", func(r *rand.Rand) string { return randDecimal(r, 15, 4) })
 		if mode == mappings.NumericDecimal {
 			// at most 34 digits: more is no Decimal128 (the codec path
 			// reports it)

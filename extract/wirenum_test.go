@@ -136,6 +136,41 @@ func TestWireDoubleDifferential(t *testing.T) {
 			check(numericWire(s + "1"))
 		}
 	}
+	// significands of 54 to 64 bits with powers of ten from -19 to 19:
+	// the integer rounding, with its ties (the midpoints between doubles
+	// over 2^53 are integers) and the decimals around them
+	for range 30000 {
+		var m uint64
+		switch r.IntN(3) {
+		case 0:
+			m = 1<<53 + r.Uint64N(1<<11)
+		case 1:
+			// a double over 2^53 and the midpoint to the next one
+			d := float64(1<<53) * math.Pow(2, float64(r.IntN(11)))
+			d = math.Nextafter(d+float64(r.Uint64N(1<<50))*math.Pow(2, float64(r.IntN(11)+1)), math.Inf(1))
+			if d >= 1<<64 {
+				continue
+			}
+			ulp := math.Nextafter(d, math.Inf(1)) - d
+			m = uint64(d) + uint64(ulp/2) + uint64(r.IntN(3)) - 1
+		default:
+			m = r.Uint64()>>r.IntN(11) | 1<<53
+		}
+		text := strconv.FormatUint(m, 10)
+		switch k := r.IntN(39) - 19; {
+		case k > 0:
+			text += strings.Repeat("0", k)
+		case k < 0:
+			for len(text) <= -k {
+				text = "0" + text
+			}
+			text = text[:len(text)+k] + "." + text[len(text)+k:]
+		}
+		if r.IntN(2) == 0 {
+			text = "-" + text
+		}
+		check(numericWire(text))
+	}
 	// random decimals of every size and scale
 	for range 30000 {
 		intDigits, fracDigits := r.IntN(30), r.IntN(25)
@@ -204,14 +239,16 @@ func FuzzWireNumeric(f *testing.F) {
 // TestWireDoubleFastPath checks that the common numerics take the exact
 // path (no text): the differential test alone would pass if none did.
 func TestWireDoubleFastPath(t *testing.T) {
-	for _, s := range []string{"1234567890123.45", "-0.01", "42", "9007199254740992", "1" + strings.Repeat("0", 30), "0.0000000000000000000001", "NaN", "-Infinity", "0.00"} {
+	for _, s := range []string{"1234567890123.45", "-0.01", "42", "9007199254740992", "1" + strings.Repeat("0", 30), "0.0000000000000000000001", "NaN", "-Infinity", "0.00",
+		// over 2^53: rounded in integer arithmetic
+		"9007199254740993", "-123456789012345678.9", "12345678901234567.891", "18446744073709551615", "0.1234567890123456789"} {
 		if _, ok := wireDouble(numericWire(s)); !ok {
-			t.Errorf("%s: not on the exact path", s)
+			t.Errorf("%s: not on the direct path", s)
 		}
 	}
-	for _, s := range []string{"9007199254740993", "1" + strings.Repeat("0", 40), "0.00000000000000000000001", "12345678901234567890.1"} {
+	for _, s := range []string{"1" + strings.Repeat("0", 40), "0.00000000000000000000001", "12345678901234567890.1", "1234567890123456789012345678.0123456789"} {
 		if _, ok := wireDouble(numericWire(s)); ok {
-			t.Errorf("%s: on the exact path, which cannot round it", s)
+			t.Errorf("%s: on the direct path, which cannot round it", s)
 		}
 	}
 }
