@@ -214,9 +214,11 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 }
 
 // numericDecoder decodes numeric's binary format (digit count, weight,
-// sign, display scale, then base-10000 digits) into the decimal text that
-// numericText gives for the value pgx decodes from the same bytes, without
-// pgx's big.Int, then applies the numeric mode as Convert does.
+// sign, display scale, then base-10000 digits) as Convert does the value
+// pgx decodes from the same bytes, without pgx's big.Int: in numeric
+// modes decimal and string into the decimal text numericText gives, in
+// mode double into the double of the digits (wireDouble), or of that text
+// when wireDouble cannot round them. No allocation per value.
 func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 	zeroScale := numericScale(col.Type)
 	var buf, digits []byte

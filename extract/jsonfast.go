@@ -15,10 +15,11 @@ import (
 // often a map per token, near a hundred allocations for a small object.
 // jsonFast reads the same text in one pass into the arena (strings in its
 // byte blocks, numbers, arrays and documents in its slabs) and gives the
-// value parseJSONText gives. It declines (ok false) whatever it is not
-// sure to read the same way - a key that repeats, a \u escape of an unpaired
-// surrogate, invalid UTF-8, nesting deeper than maxJSONDepth, a number
-// beyond int64 or a double's precision, and every syntax error - and
+// value parseJSONText gives (a number beyond 18 digits or a double's
+// precision through jsonNumber itself). It declines (ok false) whatever
+// it is not sure to read the same way - a key that repeats, more than
+// maxJSONFastKeys keys, a \u escape of an unpaired surrogate, invalid
+// UTF-8, nesting deeper than maxJSONDepth, and every syntax error - and
 // parseJSONText then decides. TestJSONFastDifferential and FuzzJSONFast
 // hold the two to the same results.
 
