@@ -25,6 +25,8 @@ var (
 	float64Type = box.TypeOf[float64]()
 	uuidType    = box.TypeOf[transform.UUID]()
 	binaryType  = box.SliceType[transform.Binary]()
+	arrayType   = box.SliceType[transform.Array]()
+	docType     = box.SliceType[transform.Doc]()
 )
 
 // Block sizes: values per typed slice, bytes per byte block, and the
@@ -33,6 +35,9 @@ const (
 	arenaValues   = 128
 	arenaBytes    = 8 << 10
 	arenaMaxShare = 1 << 10
+	// arenaItems is the size of a block of array elements; arrays of
+	// more than arenaItems/8 get their own.
+	arenaItems = 1024
 )
 
 // arena boxes the values of one decoder. It is used by one goroutine.
@@ -46,15 +51,19 @@ const (
 // denorm_poison, since nothing is reused. They are never written after
 // they are handed out.
 type arena struct {
-	strs  []string
-	decs  []transform.Decimal
-	times []time.Time
-	i32s  []int32
-	i64s  []int64
-	f64s  []float64
-	uuids []transform.UUID
-	bins  []transform.Binary
-	bytes []byte
+	strs   []string
+	decs   []transform.Decimal
+	times  []time.Time
+	i32s   []int32
+	i64s   []int64
+	f64s   []float64
+	uuids  []transform.UUID
+	bins   []transform.Binary
+	arrs   []transform.Array
+	items  []any
+	docs   []transform.Doc
+	fields []transform.Field
+	bytes  []byte
 }
 
 // next returns the next free element of *s, starting a new slice when it
@@ -161,4 +170,52 @@ func (a *arena) binary(b []byte) any {
 	a.bytes = append(a.bytes, b...)
 	*p = transform.Binary(a.bytes[start:len(a.bytes):len(a.bytes)])
 	return binaryType.At(p)
+}
+
+// array returns an array of n elements (all nil) to fill before boxArray
+// boxes it. Its capacity is n: an append copies it.
+func (a *arena) array(n int) transform.Array {
+	if !box.Works || n == 0 || n > arenaItems/8 {
+		return make(transform.Array, n)
+	}
+	if cap(a.items)-len(a.items) < n {
+		a.items = make([]any, 0, arenaItems)
+	}
+	start := len(a.items)
+	a.items = a.items[:start+n]
+	return transform.Array(a.items[start : start+n : start+n])
+}
+
+// boxArray boxes an array (from array, filled).
+func (a *arena) boxArray(v transform.Array) any {
+	if !box.Works {
+		return v
+	}
+	p := next(&a.arrs)
+	*p = v
+	return arrayType.At(p)
+}
+
+// doc returns a document of n fields (all zero) to fill before boxDoc
+// boxes it. Its capacity is n: an append copies it.
+func (a *arena) doc(n int) transform.Doc {
+	if !box.Works || n == 0 || n > arenaItems/8 {
+		return make(transform.Doc, n)
+	}
+	if cap(a.fields)-len(a.fields) < n {
+		a.fields = make([]transform.Field, 0, arenaItems/2)
+	}
+	start := len(a.fields)
+	a.fields = a.fields[:start+n]
+	return transform.Doc(a.fields[start : start+n : start+n])
+}
+
+// boxDoc boxes a document (from doc, filled).
+func (a *arena) boxDoc(v transform.Doc) any {
+	if !box.Works {
+		return v
+	}
+	p := next(&a.docs)
+	*p = v
+	return docType.At(p)
 }

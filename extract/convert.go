@@ -272,12 +272,68 @@ func float32To64(f float32) float64 {
 		return float64(f)
 	}
 	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], float64(f), 'g', -1, 32)
+	s := strconv.AppendFloat(buf[:0], float64(f), 'e', -1, 32)
+	if d, ok := exactShortest(s); ok {
+		return d
+	}
 	d, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		return float64(f)
 	}
 	return d
+}
+
+// exactShortest is the double of s, a float's shortest text in the 'e'
+// format ("-1.2345e+06"), when Clinger's exact fast path computes it (see
+// wireDouble): its at most 9 digits are an exact significand, and the
+// power of ten is within ±22.
+func exactShortest(s []byte) (float64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var m uint64
+	exp, i, frac := 0, 0, false
+	for ; i < len(s) && s[i] != 'e'; i++ {
+		switch c := s[i]; {
+		case c == '.' && !frac:
+			frac = true
+		case c >= '0' && c <= '9' && m < 1e17:
+			m = m*10 + uint64(c-'0')
+			if frac {
+				exp--
+			}
+		default:
+			return 0, false
+		}
+	}
+	if i+2 >= len(s) || s[i+1] != '+' && s[i+1] != '-' {
+		return 0, false
+	}
+	e := 0
+	for _, c := range s[i+2:] {
+		if c < '0' || c > '9' || e > 1000 {
+			return 0, false
+		}
+		e = e*10 + int(c-'0')
+	}
+	if s[i+1] == '-' {
+		e = -e
+	}
+	exp += e
+	if m > maxExactMantissa || exp < -22 || exp > 22 {
+		return 0, false
+	}
+	f := float64(m)
+	if exp < 0 {
+		f /= exactPow10[-exp]
+	} else {
+		f *= exactPow10[exp]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // numericValue writes the exact decimal text s as the numeric mode says.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -124,7 +125,11 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 	case oid == pgtype.TextOID:
 		switch col.TypeName {
 		case "json", "jsonb":
-			return func(_ *arena, src []byte) (any, bool) {
+			p := &jsonFast{mode: mode}
+			return func(a *arena, src []byte) (any, bool) {
+				if v, ok := p.parse(a, src); ok {
+					return v, true
+				}
 				v, err := parseJSONText(src, mode)
 				return v, err == nil
 			}
@@ -209,33 +214,56 @@ func scalarDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) 
 }
 
 // numericDecoder decodes numeric's binary format (digit count, weight,
-// sign, display scale, then base-10000 digits) into the decimal text that
-// numericText gives for the value pgx decodes from the same bytes, without
-// pgx's big.Int, then applies the numeric mode as Convert does.
+// sign, display scale, then base-10000 digits) as Convert does the value
+// pgx decodes from the same bytes, without pgx's big.Int: in numeric
+// modes decimal and string into the decimal text numericText gives, in
+// mode double into the double of the digits (wireDouble), or of that text
+// when wireDouble cannot round them. No allocation per value.
 func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 	zeroScale := numericScale(col.Type)
 	var buf, digits []byte
-	return func(a *arena, src []byte) (any, bool) {
+	text := func(src []byte) bool {
 		var ok bool
 		buf, digits, ok = appendNumericWire(buf[:0], digits[:0], src, zeroScale)
-		if !ok {
-			return nil, false
-		}
-		switch mode {
-		case mappings.NumericDecimal, "":
-			if len(buf) > 34 && transform.DecimalFits(string(buf)) != nil { // 34 bytes hold at most 34 digits
+		return ok
+	}
+	switch mode {
+	case mappings.NumericDecimal, "":
+		return func(a *arena, src []byte) (any, bool) {
+			if !text(src) {
+				return nil, false
+			}
+			// (DecimalFits keeps nothing of its argument: buf's bytes
+			// need no copy; 34 bytes hold at most 34 digits.)
+			if len(buf) > 34 && transform.DecimalFits(unsafe.String(&buf[0], len(buf))) != nil {
 				return nil, false // numericValue says why
 			}
 			return a.decimal(buf), true
-		case mappings.NumericString:
+		}
+	case mappings.NumericString:
+		return func(a *arena, src []byte) (any, bool) {
+			if !text(src) {
+				return nil, false
+			}
 			return a.string(buf), true
 		}
-		v, err := numericValue(col, string(buf), mode)
-		if f, isFloat := v.(float64); isFloat {
+	case mappings.NumericDouble:
+		return func(a *arena, src []byte) (any, bool) {
+			if f, ok := wireDouble(src); ok {
+				return a.float64(f), true
+			}
+			if !text(src) {
+				return nil, false
+			}
+			// (DecimalToDouble keeps nothing of its argument.)
+			f, err := transform.DecimalToDouble(unsafe.String(&buf[0], len(buf)))
+			if err != nil {
+				return nil, false // numericValue says why
+			}
 			return a.float64(f), true
 		}
-		return v, err == nil
 	}
+	return nil // an unknown mode: Convert reports it
 }
 
 // Numeric signs on the wire.
@@ -406,7 +434,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 			if len(src) != 12 {
 				return nil, false
 			}
-			return transform.Array{}, true
+			return a.boxArray(transform.Array{}), true
 		}
 		if ndim != 1 || len(src) < 20 {
 			return nil, false
@@ -418,7 +446,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if int32(binary.BigEndian.Uint32(src[16:])) != 1 {
 			return nil, false // another lower bound: checkArrayDims refuses it
 		}
-		out := make(transform.Array, n)
+		out := a.array(int(n))
 		rest := src[20:]
 		for i := range out {
 			if len(rest) < 4 {
@@ -426,8 +454,11 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 			}
 			size := int32(binary.BigEndian.Uint32(rest))
 			rest = rest[4:]
-			if size < 0 {
+			if size == -1 {
 				continue // NULL
+			}
+			if size < 0 {
+				return nil, false // pgx refuses it
 			}
 			if int(size) > len(rest) {
 				return nil, false
@@ -442,7 +473,7 @@ func arrayDecoder(col *mappings.Column, mode mappings.NumericMode, oid uint32) f
 		if len(rest) != 0 {
 			return nil, false
 		}
-		return out, true
+		return a.boxArray(out), true
 	}
 }
 

@@ -542,6 +542,15 @@ func TestArena(t *testing.T) {
 			a.int64(int64(i)<<33), a.float64(float64(i)/3), a.uuid([]byte(fmt.Sprintf("%016d", i))), a.binary([]byte(s)))
 		want = append(want, s, transform.Decimal(strconv.Itoa(i)+".50"), tm, int32(i*1000),
 			int64(i)<<33, float64(i)/3, transform.UUID([]byte(fmt.Sprintf("%016d", i))), transform.Binary(s))
+		arr := a.array(1 + i%5)
+		for j := range arr {
+			arr[j] = a.int64(int64(i)<<20 + int64(j))
+		}
+		wantArr := make(transform.Array, len(arr))
+		for j := range wantArr {
+			wantArr[j] = int64(i)<<20 + int64(j)
+		}
+		got, want = append(got, a.boxArray(arr)), append(want, wantArr)
 		if i%5000 == 0 {
 			runtime.GC()
 		}
@@ -554,6 +563,12 @@ func TestArena(t *testing.T) {
 	}
 	if v := a.binary(nil); !reflect.DeepEqual(v, transform.Binary{}) {
 		t.Errorf("empty bytea: %#v", v)
+	}
+	if v, ok := (&arena{}).boxArray((&arena{}).array(0)).(transform.Array); !ok || v == nil || len(v) != 0 {
+		t.Errorf("empty array: %#v", v)
+	}
+	if arr := a.array(3); cap(append(arr, 1)) == cap(arr) {
+		t.Errorf("an array shares its block past its length")
 	}
 	long := strings.Repeat("x", arenaMaxShare+1)
 	if v := a.string([]byte(long)); v != long {

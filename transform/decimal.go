@@ -47,16 +47,25 @@ func DecimalFits(s string) error {
 	if intPart == "" && frac == "" || !allDigits(intPart) || !allDigits(frac) {
 		return ErrDecimal128
 	}
-	digits := strings.TrimLeft(intPart+frac, "0")
-	trimmed := strings.TrimRight(digits, "0")
-	if trimmed == "" {
-		return nil
+	// The significant digits of intPart+frac (without building it: no
+	// allocation per value): lead zeros before them, trail after.
+	total := len(intPart) + len(frac)
+	lead := len(intPart) - len(strings.TrimLeft(intPart, "0"))
+	if lead == len(intPart) {
+		lead += len(frac) - len(strings.TrimLeft(frac, "0"))
+	}
+	if lead == total {
+		return nil // zero
+	}
+	trail := len(frac) - len(strings.TrimRight(frac, "0"))
+	if trail == len(frac) {
+		trail += len(intPart) - len(strings.TrimRight(intPart, "0"))
 	}
 	if exp > 1<<40 || exp < -1<<40 {
 		return ErrDecimal128 // far beyond the range, whatever the digits
 	}
-	exp += int64(len(digits) - len(trimmed) - len(frac))
-	n := int64(len(trimmed))
+	exp += int64(trail - len(frac))
+	n := int64(total - lead - trail)
 	// the coefficient trimmed*10^k (k from 0 to 34-n) with exponent exp-k
 	// must have an exponent within the range
 	if n > decimal128Digits || exp < decimal128MinExp || exp-(decimal128Digits-n) > decimal128MaxExp {
