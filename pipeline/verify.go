@@ -336,6 +336,9 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	defer v.cmp.Close()
 	v.cmp.Sampled = v.sampled
+	if at, ok := target.(load.OffsetScanner); ok {
+		v.cmp.Found.Stored = at.ReadAt
+	}
 	if pass != nil {
 		v.cmp.Sampled = func(key []byte) bool { return pass.keys[string(key)] != nil }
 	} else if opt.Recheck != nil {
@@ -381,8 +384,14 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	for _, c := range TargetCollections(plan) {
 		types[c.Name] = c.Types
 	}
+	if !opt.Oracle {
+		// Built in migrate's own order: the target most likely holds
+		// the documents in about that order (compare.Pair).
+		v.cmp.Pair()
+	}
 	go func() {
 		err := v.scanFound(sctx, order, types, found)
+		v.cmp.FoundDone()
 		if err != nil {
 			cancel()
 		}
@@ -395,6 +404,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		expErr = v.oracleExpected(sctx, snap, plan)
 	default:
 		expErr = v.expected(sctx, snap, plan)
+		v.cmp.ExpectedDone()
 	}
 	if expErr != nil {
 		cancel()
@@ -411,6 +421,9 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	if err := v.cmp.Flush(); err != nil {
 		return nil, err
+	}
+	if paired, spilled := v.cmp.Paired(); paired+spilled > 0 && opt.Debug != nil {
+		opt.Debug("expected documents paired with their twin in the target's order", "paired", paired, "spilled", spilled)
 	}
 	if opt.Repair && v.rc == nil { // with rechecks, only what they confirm is repaired
 		if opt.Oracle {
@@ -445,7 +458,8 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 // expected builds every collection's documents as migrate does and adds
 // them to the expected side; rows that cannot be built are differences.
 func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
-	var buf []byte // each document's BSON, copied by add
+	var buf, nbuf []byte // each document's BSON and normalized BSON, copied by add
+	norm, _ := v.target.(load.AppendNormalizer)
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
 		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
@@ -462,7 +476,13 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					raw, err = load.AppendDocument(buf[:0], d.Body)
 					buf = raw
 				}
-				if err == nil {
+				switch {
+				case err != nil:
+				case norm != nil:
+					if raw, err = norm.AppendNormalize(nbuf, raw); err == nil && len(raw) > 0 && len(buf) > 0 && &raw[0] != &buf[0] {
+						nbuf = raw
+					}
+				default:
 					raw, err = v.target.Normalize(raw)
 				}
 				if err != nil {
@@ -501,13 +521,19 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 		if mode, field := v.plan.OnDeleteOf(name); mode == mappings.OnDeleteTombstone {
 			tombstone = field
 		}
-		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
+		add := func(doc []byte, off int64, size int) error {
 			if mine != nil && !mine(doc) {
 				st.OtherTypes++ // another mapping's document type
 				return nil
 			}
 			st.Found++
-			if err := v.cmp.Add(&v.cmp.Found, name, doc, ""); err != nil {
+			var err error
+			if off >= 0 {
+				err = v.cmp.AddStored(&v.cmp.Found, name, doc, "", off, size)
+			} else {
+				err = v.cmp.Add(&v.cmp.Found, name, doc, "")
+			}
+			if err != nil {
 				return err
 			}
 			if tombstone != "" && load.IsTombstone(doc, tombstone) {
@@ -515,7 +541,15 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 				return nil
 			}
 			return v.collectRefs(name, doc)
-		})
+		}
+		var exists bool
+		if at, ok := v.target.(load.OffsetScanner); ok {
+			// The target's file holds every document: the found side
+			// keeps where each lies, not a copy.
+			exists, err = at.ScanAt(ctx, name, add)
+		} else {
+			exists, err = v.target.Scan(ctx, name, func(doc []byte) error { return add(doc, -1, 0) })
+		}
 		st.Exists = exists
 		if err != nil {
 			return err
