@@ -22,6 +22,9 @@ type dirTarget struct {
 	files map[string]*dirFile
 	buf   []byte
 	keys  keyTexts
+	// lineKeys is AppendJSONLine's (verify's expected side, while
+	// another goroutine scans).
+	lineKeys keyTexts
 	// acked is Prepare's: the file lengths to resume from (nil: fresh).
 	acked map[string]int64
 	// types are Prepare's: the document types the run writes into each

@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/denorm/denorm/internal/poison"
+	"github.com/denorm/denorm/transform"
 )
 
 // Reading back what a target holds, for verify: Scan and Normalize of
@@ -56,23 +57,51 @@ const maxLine = 256 << 20
 // Scan reads the collection's file, including what this handle wrote
 // and has not flushed yet.
 func (s *dirTarget) Scan(ctx context.Context, collection string, fn func([]byte) error) (bool, error) {
-	return s.ScanAt(ctx, collection, func(doc []byte, _ int64, _ int) error { return fn(doc) })
+	var doc []byte
+	return s.ScanLines(ctx, collection, func(line []byte, off int64, n int) error {
+		// doc is reused for every line: fn must not keep it (Target.Scan).
+		var err error
+		if doc, err = s.ParseLine(poison.Reuse(doc)[:0], collection, line, n); err != nil {
+			return err
+		}
+		return fn(doc)
+	})
 }
 
-// OffsetScanner is a Target whose documents lie in files that stay as
-// they are while verify runs (a directory's): ScanAt is Scan that also
-// tells where each document's text lies (a byte offset and length in the
-// collection's file), and ReadAt reads the document at such a place back.
-// verify keeps these places instead of a second copy of every document in
-// a spill file of its own.
-type OffsetScanner interface {
-	ScanAt(ctx context.Context, collection string, fn func(doc []byte, off int64, size int) error) (exists bool, err error)
-	ReadAt(collection string, off int64, size int) ([]byte, error)
+// ParseLine is LineTarget's.
+func (s *dirTarget) ParseLine(dst []byte, collection string, line []byte, n int) ([]byte, error) {
+	doc, err := UnmarshalExtJSON(dst, line)
+	if err != nil {
+		path, _ := s.path(collection)
+		return nil, fmt.Errorf("%s:%d: not an Extended JSON document: %w", path, n, err)
+	}
+	return doc, nil
 }
 
-// ScanAt is Scan, telling fn where each document's line lies in the
-// collection's file (OffsetScanner).
-func (s *dirTarget) ScanAt(ctx context.Context, collection string, fn func(doc []byte, off int64, size int) error) (bool, error) {
+// LineTarget is a Target whose documents are lines of relaxed Extended
+// JSON in files that stay as they are while verify runs (a directory's).
+// verify compares such lines as text where it can: the line migrate
+// writes for a document (AppendJSONLine) against the line read
+// (ScanLines), parsing only the _id (LineID) and, where the texts differ,
+// both documents; and it keeps where each line lies rather than a copy
+// (ReadLine).
+type LineTarget interface {
+	// ScanLines calls fn with every non-empty line of the collection's
+	// file (without its line end), its byte offset and its line number;
+	// line is only valid during fn.
+	ScanLines(ctx context.Context, collection string, fn func(line []byte, off int64, n int) error) (exists bool, err error)
+	// ParseLine appends the BSON of line n of the collection's file to
+	// dst; its error names the file and line.
+	ParseLine(dst []byte, collection string, line []byte, n int) ([]byte, error)
+	// ReadLine reads size bytes at off of the collection's file.
+	ReadLine(collection string, off int64, size int) ([]byte, error)
+	// AppendJSONLine appends the line Write writes for d, without its
+	// line end; it refuses what Write rejects. One goroutine at a time.
+	AppendJSONLine(dst []byte, d transform.Document) ([]byte, error)
+}
+
+// ScanLines is LineTarget's.
+func (s *dirTarget) ScanLines(ctx context.Context, collection string, fn func(line []byte, off int64, n int) error) (bool, error) {
 	path, err := s.path(collection)
 	if err != nil {
 		return false, err
@@ -104,7 +133,6 @@ func (s *dirTarget) ScanAt(ctx context.Context, collection string, fn func(doc [
 		return adv, tok, err
 	})
 	line := 0
-	var doc bson.Raw
 	for sc.Scan() {
 		line++
 		if line%4096 == 0 && ctx.Err() != nil {
@@ -114,12 +142,7 @@ func (s *dirTarget) ScanAt(ctx context.Context, collection string, fn func(doc [
 		if len(b) == 0 {
 			continue
 		}
-		// doc is reused for every line: fn must not keep it (Target.Scan).
-		var err error
-		if doc, err = UnmarshalExtJSON(poison.Reuse(doc)[:0], b); err != nil {
-			return true, fmt.Errorf("%s:%d: not an Extended JSON document: %w", path, line, err)
-		}
-		if err := fn(doc, start, len(b)); err != nil {
+		if err := fn(b, start, line); err != nil {
 			return true, err
 		}
 	}
@@ -129,9 +152,8 @@ func (s *dirTarget) ScanAt(ctx context.Context, collection string, fn func(doc [
 	return true, nil
 }
 
-// ReadAt reads back the document ScanAt found at off (size bytes of
-// text) in the collection's file.
-func (s *dirTarget) ReadAt(collection string, off int64, size int) ([]byte, error) {
+// ReadLine is LineTarget's.
+func (s *dirTarget) ReadLine(collection string, off int64, size int) ([]byte, error) {
 	path, err := s.path(collection)
 	if err != nil {
 		return nil, err
@@ -145,11 +167,36 @@ func (s *dirTarget) ReadAt(collection string, off int64, size int) ([]byte, erro
 	if _, err := f.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("read %s at byte %d: %w (did the file change while verify read it?)", path, off, err)
 	}
-	doc, err := UnmarshalExtJSON(nil, b)
+	return b, nil
+}
+
+// AppendJSONLine is LineTarget's.
+func (s *dirTarget) AppendJSONLine(dst []byte, d transform.Document) ([]byte, error) {
+	out, err := appendJSONLine(dst, d, s.opt.MaxDocSize, &s.lineKeys)
 	if err != nil {
-		return nil, fmt.Errorf("%s at byte %d: not an Extended JSON document: %w (did the file change while verify read it?)", path, off, err)
+		return out, err
 	}
-	return doc, nil
+	return out[:len(out)-1], nil // the line end
+}
+
+// LineID reads the _id of a line of relaxed Extended JSON that starts
+// with it (as every line Write writes does); ok is false for any other
+// line (parse it whole).
+func LineID(line []byte) (v Value, ok bool) {
+	p := jsonParser{s: line}
+	p.space()
+	if !p.eat('{') || !p.eat('"') {
+		return Value{}, false
+	}
+	p.key, ok = p.str(p.key[:0])
+	if !ok || string(p.key) != "_id" || !p.eat(':') {
+		return Value{}, false
+	}
+	t, data, ok := p.value(nil)
+	if !ok {
+		return Value{}, false
+	}
+	return Value{Type: byte(t), Data: data}, true
 }
 
 // Normalize gives what a relaxed Extended JSON round trip gives: the

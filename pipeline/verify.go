@@ -27,6 +27,7 @@ package pipeline
 // The references found documents store are checked in dangling.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -239,6 +240,10 @@ type verifier struct {
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
+	// lines is the target when it keeps lines of JSON (a directory):
+	// both sides are then compared as those lines where they are equal
+	// (load.LineTarget).
+	lines load.LineTarget
 	// repair, with VerifyOptions.Repair, writes the repairs.
 	repair *repairer
 	// chosen holds the sort keys of the documents a SampleRoots oracle
@@ -336,8 +341,9 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	defer v.cmp.Close()
 	v.cmp.Sampled = v.sampled
-	if at, ok := target.(load.OffsetScanner); ok {
-		v.cmp.Found.Stored = at.ReadAt
+	if lt, ok := target.(load.LineTarget); ok {
+		v.lines = lt
+		v.cmp.Found.Stored = lt.ReadLine
 	}
 	if pass != nil {
 		v.cmp.Sampled = func(key []byte) bool { return pass.keys[string(key)] != nil }
@@ -458,7 +464,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 // expected builds every collection's documents as migrate does and adds
 // them to the expected side; rows that cannot be built are differences.
 func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
-	var buf, nbuf []byte // each document's BSON and normalized BSON, copied by add
+	var buf, nbuf, lbuf []byte // each document's BSON, normalized BSON and JSON line, copied by add
 	norm, _ := v.target.(load.AppendNormalizer)
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
@@ -470,6 +476,22 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 				}
 			}
 			for _, d := range b.Docs {
+				if v.lines != nil {
+					// The line migrate writes: compared as text with the
+					// target's. Anything it refuses takes the BSON way
+					// below, which says why as before.
+					line, err := v.lines.AppendJSONLine(lbuf[:0], d)
+					lbuf = line
+					if err == nil {
+						if id, ok := load.LineID(line); ok {
+							st.Expected++
+							if err := v.cmp.AddLine(&v.cmp.Exp, cp.Name, id, line, d.Source, -1); err != nil {
+								return err
+							}
+							continue
+						}
+					}
+				}
 				var raw []byte
 				err := transform.CheckKeys(d.Body) // migrate rejects the row
 				if err == nil {
@@ -521,19 +543,13 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 		if mode, field := v.plan.OnDeleteOf(name); mode == mappings.OnDeleteTombstone {
 			tombstone = field
 		}
-		add := func(doc []byte, off int64, size int) error {
+		add := func(doc []byte) error {
 			if mine != nil && !mine(doc) {
 				st.OtherTypes++ // another mapping's document type
 				return nil
 			}
 			st.Found++
-			var err error
-			if off >= 0 {
-				err = v.cmp.AddStored(&v.cmp.Found, name, doc, "", off, size)
-			} else {
-				err = v.cmp.Add(&v.cmp.Found, name, doc, "")
-			}
-			if err != nil {
+			if err := v.cmp.Add(&v.cmp.Found, name, doc, ""); err != nil {
 				return err
 			}
 			if tombstone != "" && load.IsTombstone(doc, tombstone) {
@@ -543,12 +559,10 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 			return v.collectRefs(name, doc)
 		}
 		var exists bool
-		if at, ok := v.target.(load.OffsetScanner); ok {
-			// The target's file holds every document: the found side
-			// keeps where each lies, not a copy.
-			exists, err = at.ScanAt(ctx, name, add)
+		if v.lines != nil {
+			exists, err = v.scanLines(ctx, name, st, mine, tombstone)
 		} else {
-			exists, err = v.target.Scan(ctx, name, func(doc []byte) error { return add(doc, -1, 0) })
+			exists, err = v.target.Scan(ctx, name, add)
 		}
 		st.Exists = exists
 		if err != nil {
@@ -556,6 +570,42 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 		}
 	}
 	return nil
+}
+
+// scanLines reads a collection of a directory target as lines of JSON
+// (load.LineTarget): each line is kept where it lies, hashed as it is
+// and, unless something needs the document itself (document types,
+// tombstones, references), only its _id is parsed.
+func (v *verifier) scanLines(ctx context.Context, name string, st *VerifyStats, mine func([]byte) bool, tombstone string) (bool, error) {
+	whole := mine != nil || tombstone != "" || len(v.refPath[name]) > 0
+	var doc []byte
+	return v.lines.ScanLines(ctx, name, func(line []byte, off int64, n int) error {
+		id, ok := load.Value{}, false
+		if !whole {
+			id, ok = load.LineID(line)
+		}
+		if !ok {
+			var err error
+			if doc, err = v.lines.ParseLine(doc[:0], name, line, n); err != nil {
+				return err
+			}
+			if mine != nil && !mine(doc) {
+				st.OtherTypes++ // another mapping's document type
+				return nil
+			}
+			if id, err = load.DocumentID(doc); err != nil {
+				return fmt.Errorf("collection %q: %w", name, err)
+			}
+		}
+		st.Found++
+		if err := v.cmp.AddLine(&v.cmp.Found, name, id, line, "", off); err != nil {
+			return err
+		}
+		if !whole || tombstone != "" && load.IsTombstone(doc, tombstone) {
+			return nil // a deleted row's references may be gone too
+		}
+		return v.collectRefs(name, doc)
+	})
 }
 
 // merge walks both sorted sides together, counting and reporting the
@@ -579,6 +629,13 @@ func (v *verifier) merge(ctx context.Context) error {
 		case DiffUnexpected:
 			if !y.Sampled() {
 				return nil
+			}
+			if v.lines != nil {
+				// A line no expected one matched: it must still be a
+				// document (a corrupt line is a failure, as in a scan).
+				if _, err := v.cmp.Found.Read(y); err != nil {
+					return err
+				}
 			}
 			if kept, err := v.retained(y); kept || err != nil {
 				return err
@@ -620,7 +677,6 @@ func (v *verifier) merge(ctx context.Context) error {
 			}
 			return nil
 		}
-		st.Different++
 		want, err := v.cmp.Exp.Read(x)
 		if err != nil {
 			return err
@@ -629,6 +685,17 @@ func (v *verifier) merge(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if bytes.Equal(want, got) {
+			// Lines of JSON that differ as text and are the same
+			// document (another spelling; a document that took the
+			// BSON way): equal BSON is what equal means.
+			st.Identical++
+			if v.pass != nil {
+				v.pass.seen(x.Key(), compare.Identical, x.Hash(), y.Hash(), nil)
+			}
+			return nil
+		}
+		st.Different++
 		d := Difference{Collection: x.Collection(), ID: y.IDJSON(), Kind: DiffDifferent, Source: x.Source}
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
 		if v.held(x.Key(), x.Hash(), y.Hash(), d) {

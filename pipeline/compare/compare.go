@@ -54,10 +54,9 @@ func (c *Comparison) Close() {
 // Side is one side's sorter and document spill file. The two sides may
 // be filled by different goroutines (Add touches only its side).
 type Side struct {
-	// Stored, when set, reads back a document the caller keeps itself
-	// (a directory target's line, at the place AddStored was given): the
-	// side then writes no spill file, and Read checks the document read
-	// back against the hash taken when it was added.
+	// Stored, when set, reads back the lines the caller keeps itself (a
+	// directory target's, at the place AddLine was given): Read checks
+	// what it reads back against the hash taken when it was added.
 	Stored func(coll string, off int64, size int) ([]byte, error)
 
 	sorter *extsort.Sorter
@@ -98,7 +97,10 @@ const (
 	// (same _id, same hash) lies at the record's place on the found side
 	// (pair.go).
 	flagInFound = 2
-	hashLen     = 16
+	// flagJSON: the document is kept as a line of relaxed Extended JSON
+	// (AddLine), its hash that of the line.
+	flagJSON = 4
+	hashLen  = 16
 )
 
 // Add stores one document of side s. Calls for the two sides may run
@@ -107,14 +109,18 @@ func (c *Comparison) Add(s *Side, coll string, doc []byte, source string) error 
 	return c.add(s, coll, doc, source, -1, 0)
 }
 
-// AddStored stores one document of side s, a side with Stored, whose
-// text the caller keeps at off (size bytes): Read gets it back from
-// Stored, and nothing is spilled.
-func (c *Comparison) AddStored(s *Side, coll string, doc []byte, source string, off int64, size int) error {
-	if s.Stored == nil {
-		return errors.New("compare: AddStored on a side without Stored")
+// AddLine stores one document of side s given as a line of relaxed
+// Extended JSON (a directory target's, or the line migrate writes for an
+// expected document) with its _id: the line is hashed and kept as it is,
+// and Read parses it. off is where the caller keeps the line (a side with
+// Stored); -1 spills it. Equal lines are equal documents; lines that
+// differ may still be equal documents (another spelling of the same
+// JSON), which the caller tells by comparing what Read gives.
+func (c *Comparison) AddLine(s *Side, coll string, id load.Value, line []byte, source string, off int64) error {
+	if off >= 0 && s.Stored == nil {
+		return errors.New("compare: a kept line on a side without Stored")
 	}
-	return c.add(s, coll, doc, source, off, size)
+	return c.addKeyed(s, coll, id, line, flagJSON, source, off, len(line))
 }
 
 func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off int64, size int) error {
@@ -122,6 +128,10 @@ func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off in
 	if err != nil {
 		return fmt.Errorf("collection %q: %w", coll, err)
 	}
+	return c.addKeyed(s, coll, idv, doc, 0, source, off, size)
+}
+
+func (c *Comparison) addKeyed(s *Side, coll string, idv load.Value, doc []byte, flags byte, source string, off int64, size int) error {
 	key := IDKey(coll, idv)
 	if c.Sampled != nil && !c.Sampled(key) {
 		return c.record(s, key, idv, nil, source, 0, 0, 0)
@@ -129,14 +139,14 @@ func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off in
 	var hash [hashLen]byte
 	appendDocHash(hash[:0], doc)
 	if c.pair != nil && s == &c.Exp {
-		return c.pairExpected(s, key, doc, hash, source)
+		return c.pairExpected(s, key, idv, doc, hash, flags, source)
 	}
 	if off < 0 {
 		off, size = s.off, len(doc)
-		if err := c.spillRecord(s, key, idv, doc, &hash, source); err != nil {
+		if err := c.spillRecord(s, key, idv, doc, &hash, flags, source); err != nil {
 			return err
 		}
-	} else if err := c.record(s, key, idv, &hash, source, off, size, 0); err != nil {
+	} else if err := c.record(s, key, idv, &hash, source, off, size, flags); err != nil {
 		return err
 	}
 	if c.pair != nil && s == &c.Found {
@@ -146,13 +156,13 @@ func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off in
 }
 
 // spillRecord writes doc to s's spill file and adds its record.
-func (c *Comparison) spillRecord(s *Side, key []byte, idv load.Value, doc []byte, hash *[hashLen]byte, source string) error {
+func (c *Comparison) spillRecord(s *Side, key []byte, idv load.Value, doc []byte, hash *[hashLen]byte, flags byte, source string) error {
 	off := s.off
 	if _, err := s.w.Write(doc); err != nil {
 		return fmt.Errorf("spill file: %w", err)
 	}
 	s.off += int64(len(doc))
-	return c.record(s, key, idv, hash, source, off, len(doc), 0)
+	return c.record(s, key, idv, hash, source, off, len(doc), flags)
 }
 
 // record adds one record to s's sorter: sampled (hashed) when hash is
@@ -209,6 +219,7 @@ type Entry struct {
 	key     []byte
 	sampled bool
 	inFound bool
+	json    bool
 	hash    []byte
 	off     int64
 	size    int
@@ -251,6 +262,7 @@ func (c *cursor) next() error {
 	}
 	e.sampled = val[0]&flagSampled != 0
 	e.inFound = val[0]&flagInFound != 0
+	e.json = val[0]&flagJSON != 0
 	val = val[1:]
 	if e.sampled {
 		if len(val) < hashLen+12 {
@@ -329,21 +341,22 @@ func (e *Entry) Hash() []byte { return e.hash }
 // idValue is the stored _id, for deleting the document.
 func (e *Entry) IDValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
 
-// Read returns the spilled (or, with Stored, kept) document of a sampled
-// Entry; a paired one's is its found twin's (pair.go). A document read
-// from elsewhere than this run's own spill file is checked against the
-// hash taken when it was added.
+// Read returns the document of a sampled Entry as BSON: spilled, kept
+// by the caller (Stored), or a paired one's found twin (pair.go); a line
+// of JSON is parsed. What is read from elsewhere than this run's own
+// spill file is checked against the hash taken when it was added.
 func (s *Side) Read(e *Entry) ([]byte, error) {
 	from := s
 	if e.inFound {
 		from = s.twin
 	}
-	if from.Stored == nil && !e.inFound {
-		return from.readSpill(e.off, e.size)
-	}
+	// Only a side with Stored keeps lines elsewhere, and then every
+	// record of it does (AddLine with an offset): the others are in
+	// their side's spill file.
+	kept := from.Stored != nil
 	var b []byte
 	var err error
-	if from.Stored != nil {
+	if kept {
 		b, err = from.Stored(e.Collection(), e.off, e.size)
 	} else {
 		b, err = from.readSpill(e.off, e.size)
@@ -351,10 +364,17 @@ func (s *Side) Read(e *Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(appendDocHash(nil, b), e.hash) {
+	if kept && !bytes.Equal(appendDocHash(nil, b), e.hash) {
 		return nil, fmt.Errorf("collection %q _id %s: the document read back is not the one read first: the target changed while verify read it", e.Collection(), e.IDJSON())
 	}
-	return b, nil
+	if !e.json {
+		return b, nil
+	}
+	doc, err := load.UnmarshalExtJSON(nil, b)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q _id %s: not an Extended JSON document: %w", e.Collection(), e.IDJSON(), err)
+	}
+	return doc, nil
 }
 
 func (s *Side) readSpill(off int64, size int) ([]byte, error) {

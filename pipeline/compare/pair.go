@@ -38,7 +38,9 @@ type place struct {
 
 type pending struct {
 	key     []byte
-	id      load.Value // in doc's memory
+	id      load.Value // in idData's memory
+	idData  []byte
+	flags   byte
 	source  string
 	doc     []byte
 	hash    [hashLen]byte
@@ -110,7 +112,7 @@ func (c *Comparison) Paired() (paired, spilled int64) {
 // pairExpected adds a sampled expected document through the pairing:
 // recorded at its found twin's place when one was seen, else kept
 // waiting for one (the oldest waiting, past the bounds, are spilled).
-func (c *Comparison) pairExpected(s *Side, key, doc []byte, hash [hashLen]byte, source string) error {
+func (c *Comparison) pairExpected(s *Side, key []byte, id load.Value, doc []byte, hash [hashLen]byte, flags byte, source string) error {
 	p := c.pair
 	p.mu.Lock()
 	for !p.fdone && p.nExp > p.nFound+pairWindow/2 {
@@ -123,23 +125,15 @@ func (c *Comparison) pairExpected(s *Side, key, doc []byte, hash [hashLen]byte, 
 	if at, ok := p.found[string(key)]; ok && at.hash == hash && p.fh == len(p.fifo) {
 		p.paired++
 		p.mu.Unlock()
-		id, err := load.DocumentID(doc)
-		if err != nil {
-			return err
-		}
-		return c.record(s, key, id, &hash, source, at.off, at.size, flagInFound)
+		return c.record(s, key, id, &hash, source, at.off, at.size, flagInFound|flags)
 	}
 	// Every other document goes through the queue, so that the records
 	// reach the sorter in the order they came (the first of two with one
 	// _id is the one compared).
 	w := p.get()
-	w.key, w.source, w.doc, w.hash = key, source, append(w.doc[:0], doc...), hash
-	id, err := load.DocumentID(w.doc)
-	if err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	w.id = id
+	w.key, w.source, w.doc, w.hash, w.flags = key, source, append(w.doc[:0], doc...), hash, flags
+	w.idData = append(w.idData[:0], id.Data...)
+	w.id = load.Value{Type: id.Type, Data: w.idData}
 	if at, ok := p.found[string(key)]; ok && at.hash == hash {
 		w.matched, w.at = true, at
 	} else if _, dup := p.wait[string(key)]; !dup {
@@ -207,7 +201,7 @@ func (c *Comparison) flushPending(s *Side, out []*pending) error {
 		p.mu.Lock()
 		for _, w := range out {
 			if len(p.free) < 64 {
-				*w = pending{doc: w.doc[:0]}
+				*w = pending{doc: w.doc[:0], idData: w.idData[:0]}
 				p.free = append(p.free, w)
 			}
 		}
@@ -216,9 +210,9 @@ func (c *Comparison) flushPending(s *Side, out []*pending) error {
 	for _, w := range out {
 		var err error
 		if w.matched {
-			err = c.record(s, w.key, w.id, &w.hash, w.source, w.at.off, w.at.size, flagInFound)
+			err = c.record(s, w.key, w.id, &w.hash, w.source, w.at.off, w.at.size, flagInFound|w.flags)
 		} else {
-			err = c.spillRecord(s, w.key, w.id, w.doc, &w.hash, w.source)
+			err = c.spillRecord(s, w.key, w.id, w.doc, &w.hash, w.flags, w.source)
 		}
 		if err != nil {
 			return err
