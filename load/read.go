@@ -158,11 +158,18 @@ func (s *dirTarget) ReadLine(collection string, off int64, size int) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read target: %w", err)
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	f := s.readers[collection]
+	if f == nil {
+		if f, err = os.Open(path); err != nil {
+			return nil, fmt.Errorf("read target: %w", err)
+		}
+		if s.readers == nil {
+			s.readers = map[string]*os.File{}
+		}
+		s.readers[collection] = f
 	}
-	defer f.Close()
 	b := make([]byte, size)
 	if _, err := f.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("read %s at byte %d: %w (did the file change while verify read it?)", path, off, err)
