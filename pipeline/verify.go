@@ -463,10 +463,78 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	return res, nil
 }
 
+// expBatch is one batch of expected documents handed from the builder to
+// the goroutine that adds them (expected): their bytes in data, each a
+// line of JSON or a document's BSON.
+type expBatch struct {
+	coll string
+	data []byte
+	docs []expDoc
+}
+
+type expDoc struct {
+	end    int // of the document's bytes in data
+	line   bool
+	id     load.Value // a line's _id
+	source string
+}
+
 // expected builds every collection's documents as migrate does and adds
 // them to the expected side; rows that cannot be built are differences.
+// The documents are encoded where they are built (Produce reuses their
+// memory), and hashed and sorted by a goroutine of their own, so that
+// building, which is most of the work, is not also that.
 func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
-	var buf, nbuf, lbuf []byte // each document's BSON, normalized BSON and JSON line, copied by add
+	batches := make(chan *expBatch, 2)
+	free := make(chan *expBatch, 3)
+	for range 3 {
+		free <- &expBatch{}
+	}
+	addErr := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range batches {
+			if err == nil {
+				err = v.addBatch(b)
+			}
+			free <- b
+		}
+		addErr <- err
+	}()
+	err := v.build(ctx, snap, plan, batches, free, addErr)
+	close(batches)
+	if aerr := <-addErr; err == nil || errors.Is(err, errAddFailed) {
+		err = aerr
+	}
+	return err
+}
+
+// errAddFailed stops build once the adding goroutine failed.
+var errAddFailed = errors.New("adding expected documents failed")
+
+// addBatch adds one batch's documents to the expected side.
+func (v *verifier) addBatch(b *expBatch) error {
+	start := 0
+	for _, d := range b.docs {
+		doc := b.data[start:d.end]
+		start = d.end
+		var err error
+		if d.line {
+			err = v.cmp.AddLine(&v.cmp.Exp, b.coll, d.id, doc, d.source, -1)
+		} else {
+			err = v.cmp.Add(&v.cmp.Exp, b.coll, doc, d.source)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build runs Produce for every collection, encodes the documents into
+// batches and sends them.
+func (v *verifier) build(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, batches chan<- *expBatch, free <-chan *expBatch, addErr <-chan error) error {
+	var buf, nbuf []byte // each document's BSON and normalized BSON
 	norm, _ := v.target.(load.AppendNormalizer)
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
@@ -477,22 +545,34 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					return err
 				}
 			}
+			var eb *expBatch
+			select {
+			case eb = <-free:
+			case err := <-addErr:
+				if err == nil {
+					err = errAddFailed
+				}
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			eb.coll, eb.data, eb.docs = cp.Name, eb.data[:0], eb.docs[:0]
 			for _, d := range b.Docs {
 				if v.lines != nil {
 					// The line migrate writes: compared as text with the
 					// target's. Anything it refuses takes the BSON way
 					// below, which says why as before.
-					line, err := v.lines.AppendJSONLine(lbuf[:0], d)
-					lbuf = line
+					start := len(eb.data)
+					line, err := v.lines.AppendJSONLine(eb.data, d)
 					if err == nil {
-						if id, ok := load.LineID(line); ok {
+						if id, ok := load.LineID(line[start:]); ok {
 							st.Expected++
-							if err := v.cmp.AddLine(&v.cmp.Exp, cp.Name, id, line, d.Source, -1); err != nil {
-								return err
-							}
+							eb.data = line
+							eb.docs = append(eb.docs, expDoc{end: len(line), line: true, id: id, source: d.Source})
 							continue
 						}
 					}
+					eb.data = line[:start]
 				}
 				var raw []byte
 				err := transform.CheckKeys(d.Body) // migrate rejects the row
@@ -517,13 +597,16 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					continue
 				}
 				st.Expected++
-				if err := v.cmp.Add(&v.cmp.Exp, cp.Name, raw, d.Source); err != nil {
-					return err
-				}
+				eb.data = append(eb.data, raw...)
+				eb.docs = append(eb.docs, expDoc{end: len(eb.data), source: d.Source})
 			}
+			batches <- eb
 			return nil
 		})
 		if err != nil {
+			if errors.Is(err, errAddFailed) {
+				return err
+			}
 			return fmt.Errorf("build expected documents: %w", err)
 		}
 	}
