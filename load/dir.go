@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -22,6 +23,12 @@ type dirTarget struct {
 	files map[string]*dirFile
 	buf   []byte
 	keys  keyTexts
+	// lineKeys is AppendJSONLine's (verify's expected side, while
+	// another goroutine scans).
+	lineKeys keyTexts
+	// readers are ReadLine's open files, by collection.
+	readMu  sync.Mutex
+	readers map[string]*os.File
 	// acked is Prepare's: the file lengths to resume from (nil: fresh).
 	acked map[string]int64
 	// types are Prepare's: the document types the run writes into each
@@ -160,6 +167,12 @@ func (s *dirTarget) Close(context.Context) error {
 		}
 	}
 	s.files = map[string]*dirFile{}
+	s.readMu.Lock()
+	for _, f := range s.readers {
+		f.Close()
+	}
+	s.readers = nil
+	s.readMu.Unlock()
 	return first
 }
 

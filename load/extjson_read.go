@@ -54,6 +54,7 @@ type jsonParser struct {
 	s   []byte
 	i   int
 	key []byte // scratch for keys and string values
+	val []byte // scratch for the string values of wrappers
 }
 
 func (p *jsonParser) space() {
@@ -359,12 +360,12 @@ func (p *jsonParser) wrapper(dst []byte) (bson.Type, []byte, bool) {
 		hi, lo := d.GetBytes()
 		return bson.TypeDecimal128, bsoncore.AppendDecimal128(dst, hi, lo), true
 	case "$numberDouble":
-		s, ok := p.stringValue()
+		s, ok := p.stringBytes()
 		if !ok || !p.eat('}') {
 			return 0, dst, false
 		}
 		var f float64
-		switch s {
+		switch string(s) {
 		case "NaN":
 			f = QuietNaN
 		case "Infinity":
@@ -395,7 +396,7 @@ func (p *jsonParser) wrapper(dst []byte) (bson.Type, []byte, bool) {
 			}
 			ms = v
 		} else {
-			s, ok := p.stringValue()
+			s, ok := p.stringBytes()
 			if !ok {
 				return 0, dst, false
 			}
@@ -446,6 +447,19 @@ func (p *jsonParser) wrapper(dst []byte) (bson.Type, []byte, bool) {
 	return 0, dst, false
 }
 
+// stringBytes reads a JSON string value (after white space) into the
+// parser's scratch memory, valid until the next call: what a wrapper
+// only parses needs no string of its own (a directory's dates, read by
+// verify, were an allocation each).
+func (p *jsonParser) stringBytes() ([]byte, bool) {
+	if !p.eat('"') {
+		return nil, false
+	}
+	var ok bool
+	p.val, ok = p.str(p.val[:0])
+	return p.val, ok
+}
+
 // stringValue reads a JSON string value (after white space).
 func (p *jsonParser) stringValue() (string, bool) {
 	if !p.eat('"') {
@@ -458,7 +472,7 @@ func (p *jsonParser) stringValue() (string, bool) {
 // parseISODate reads exactly the form appendJSONDate writes for the years
 // 1970..9999, "2006-01-02T15:04:05Z" with one to three fractional digits
 // or none, as milliseconds since the epoch.
-func parseISODate(s string) (int64, bool) {
+func parseISODate[T string | []byte](s T) (int64, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
 		return 0, false
 	}
@@ -483,7 +497,7 @@ func parseISODate(s string) (int64, bool) {
 		return 0, false
 	}
 	ms := 0
-	if rest := s[19 : len(s)-1]; rest != "" {
+	if rest := s[19 : len(s)-1]; len(rest) != 0 {
 		if rest[0] != '.' || len(rest) < 2 || len(rest) > 4 {
 			return 0, false
 		}

@@ -27,6 +27,7 @@ package pipeline
 // The references found documents store are checked in dangling.go.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -242,6 +243,10 @@ type verifier struct {
 	refs    *extsort.Sorter
 	refPath map[string][]refPath // by collection
 	names   map[string]bool
+	// lines is the target when it keeps lines of JSON (a directory):
+	// both sides are then compared as those lines where they are equal
+	// (load.LineTarget).
+	lines load.LineTarget
 	// repair, with VerifyOptions.Repair, writes the repairs.
 	repair *repairer
 	// chosen holds the sort keys of the documents a SampleRoots oracle
@@ -339,6 +344,12 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	defer v.cmp.Close()
 	v.cmp.Sampled = v.sampled
+	if lt, ok := target.(load.LineTarget); ok && !opt.Oracle {
+		// The oracle's documents are BSON of its own making, never the
+		// lines migrate writes: it compares BSON, as before.
+		v.lines = lt
+		v.cmp.Found.Stored = lt.ReadLine
+	}
 	if pass != nil {
 		v.cmp.Sampled = func(key []byte) bool { return pass.keys[string(key)] != nil }
 	} else if opt.Recheck != nil {
@@ -384,8 +395,14 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	for _, c := range TargetCollections(plan) {
 		types[c.Name] = c.Types
 	}
+	if !opt.Oracle {
+		// Built in migrate's own order: the target most likely holds
+		// the documents in about that order (compare.Pair).
+		v.cmp.Pair()
+	}
 	go func() {
 		err := v.scanFound(sctx, order, types, found)
+		v.cmp.FoundDone()
 		if err != nil {
 			cancel()
 		}
@@ -398,6 +415,7 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 		expErr = v.oracleExpected(sctx, snap, plan)
 	default:
 		expErr = v.expected(sctx, snap, plan)
+		v.cmp.ExpectedDone()
 	}
 	if expErr != nil {
 		cancel()
@@ -414,6 +432,9 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	}
 	if err := v.cmp.Flush(); err != nil {
 		return nil, err
+	}
+	if paired, spilled := v.cmp.Paired(); paired+spilled > 0 && opt.Debug != nil {
+		opt.Debug("expected documents paired with their twin in the target's order", "paired", paired, "spilled", spilled)
 	}
 	if opt.Repair && v.rc == nil { // with rechecks, only what they confirm is repaired
 		if opt.Oracle {
@@ -445,10 +466,79 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	return res, nil
 }
 
+// expBatch is one batch of expected documents handed from the builder to
+// the goroutine that adds them (expected): their bytes in data, each a
+// line of JSON or a document's BSON.
+type expBatch struct {
+	coll string
+	data []byte
+	docs []expDoc
+}
+
+type expDoc struct {
+	end    int // of the document's bytes in data
+	line   bool
+	id     load.Value // a line's _id
+	source string
+}
+
 // expected builds every collection's documents as migrate does and adds
 // them to the expected side; rows that cannot be built are differences.
+// The documents are encoded where they are built (Produce reuses their
+// memory), and hashed and sorted by a goroutine of their own, so that
+// building, which is most of the work, is not also that.
 func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan) error {
-	var buf []byte // each document's BSON, copied by add
+	batches := make(chan *expBatch, 2)
+	free := make(chan *expBatch, 3)
+	for range 3 {
+		free <- &expBatch{}
+	}
+	addErr := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range batches {
+			if err == nil {
+				err = v.addBatch(b)
+			}
+			free <- b
+		}
+		addErr <- err
+	}()
+	err := v.build(ctx, snap, plan, batches, free, addErr)
+	close(batches)
+	if aerr := <-addErr; err == nil || errors.Is(err, errAddFailed) {
+		err = aerr
+	}
+	return err
+}
+
+// errAddFailed stops build once the adding goroutine failed.
+var errAddFailed = errors.New("adding expected documents failed")
+
+// addBatch adds one batch's documents to the expected side.
+func (v *verifier) addBatch(b *expBatch) error {
+	start := 0
+	for _, d := range b.docs {
+		doc := b.data[start:d.end]
+		start = d.end
+		var err error
+		if d.line {
+			err = v.cmp.AddLine(&v.cmp.Exp, b.coll, d.id, doc, d.source, -1)
+		} else {
+			err = v.cmp.Add(&v.cmp.Exp, b.coll, doc, d.source)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build runs Produce for every collection, encodes the documents into
+// batches and sends them.
+func (v *verifier) build(ctx context.Context, snap *extract.Snapshot, plan *mappings.Plan, batches chan<- *expBatch, free <-chan *expBatch, addErr <-chan error) error {
+	var buf, nbuf []byte // each document's BSON and normalized BSON
+	norm, _ := v.target.(load.AppendNormalizer)
 	for _, cp := range plan.Collections {
 		st := v.stats[cp.Name]
 		err := Produce(ctx, snap, cp, ProduceOptions{BatchSize: v.opt.BatchSize, Reuse: true}, func(b Built) error {
@@ -458,14 +548,48 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					return err
 				}
 			}
+			var eb *expBatch
+			select {
+			case eb = <-free:
+			case err := <-addErr:
+				if err == nil {
+					err = errAddFailed
+				}
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			eb.coll, eb.data, eb.docs = cp.Name, eb.data[:0], eb.docs[:0]
 			for _, d := range b.Docs {
+				if v.lines != nil {
+					// The line migrate writes: compared as text with the
+					// target's. Anything it refuses takes the BSON way
+					// below, which says why as before.
+					start := len(eb.data)
+					line, err := v.lines.AppendJSONLine(eb.data, d)
+					if err == nil {
+						if id, ok := load.LineID(line[start:]); ok {
+							st.Expected++
+							eb.data = line
+							eb.docs = append(eb.docs, expDoc{end: len(line), line: true, id: id, source: d.Source})
+							continue
+						}
+					}
+					eb.data = line[:start]
+				}
 				var raw []byte
 				err := transform.CheckKeys(d.Body) // migrate rejects the row
 				if err == nil {
 					raw, err = load.AppendDocument(buf[:0], d.Body)
 					buf = raw
 				}
-				if err == nil {
+				switch {
+				case err != nil:
+				case norm != nil:
+					if raw, err = norm.AppendNormalize(nbuf, raw); err == nil && len(raw) > 0 && len(buf) > 0 && &raw[0] != &buf[0] {
+						nbuf = raw
+					}
+				default:
 					raw, err = v.target.Normalize(raw)
 				}
 				if err != nil {
@@ -476,13 +600,16 @@ func (v *verifier) expected(ctx context.Context, snap *extract.Snapshot, plan *m
 					continue
 				}
 				st.Expected++
-				if err := v.cmp.Add(&v.cmp.Exp, cp.Name, raw, d.Source); err != nil {
-					return err
-				}
+				eb.data = append(eb.data, raw...)
+				eb.docs = append(eb.docs, expDoc{end: len(eb.data), source: d.Source})
 			}
+			batches <- eb
 			return nil
 		})
 		if err != nil {
+			if errors.Is(err, errAddFailed) {
+				return err
+			}
 			return fmt.Errorf("build expected documents: %w", err)
 		}
 	}
@@ -504,7 +631,7 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 		if mode, field := v.plan.OnDeleteOf(name); mode == mappings.OnDeleteTombstone {
 			tombstone = field
 		}
-		exists, err := v.target.Scan(ctx, name, func(doc []byte) error {
+		add := func(doc []byte) error {
 			if mine != nil && !mine(doc) {
 				st.OtherTypes++ // another mapping's document type
 				return nil
@@ -518,13 +645,55 @@ func (v *verifier) scanFound(ctx context.Context, order []string, types map[stri
 				return nil
 			}
 			return v.collectRefs(name, doc)
-		})
+		}
+		var exists bool
+		if v.lines != nil {
+			exists, err = v.scanLines(ctx, name, st, mine, tombstone)
+		} else {
+			exists, err = v.target.Scan(ctx, name, add)
+		}
 		st.Exists = exists
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// scanLines reads a collection of a directory target as lines of JSON
+// (load.LineTarget): each line is kept where it lies, hashed as it is
+// and, unless something needs the document itself (document types,
+// tombstones, references), only its _id is parsed.
+func (v *verifier) scanLines(ctx context.Context, name string, st *VerifyStats, mine func([]byte) bool, tombstone string) (bool, error) {
+	whole := mine != nil || tombstone != "" || len(v.refPath[name]) > 0
+	var doc []byte
+	return v.lines.ScanLines(ctx, name, func(line []byte, off int64, n int) error {
+		id, ok := load.Value{}, false
+		if !whole {
+			id, ok = load.LineID(line)
+		}
+		if !ok {
+			var err error
+			if doc, err = v.lines.ParseLine(doc[:0], name, line, n); err != nil {
+				return err
+			}
+			if mine != nil && !mine(doc) {
+				st.OtherTypes++ // another mapping's document type
+				return nil
+			}
+			if id, err = load.DocumentID(doc); err != nil {
+				return fmt.Errorf("collection %q: %w", name, err)
+			}
+		}
+		st.Found++
+		if err := v.cmp.AddLine(&v.cmp.Found, name, id, line, "", off); err != nil {
+			return err
+		}
+		if !whole || tombstone != "" && load.IsTombstone(doc, tombstone) {
+			return nil // a deleted row's references may be gone too
+		}
+		return v.collectRefs(name, doc)
+	})
 }
 
 // merge walks both sorted sides together, counting and reporting the
@@ -548,6 +717,13 @@ func (v *verifier) merge(ctx context.Context) error {
 		case DiffUnexpected:
 			if !y.Sampled() {
 				return nil
+			}
+			if v.lines != nil {
+				// A line no expected one matched: it must still be a
+				// document (a corrupt line is a failure, as in a scan).
+				if _, err := v.cmp.Found.Read(y); err != nil {
+					return err
+				}
 			}
 			if kept, err := v.retained(y); kept || err != nil {
 				return err
@@ -589,7 +765,6 @@ func (v *verifier) merge(ctx context.Context) error {
 			}
 			return nil
 		}
-		st.Different++
 		want, err := v.cmp.Exp.Read(x)
 		if err != nil {
 			return err
@@ -598,6 +773,17 @@ func (v *verifier) merge(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if bytes.Equal(want, got) {
+			// Lines of JSON that differ as text and are the same
+			// document (another spelling; a document that took the
+			// BSON way): equal BSON is what equal means.
+			st.Identical++
+			if v.pass != nil {
+				v.pass.seen(x.Key(), compare.Identical, x.Hash(), y.Hash(), nil)
+			}
+			return nil
+		}
+		st.Different++
 		d := Difference{Collection: x.Collection(), ID: y.IDJSON(), Kind: DiffDifferent, Source: x.Source}
 		d.Fields, d.MoreFields = load.DiffDocuments(want, got, v.opt.MaxFieldDiffs)
 		if v.held(x.Key(), x.Hash(), y.Hash(), d) {

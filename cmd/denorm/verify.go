@@ -339,6 +339,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 			fmt.Fprintf(g.stdout, "job %s is running: differences are compared again once it has applied the source's newer changes\n", o.job)
 		}
 	}
+	tuneVerifyGC(o.sortMemMiB)
 	start := time.Now()
 	res, err := pipeline.Verify(ctx, snap, plan, target, pipeline.VerifyOptions{
 		Repair:        o.repair,

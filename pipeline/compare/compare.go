@@ -25,6 +25,7 @@ import (
 // (built from the source) and the found ones (read from the target).
 type Comparison struct {
 	Exp, Found Side
+	pair       *pairing
 	// sampled, when set, picks the sort keys whose documents are hashed
 	// and spilled (verify's --sample); the others are only counted.
 	Sampled func(key []byte) bool
@@ -41,6 +42,7 @@ func New(dir string, mem int) (*Comparison, error) {
 		c.Exp.close()
 		return nil, err
 	}
+	c.Exp.twin = &c.Found
 	return c, nil
 }
 
@@ -52,11 +54,19 @@ func (c *Comparison) Close() {
 // Side is one side's sorter and document spill file. The two sides may
 // be filled by different goroutines (Add touches only its side).
 type Side struct {
+	// Stored, when set, reads back the lines the caller keeps itself (a
+	// directory target's, at the place AddLine was given): Read checks
+	// what it reads back against the hash taken when it was added.
+	Stored func(coll string, off int64, size int) ([]byte, error)
+
 	sorter *extsort.Sorter
-	f      *os.File
-	w      *bufio.Writer
-	off    int64
-	buf    []byte
+	// twin is the found side, on the expected one: where a paired
+	// record's document lies.
+	twin *Side
+	f    *os.File
+	w    *bufio.Writer
+	off  int64
+	buf  []byte
 }
 
 func (s *Side) open(dir, name string, mem int) error {
@@ -83,27 +93,88 @@ func (s *Side) close() {
 // length, bytes) and the source row name.
 const (
 	flagSampled = 1
-	hashLen     = 16
+	// flagInFound: the expected document was not spilled; its found twin
+	// (same _id, same hash) lies at the record's place on the found side
+	// (pair.go).
+	flagInFound = 2
+	// flagJSON: the document is kept as a line of relaxed Extended JSON
+	// (AddLine), its hash that of the line.
+	flagJSON = 4
+	hashLen  = 16
 )
 
 // Add stores one document of side s. Calls for the two sides may run
 // concurrently; doc is copied.
 func (c *Comparison) Add(s *Side, coll string, doc []byte, source string) error {
+	return c.add(s, coll, doc, source, -1, 0)
+}
+
+// AddLine stores one document of side s given as a line of relaxed
+// Extended JSON (a directory target's, or the line migrate writes for an
+// expected document) with its _id: the line is hashed and kept as it is,
+// and Read parses it. off is where the caller keeps the line (a side with
+// Stored); -1 spills it. Equal lines are equal documents; lines that
+// differ may still be equal documents (another spelling of the same
+// JSON), which the caller tells by comparing what Read gives.
+func (c *Comparison) AddLine(s *Side, coll string, id load.Value, line []byte, source string, off int64) error {
+	if off >= 0 && s.Stored == nil {
+		return errors.New("compare: a kept line on a side without Stored")
+	}
+	return c.addKeyed(s, coll, id, line, flagJSON, source, off, len(line))
+}
+
+func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off int64, size int) error {
 	idv, err := load.DocumentID(doc)
 	if err != nil {
 		return fmt.Errorf("collection %q: %w", coll, err)
 	}
+	return c.addKeyed(s, coll, idv, doc, 0, source, off, size)
+}
+
+func (c *Comparison) addKeyed(s *Side, coll string, idv load.Value, doc []byte, flags byte, source string, off int64, size int) error {
 	key := IDKey(coll, idv)
-	val := s.buf[:0]
-	if c.Sampled == nil || c.Sampled(key) {
-		val = append(val, flagSampled)
-		val = appendDocHash(val, doc)
-		val = binary.BigEndian.AppendUint64(val, uint64(s.off))
-		val = binary.BigEndian.AppendUint32(val, uint32(len(doc)))
-		if _, err := s.w.Write(doc); err != nil {
-			return fmt.Errorf("spill file: %w", err)
+	if c.Sampled != nil && !c.Sampled(key) {
+		return c.record(s, key, idv, nil, source, 0, 0, 0)
+	}
+	var hash [hashLen]byte
+	appendDocHash(hash[:0], doc)
+	if c.pair != nil && s == &c.Exp {
+		return c.pairExpected(s, key, idv, doc, hash, flags, source)
+	}
+	if off < 0 {
+		off, size = s.off, len(doc)
+		if err := c.spillRecord(s, key, idv, doc, &hash, flags, source); err != nil {
+			return err
 		}
-		s.off += int64(len(doc))
+	} else if err := c.record(s, key, idv, &hash, source, off, size, flags); err != nil {
+		return err
+	}
+	if c.pair != nil && s == &c.Found {
+		c.pairFound(key, place{hash: hash, off: off, size: size})
+	}
+	return nil
+}
+
+// spillRecord writes doc to s's spill file and adds its record.
+func (c *Comparison) spillRecord(s *Side, key []byte, idv load.Value, doc []byte, hash *[hashLen]byte, flags byte, source string) error {
+	off := s.off
+	if _, err := s.w.Write(doc); err != nil {
+		return fmt.Errorf("spill file: %w", err)
+	}
+	s.off += int64(len(doc))
+	return c.record(s, key, idv, hash, source, off, len(doc), flags)
+}
+
+// record adds one record to s's sorter: sampled (hashed) when hash is
+// set, its document at off (size bytes) in s's spill file or Stored
+// place, or with flagInFound in the found side's.
+func (c *Comparison) record(s *Side, key []byte, idv load.Value, hash *[hashLen]byte, source string, off int64, size int, flags byte) error {
+	val := s.buf[:0]
+	if hash != nil {
+		val = append(val, flagSampled|flags)
+		val = append(val, hash[:]...)
+		val = binary.BigEndian.AppendUint64(val, uint64(off))
+		val = binary.BigEndian.AppendUint32(val, uint32(size))
 	} else {
 		val = append(val, 0)
 	}
@@ -130,6 +201,9 @@ func appendDocHash(dst, doc []byte) []byte {
 // flush writes out both spill files' buffers: call it once every document
 // is added, before merge.
 func (c *Comparison) Flush() error {
+	if err := c.drainPairs(); err != nil {
+		return err
+	}
 	for _, s := range []*Side{&c.Exp, &c.Found} {
 		if err := s.w.Flush(); err != nil {
 			return fmt.Errorf("spill file: %w", err)
@@ -144,6 +218,8 @@ type Entry struct {
 	ok      bool
 	key     []byte
 	sampled bool
+	inFound bool
+	json    bool
 	hash    []byte
 	off     int64
 	size    int
@@ -185,6 +261,8 @@ func (c *cursor) next() error {
 		return errCorruptRecord
 	}
 	e.sampled = val[0]&flagSampled != 0
+	e.inFound = val[0]&flagInFound != 0
+	e.json = val[0]&flagJSON != 0
 	val = val[1:]
 	if e.sampled {
 		if len(val) < hashLen+12 {
@@ -263,10 +341,45 @@ func (e *Entry) Hash() []byte { return e.hash }
 // idValue is the stored _id, for deleting the document.
 func (e *Entry) IDValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
 
-// read returns the spilled document of a sampled Entry.
+// Read returns the document of a sampled Entry as BSON: spilled, kept
+// by the caller (Stored), or a paired one's found twin (pair.go); a line
+// of JSON is parsed. What is read from elsewhere than this run's own
+// spill file is checked against the hash taken when it was added.
 func (s *Side) Read(e *Entry) ([]byte, error) {
-	b := make([]byte, e.size)
-	if _, err := s.f.ReadAt(b, e.off); err != nil {
+	from := s
+	if e.inFound {
+		from = s.twin
+	}
+	// Only a side with Stored keeps lines elsewhere, and then every
+	// record of it does (AddLine with an offset): the others are in
+	// their side's spill file.
+	kept := from.Stored != nil
+	var b []byte
+	var err error
+	if kept {
+		b, err = from.Stored(e.Collection(), e.off, e.size)
+	} else {
+		b, err = from.readSpill(e.off, e.size)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if kept && !bytes.Equal(appendDocHash(nil, b), e.hash) {
+		return nil, fmt.Errorf("collection %q _id %s: the document read back is not the one read first: the target changed while verify read it", e.Collection(), e.IDJSON())
+	}
+	if !e.json {
+		return b, nil
+	}
+	doc, err := load.UnmarshalExtJSON(nil, b)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q _id %s: not an Extended JSON document: %w", e.Collection(), e.IDJSON(), err)
+	}
+	return doc, nil
+}
+
+func (s *Side) readSpill(off int64, size int) ([]byte, error) {
+	b := make([]byte, size)
+	if _, err := s.f.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("spill file: %w", err)
 	}
 	return b, nil
