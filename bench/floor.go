@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/denorm/denorm/extract"
-	"github.com/denorm/denorm/mappings"
 )
 
 // The floor: what the source itself takes to send every row a mapping
@@ -31,20 +30,7 @@ import (
 // entry, the queries that read its relations in full, as denorm's streams
 // read them (extract.FullReads).
 func fullReads(ctx context.Context, db, mapping string) ([][]string, error) {
-	conn, err := pgx.Connect(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(ctx)
-	f, err := mappings.Load(mapping)
-	if err != nil {
-		return nil, err
-	}
-	cat, err := extract.ReadCatalog(ctx, conn, f.Tables())
-	if err != nil {
-		return nil, err
-	}
-	plan, err := mappings.Resolve(f, cat)
+	plan, err := resolvePlan(ctx, db, mapping)
 	if err != nil {
 		return nil, err
 	}
