@@ -113,7 +113,11 @@ func (bt *batcher) next(ctx context.Context) (step, error) {
 				b.started = time.Now()
 			}
 		case extract.OpRelation:
-			if err := s.checkRelation(ctx, c.Rel); err != nil {
+			var xids []uint32
+			if bt.inTx {
+				xids = []uint32{bt.xid}
+			}
+			if err := s.checkRelation(ctx, c.Rel, xids); err != nil {
 				return step{}, err
 			}
 		case extract.OpInsert, extract.OpUpdate, extract.OpDelete:

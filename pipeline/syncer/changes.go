@@ -145,8 +145,13 @@ func (s *syncer) stream(ctx context.Context, once bool) (progressed bool, err er
 // table's rows the stream describes by it are stale (their columns go by
 // other names), and every collection entry that reads the table is
 // rebuilt whole from the current state instead (addRow) until the stream
-// describes the table as the plan has it again.
-func (s *syncer) checkRelation(ctx context.Context, rel *extract.Relation) error {
+// describes the table as the plan has it again. xids is the transaction
+// the stream describes the table in (none outside one): the table is read
+// as it is now from a snapshot that sees it, since the stream may deliver
+// a transaction before new snapshots see its commit (extract.Snapshot.Sees),
+// and a snapshot that does not see an ALTER TABLE would show the table as
+// the plan has it.
+func (s *syncer) checkRelation(ctx context.Context, rel *extract.Relation, xids []uint32) error {
 	t := rel.Table()
 	used, mapped := s.fan.used[t]
 	if !mapped {
@@ -156,7 +161,7 @@ func (s *syncer) checkRelation(ctx context.Context, rel *extract.Relation) error
 	var table = s.tableOf(t)
 	if table != nil {
 		if ch := rel.Changes(table, used); len(ch) > 0 {
-			now, err := s.currentChanges(ctx, t)
+			now, err := s.currentChanges(ctx, t, xids)
 			switch {
 			case err != nil:
 				return err
@@ -226,10 +231,11 @@ func quoteTable(schema, name string) string {
 	return q(schema) + "." + q(name)
 }
 
-// currentChanges reads table's definition as it is now and returns how
-// the columns the plan reads of it differ from the plan's.
-func (s *syncer) currentChanges(ctx context.Context, table string) ([]extract.ColumnChange, error) {
-	snap, err := s.src.Snapshot(ctx)
+// currentChanges reads table's definition as it is now, in a snapshot
+// that sees the transactions xids, and returns how the columns the plan
+// reads of it differ from the plan's.
+func (s *syncer) currentChanges(ctx context.Context, table string, xids []uint32) ([]extract.ColumnChange, error) {
+	snap, err := s.snapshotSeeing(ctx, xids)
 	if err != nil {
 		return nil, err
 	}
