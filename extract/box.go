@@ -76,6 +76,17 @@ func next[T any](s *[]T) *T {
 	return &(*s)[len(*s)-1]
 }
 
+// carve takes the next n elements of the block *s (a new block of size
+// elements when too few are left), capacity n: an append copies them.
+func carve[T any](s *[]T, n, size int) []T {
+	if cap(*s)-len(*s) < n {
+		*s = make([]T, 0, size)
+	}
+	start := len(*s)
+	*s = (*s)[:start+n]
+	return (*s)[start : start+n : start+n]
+}
+
 // text copies b into a byte block and returns it as a string.
 func (a *arena) text(b []byte) string {
 	if len(b) == 0 {
@@ -178,12 +189,7 @@ func (a *arena) array(n int) transform.Array {
 	if !box.Works || n == 0 || n > arenaItems/8 {
 		return make(transform.Array, n)
 	}
-	if cap(a.items)-len(a.items) < n {
-		a.items = make([]any, 0, arenaItems)
-	}
-	start := len(a.items)
-	a.items = a.items[:start+n]
-	return transform.Array(a.items[start : start+n : start+n])
+	return carve(&a.items, n, arenaItems)
 }
 
 // boxArray boxes an array (from array, filled).
@@ -202,12 +208,7 @@ func (a *arena) doc(n int) transform.Doc {
 	if !box.Works || n == 0 || n > arenaItems/8 {
 		return make(transform.Doc, n)
 	}
-	if cap(a.fields)-len(a.fields) < n {
-		a.fields = make([]transform.Field, 0, arenaItems/2)
-	}
-	start := len(a.fields)
-	a.fields = a.fields[:start+n]
-	return transform.Doc(a.fields[start : start+n : start+n])
+	return carve(&a.fields, n, arenaItems/2)
 }
 
 // boxDoc boxes a document (from doc, filled).

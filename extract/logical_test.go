@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -943,49 +939,14 @@ func TestLogicalPrivileges(t *testing.T) {
 	}
 }
 
-// privateServer starts a PostgreSQL cluster of the test's own with the
-// project's script (for server settings the shared one must keep) and
-// returns its admin URL and a restart function.
+// privateServer starts a PostgreSQL cluster of the test's own
+// (testenv.PrivatePostgres), not in the short suite.
 func privateServer(t *testing.T) (string, func()) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server: skipped in the short suite")
 	}
-	script := filepath.Join(testenv.Root(t), "scripts", "pg.sh")
-	// Not t.TempDir: the server's user must traverse the directory.
-	dir, err := os.MkdirTemp("", "denorm-logical-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	run := func(args ...string) string {
-		out, err := exec.Command(script, args...).Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("pg.sh %v: %v\n%s", args, err, stderr)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	url := run("start", filepath.Join(dir, "pg"), port)
-	t.Cleanup(func() {
-		_ = exec.Command(script, "stop", filepath.Join(dir, "pg")).Run()
-		os.RemoveAll(dir)
-	})
-	return url, func() {
-		run("stop", filepath.Join(dir, "pg"))
-		run("start", filepath.Join(dir, "pg"), port)
-	}
+	return testenv.PrivatePostgres(t)
 }
 
 // TestLogicalServerStates, on a server of its own: wal_level below logical

@@ -25,15 +25,13 @@ type console struct {
 // eraseLine goes back to the start of the line and erases it (ANSI EL).
 const eraseLine = "\r\x1b[K"
 
+// newConsole is w as a console: w itself when it is one.
 func newConsole(w io.Writer) *console {
 	if c, ok := w.(*console); ok {
 		return c
 	}
 	return &console{w: w}
 }
-
-// consoleOf is w as a console: w itself when it is one.
-func consoleOf(w io.Writer) *console { return newConsole(w) }
 
 func (c *console) Write(p []byte) (int, error) {
 	c.mu.Lock()

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -265,43 +263,6 @@ func TestFlagsAgree(t *testing.T) {
 	}
 }
 
-// ownServer starts a PostgreSQL server of the test's own (scripts/pg.sh
-// on a free port), whose settings the test may change and restart it
-// for; it is stopped when the test ends.
-func ownServer(t *testing.T) (url string, restart func()) {
-	t.Helper()
-	script := filepath.Join(testenv.Root(t), "scripts", "pg.sh")
-	// Not t.TempDir: the server's user must traverse the directory.
-	dir, err := os.MkdirTemp("", "denorm-defaults-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	port := strings.Split(testenv.ClosedPort(t), ":")[1]
-	pg := func(args ...string) string {
-		out, err := exec.Command(script, args...).Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("pg.sh %v: %v\n%s", args, err, stderr)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	url = pg("start", filepath.Join(dir, "pg"), port)
-	t.Cleanup(func() {
-		_ = exec.Command(script, "stop", filepath.Join(dir, "pg")).Run()
-		os.RemoveAll(dir)
-	})
-	return url, func() {
-		pg("stop", filepath.Join(dir, "pg"))
-		pg("start", filepath.Join(dir, "pg"), port)
-	}
-}
-
 // targetCollections lists the collections of the target database at uri
 // (each has at least its _id index once it exists).
 func targetCollections(t *testing.T, db *mongo.Database) []string {
@@ -323,7 +284,7 @@ func TestLogicalChecksBeforeIndexes(t *testing.T) {
 	}
 	mapping := example(t, "blog") // an index on posts, a bucket index on comments
 	t.Run("wal_level replica", func(t *testing.T) {
-		url, restart := ownServer(t)
+		url, restart := testenv.PrivatePostgres(t)
 		testenv.PsqlFile(t, url, repoPath(t, "testdata", "examples", "seed.sql"))
 		testenv.PsqlFile(t, url, repoPath(t, identityFull))
 		testenv.Exec(t, url, "ALTER SYSTEM SET wal_level = replica")

@@ -73,7 +73,7 @@ const (
 )
 
 func newProgress(g *globals, mode string) *progress {
-	con := consoleOf(g.stderr)
+	con := newConsole(g.stderr)
 	if mode == "auto" {
 		mode = "lines"
 		if _, ok := con.terminal(); ok && g.logFormat != logJSON {

@@ -19,14 +19,7 @@ var testOnlyTools = []string{"chromium", "chromium-browser", "google-chrome", "g
 // and groff.
 func strippedPath(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "denorm-nochromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := OpenTempDir(t, "denorm-nochromium-")
 	for _, d := range filepath.SplitList(os.Getenv("PATH") + ":/usr/local/go/bin") {
 		ents, err := os.ReadDir(d)
 		if err != nil {
@@ -143,12 +136,12 @@ func TestMakeDemoDeps(t *testing.T) {
 // removed when t ends, and returns it.
 func readableScripts(t *testing.T, root string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "denorm-scripts-")
-	if err != nil {
+	dir := OpenTempDir(t, "denorm-scripts-")
+	// Chmod too: the umask may take bits from Mkdir's mode.
+	if err := os.Mkdir(filepath.Join(dir, "scripts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+	if err := os.Chmod(filepath.Join(dir, "scripts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"pg.sh", "deps.sh"} {
@@ -157,12 +150,6 @@ func readableScripts(t *testing.T, root string) string {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "scripts", name), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// MkdirTemp makes the directory 0700; the copy is for another user.
-	for _, d := range []string{dir, filepath.Join(dir, "scripts")} {
-		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
