@@ -103,10 +103,15 @@ func TestPairing(t *testing.T) {
 			if paired+spilled != n {
 				t.Errorf("paired %d + spilled %d, want %d", paired, spilled, n)
 			}
-			// The two changed documents and the one whose good copy's
-			// place the damaged copy took meet no twin.
-			if name != "reversed" && spilled > 3 {
-				t.Errorf("%s: %d spilled, want at most 3", name, spilled)
+			// The missing document (7) and the two changed ones (100,
+			// n-5) meet no twin: they are spilled in every order. 200
+			// meets its good copy when the expected side reaches it
+			// before the found side has passed the damaged copy, which
+			// then took the good one's place; else it is spilled too.
+			// Which comes first is the two goroutines' timing, so in the
+			// orders that meet the window 3 or 4 are spilled, no more.
+			if name != "reversed" && (spilled < 3 || spilled > 4) {
+				t.Errorf("%s: %d spilled, want 3 (7, 100 and %d) or 4 (and 200)", name, spilled, n-5)
 			}
 			t.Logf("%s: paired %d, spilled %d", name, paired, spilled)
 
