@@ -2,8 +2,11 @@ package extract
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -34,6 +37,15 @@ type relation struct {
 const maxIntTuple = 3
 
 type intTuple [maxIntTuple]int64
+
+func compareIntTuples(a, b intTuple) int {
+	for i := range a {
+		if c := cmp.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
 
 // keyShape tells how relation n's keys are kept.
 type keyShape int
@@ -70,20 +82,50 @@ func shapeOf(n *mappings.Node) keyShape {
 }
 
 // runs maps keys to their rows in a relation's rows.
+//
+// The runs are kept in arrival order. While they arrive in strictly
+// increasing key order (an order cmp knows: integer keys, which every
+// query reading a relation sorts as Go compares them), that list is the
+// index: a parent finds its rows at a cursor that moves along with the
+// parents (which come in the same order), or by binary search. A key
+// arriving out of order, or keys with no known order, build a map from
+// key to run instead. A batch's rows are then filed with no map operation
+// at all in the common case, where a map cost two per row.
+//
+// The cursor is only a hint, checked against the keys before it is
+// trusted, and moved atomically: gets are safe for concurrent use, as
+// transform.Related asks.
 type runs[K comparable] struct {
-	spans map[K]span
-	// last is the key of the last row added; open is false once another
-	// key's rows followed.
-	last K
+	list []run[K]
+	// index maps each key to its run in list; nil while list is in
+	// increasing key order and searched instead.
+	index map[K]int32
+	// cmp orders keys as they arrive when every run follows the one
+	// before (nil: no order known, index from the start).
+	cmp func(a, b K) int
+	// open is false once another key's rows followed the last run's.
 	open bool
+	// cursor is where the next get looks first.
+	cursor atomic.Int32
 	// extra holds the rows of keys seen in more than one run.
 	extra map[K][][]any
+	// keys is the expected number of keys (the index's size hint).
+	keys int
 }
 
-// span is rows[start:end].
-type span struct{ start, end int32 }
+// run is the rows of key: rows[start:end].
+type run[K comparable] struct {
+	key        K
+	start, end int32
+}
 
-func newRuns[K comparable](keys int) *runs[K] { return &runs[K]{spans: make(map[K]span, keys)} }
+func newRuns[K comparable](keys int, cmp func(a, b K) int) *runs[K] {
+	x := &runs[K]{cmp: cmp, keys: keys, list: make([]run[K], 0, keys)}
+	if cmp == nil {
+		x.index = make(map[K]int32, keys)
+	}
+	return x
+}
 
 // newRelation is an empty relation of n, with room for about rows rows
 // under keys keys (the size of the last batch's, say: 0 when unknown).
@@ -91,13 +133,13 @@ func newRelation(n *mappings.Node, rows, keys int) *relation {
 	r := &relation{rows: make([][]any, 0, rows)}
 	switch shapeOf(n) {
 	case shapeInt:
-		r.ints = newRuns[int64](keys)
+		r.ints = newRuns(keys, cmp.Compare[int64])
 	case shapeInts:
-		r.multi = newRuns[intTuple](keys)
+		r.multi = newRuns(keys, compareIntTuples)
 	case shapeUUID:
-		r.uuids = newRuns[transform.UUID](keys)
+		r.uuids = newRuns[transform.UUID](keys, nil)
 	default:
-		r.strs = newRuns[string](keys)
+		r.strs = newRuns[string](keys, nil)
 	}
 	return r
 }
@@ -106,13 +148,13 @@ func newRelation(n *mappings.Node, rows, keys int) *relation {
 func (r *relation) size() (rows, keys int) {
 	switch {
 	case r.ints != nil:
-		keys = len(r.ints.spans)
+		keys = r.ints.size()
 	case r.multi != nil:
-		keys = len(r.multi.spans)
+		keys = r.multi.size()
 	case r.uuids != nil:
-		keys = len(r.uuids.spans)
+		keys = r.uuids.size()
 	default:
-		keys = len(r.strs.spans)
+		keys = r.strs.size()
 	}
 	return len(r.rows), keys
 }
@@ -141,41 +183,83 @@ func (r *relation) add(n *mappings.Node, row []any) {
 
 // add appends row, of key k, to rows and returns them.
 func (x *runs[K]) add(rows [][]any, k K, row []any) [][]any {
-	s, seen := x.spans[k]
-	switch {
-	case seen && x.open && k == x.last:
+	last := len(x.list) - 1
+	if x.open && x.list[last].key == k {
+		// The last run goes on.
 		rows = append(rows, row)
-		x.spans[k] = span{s.start, int32(len(rows))}
-	case seen:
-		// A second run of k: its rows go to a slice of their own.
-		if x.extra == nil {
-			x.extra = map[K][][]any{}
-		}
-		moved, ok := x.extra[k]
-		if !ok {
-			moved = append(moved, rows[s.start:s.end]...)
-		}
-		x.extra[k] = append(moved, row)
-		x.open = false
-	default:
-		rows = append(rows, row)
-		x.spans[k] = span{int32(len(rows) - 1), int32(len(rows))}
-		x.last, x.open = k, true
+		x.list[last].end = int32(len(rows))
+		return rows
 	}
+	if x.index == nil && last >= 0 && x.cmp(x.list[last].key, k) >= 0 {
+		// Out of order: from now on the map finds keys.
+		x.index = make(map[K]int32, max(x.keys, len(x.list)))
+		for i, r := range x.list {
+			x.index[r.key] = int32(i)
+		}
+	}
+	if x.index != nil {
+		if i, seen := x.index[k]; seen {
+			// A second run of k: its rows go to a slice of their own.
+			if x.extra == nil {
+				x.extra = map[K][][]any{}
+			}
+			moved, ok := x.extra[k]
+			if !ok {
+				r := x.list[i]
+				moved = append(moved, rows[r.start:r.end]...)
+			}
+			x.extra[k] = append(moved, row)
+			x.open = false
+			return rows
+		}
+		x.index[k] = int32(len(x.list))
+	}
+	rows = append(rows, row)
+	x.list = append(x.list, run[K]{key: k, start: int32(len(rows) - 1), end: int32(len(rows))})
+	x.open = true
 	return rows
 }
 
 // get returns the rows of key k.
 func (x *runs[K]) get(rows [][]any, k K) [][]any {
-	if moved, ok := x.extra[k]; ok {
-		return moved
+	if x.extra != nil {
+		if moved, ok := x.extra[k]; ok {
+			return moved
+		}
 	}
-	s, ok := x.spans[k]
+	i, ok := x.find(k)
 	if !ok {
 		return nil
 	}
-	return rows[s.start:s.end:s.end]
+	r := x.list[i]
+	return rows[r.start:r.end:r.end]
 }
+
+// find returns the index in list of key k's run.
+func (x *runs[K]) find(k K) (int, bool) {
+	if x.index != nil {
+		i, ok := x.index[k]
+		return int(i), ok
+	}
+	c := int(x.cursor.Load())
+	if c < len(x.list) {
+		switch d := x.cmp(x.list[c].key, k); {
+		case d == 0:
+			x.cursor.Store(int32(c + 1))
+			return c, true
+		case d > 0 && (c == 0 || x.cmp(x.list[c-1].key, k) < 0):
+			return 0, false // between two runs: a parent without rows
+		}
+	}
+	i, ok := slices.BinarySearchFunc(x.list, k, func(r run[K], k K) int { return x.cmp(r.key, k) })
+	if ok {
+		x.cursor.Store(int32(i + 1))
+	}
+	return i, ok
+}
+
+// size is the number of keys.
+func (x *runs[K]) size() int { return len(x.list) }
 
 // all returns every row added, each once (in no particular order when a
 // key came in more than one run).
@@ -197,8 +281,8 @@ func (x *runs[K]) all(rows [][]any) [][]any {
 	}
 	out := append([][]any(nil), rows...)
 	for k, moved := range x.extra {
-		s := x.spans[k]
-		out = append(out, moved[s.end-s.start:]...)
+		r := x.list[x.index[k]]
+		out = append(out, moved[r.end-r.start:]...)
 	}
 	return out
 }

@@ -12,7 +12,10 @@ import (
 
 // TestRelationRuns adds rows whose keys come mostly in runs, sometimes
 // interrupted and resumed, and checks that every key gives back exactly
-// its rows in the order added, for integer and for text keys.
+// its rows in the order added, for integer and for text keys. Half the
+// rounds keep integer keys in increasing order with gaps (the runs found
+// by cursor and binary search, no map), asked for in order, in random
+// order and twice.
 func TestRelationRuns(t *testing.T) {
 	for _, typ := range []string{"int4", "text"} {
 		t.Run(typ, func(t *testing.T) {
@@ -26,15 +29,17 @@ func TestRelationRuns(t *testing.T) {
 				return fmt.Sprint("k", k)
 			}
 			r := rand.New(rand.NewPCG(3, 4))
-			for round := range 200 {
+			sortedRounds := 0
+			for round := range 400 {
 				rel := newRelation(n, 0, 0)
 				want := map[any][][]any{}
 				k := 0
+				sorted := round%2 == 0
 				for i := range 300 {
 					switch x := r.IntN(10); {
 					case x < 6: // same key
-					case x < 9:
-						k++
+					case x < 9 || sorted:
+						k += 1 + r.IntN(3)*(round%4/2) // with gaps in some rounds
 					default: // back to an earlier key
 						k = r.IntN(k + 1)
 					}
@@ -46,7 +51,20 @@ func TestRelationRuns(t *testing.T) {
 					}
 					rel.add(n, row)
 				}
+				if typ == "int4" && sorted {
+					if rel.ints.index != nil {
+						t.Fatalf("round %d: keys in order built a map", round)
+					}
+					sortedRounds++
+				}
+				asks := make([]int, 0, 3*(k+2))
 				for kk := range k + 2 {
+					asks = append(asks, kk)
+				}
+				for _, kk := range r.Perm(k + 2) {
+					asks = append(asks, kk, kk)
+				}
+				for _, kk := range append(asks, -1) {
 					got := rel.get(n, []any{key(kk)})
 					if w := want[key(kk)]; !reflect.DeepEqual(got, w) && (len(got) != 0 || len(w) != 0) {
 						t.Fatalf("round %d, key %v: got %v, want %v", round, key(kk), got, w)
@@ -69,6 +87,9 @@ func TestRelationRuns(t *testing.T) {
 				if got := rel.get(n, []any{nil}); got != nil {
 					t.Fatalf("NULL parent key gives %v", got)
 				}
+			}
+			if typ == "int4" && sortedRounds != 200 {
+				t.Fatalf("%d rounds in key order, want 200", sortedRounds)
 			}
 		})
 	}

@@ -217,6 +217,12 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 				arr = append(arr, s.boxDoc(sub))
 			}
 			v = s.boxArray(arr)
+			if f.Pivot == nil {
+				// Each document was checked as it was built: no second
+				// walk over every value of the array.
+				d = append(d, Field{Key: f.Name, Value: v})
+				continue
+			}
 		}
 		if v == nil {
 			continue // NULL scalars are left out
