@@ -312,7 +312,7 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 // rounding, so the rounding finds it; any other a fails the check (or the
 // range of n) and falls back.
 //
-// Writing: the integer part of D is uint64(a), since a and D lie on the same
+// Writing: the integer part of D is int64(a), since a and D lie on the same
 // side of every integer (D is an integer, so a = D, or D is at least
 // 10^-s = 10^(e-14) from each integer, more than half an ulp of a); the
 // fraction n - ip·10^s is checked to be below 10^s anyway.
