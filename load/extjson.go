@@ -257,10 +257,10 @@ func unsupportedError(key string, v any) error {
 // appendJSONDouble writes f as the driver does: strconv's shortest 'G'
 // form, with ".0" added to a number with neither '.' nor 'E', and
 // {"$numberDouble":...} for NaN and the infinities. Numbers of magnitude
-// 1e-4 to 1e6 with at most 15 significant digits (money, measures, most
+// 1e-8 to 1e15 with at most 15 significant digits (money, measures, most
 // numerics read as double) take a fast path; all others go to strconv.
 func appendJSONDouble(dst []byte, f float64) []byte {
-	if out, ok := appendFixedDouble(dst, f); ok {
+	if out, ok := appendShortDouble(dst, f); ok {
 		return out
 	}
 	switch {
@@ -281,9 +281,9 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 	return append(dst, ".0"...)
 }
 
-// appendFixedDouble is appendJSONDouble's fast path: it writes f and
+// appendShortDouble is appendJSONDouble's fast path: it writes f and
 // returns true when |f| is the double nearest a decimal D = n/10^s with
-// 10^14 <= n < 10^15 and 9 <= s <= 18 (so 1e-4 <= D < 1e6, at most 15
+// 10^14 <= n < 10^15 and 0 <= s <= 22 (so 1e-8 <= D < 1e15, at most 15
 // significant digits), and returns dst unchanged and false otherwise.
 //
 // Why the bytes are strconv's. Let a = |f| and let n, s be as above with
@@ -300,49 +300,47 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 // 10^(e-15) in the third case): D' never parses to a. So D is the one
 // shortest decimal that round-trips, the digits strconv's shortest mode
 // prints (it minimises the digit count first, and would only then choose
-// the nearest). 'G' with shortest precision prints %f when the decimal
-// exponent e is in -4..5 (true here by construction), with exactly the
-// digits of D: the integer part ("0" when D < 1), and a fraction of D's
-// digits after the point, leading zeros kept, trailing zeros dropped; an
-// integral D has no point, hence ".0" from appendJSONDouble.
+// the nearest). 'G' with shortest precision prints D's digits in %f form
+// when e is in -4..5: the integer part ("0" when D < 1), and a fraction of
+// D's digits after the point, leading zeros kept, trailing zeros dropped
+// (an integral D has no point, hence ".0" from appendJSONDouble); and in
+// %e form otherwise: the first digit, the point and the others when there
+// are others, 'E', the exponent's sign and at least two digits.
 //
-// Finding n: with e = floor(log10 a) from the binary exponent and one
-// comparison, s = 14-e, n = round(a·10^s). When a = RN(D) for such a D,
-// a·10^s is within n·2^-53 + 1/16 < 0.2 of n after the product's own
-// rounding, so the rounding finds it; any other a fails the check (or the
-// range of n) and falls back.
+// Finding n: e, the decade of D, is the k with RN(10^k) <= a < RN(10^(k+1))
+// (rounding is monotonic, and a D of at most 15 digits below 10^k is more
+// than an ulp from it), found from the binary exponent and one comparison;
+// s = 14-e, n = round(a·10^s). When a = RN(D) for such a D, a·10^s is within
+// n·2^-53 + 1/16 < 0.2 of n after the product's own rounding, so the
+// rounding finds it; any other a fails the check (or the range of n) and
+// falls back.
 //
-// Writing: the integer part of D is int64(a), since a and D lie on the same
-// side of every integer (D is an integer, so a = D, or D is at least
+// Writing %f: the integer part of D is int64(a), since a and D lie on the
+// same side of every integer (D is an integer, so a = D, or D is at least
 // 10^-s = 10^(e-14) from each integer, more than half an ulp of a); the
 // fraction n - ip·10^s is checked to be below 10^s anyway.
-func appendFixedDouble(dst []byte, f float64) ([]byte, bool) {
+func appendShortDouble(dst []byte, f float64) ([]byte, bool) {
 	a := math.Abs(f)
-	if !(a >= 1e-4 && a < 1e6) { // NaN too
+	if !(a >= 1e-8 && a < 1e15) { // NaN too
 		return dst, false
 	}
-	// floor(log10 a): a is in [2^e2, 2^(e2+1)), which is in less than one
-	// decade: floor(e2·log10 2) or one more.
+	// a is in [2^e2, 2^(e2+1)), which holds one power of ten at most:
+	// floor(e2·log10 2) or one more.
 	e2 := int(math.Float64bits(a)>>52) - 1023
 	e := (e2 * 78913) >> 18 // floor(e2·log10(2)) for |e2| < 2^10
-	if a >= float10[e+1+4] {
+	if a >= float10[e+1+8] {
 		e++
 	}
-	if e < -4 || e > 5 {
+	if e < -8 || e > 14 {
 		return dst, false
 	}
 	s := 14 - e
 	// int64, not uint64: the signed conversions are single instructions.
-	n := int64(a*float10[s+4] + 0.5)
-	if n < 1e14 || n >= 1e15 || float64(n)/float10[s+4] != a {
+	n := int64(a*float10[s+8] + 0.5)
+	if n < 1e14 || n >= 1e15 || float64(n)/float10[s+8] != a {
 		return dst, false
 	}
-	ip := int64(a)
-	frac := uint64(n - ip*int64(uint10[s]))
-	if frac >= uint10[s] {
-		return dst, false
-	}
-	// "-999999." and 18 fraction digits at most.
+	// "-999999." and 18 fraction digits at most; "-9.99999999999999E-08".
 	start := len(dst)
 	dst = slices.Grow(dst, 32)
 	b := dst[start : start+32]
@@ -350,6 +348,45 @@ func appendFixedDouble(dst []byte, f float64) ([]byte, bool) {
 	if f < 0 {
 		b[0] = '-'
 		i = 1
+	}
+	if e < -4 || e > 5 {
+		// n has at most 14 trailing zeros: 8+4+2+1 strips them.
+		m, k := uint64(n), 15
+		if m%100_000_000 == 0 {
+			m /= 100_000_000
+			k -= 8
+		}
+		if m%10_000 == 0 {
+			m /= 10_000
+			k -= 4
+		}
+		if m%100 == 0 {
+			m /= 100
+			k -= 2
+		}
+		if m%10 == 0 {
+			m /= 10
+			k--
+		}
+		putDigits(b[i+1:i+1+k], m)
+		b[i] = b[i+1]
+		if k > 1 {
+			b[i+1] = '.'
+			i++
+		}
+		i += k
+		b[i], b[i+1] = 'E', '+'
+		if e < 0 {
+			b[i+1] = '-'
+			e = -e
+		}
+		b[i+2], b[i+3] = digits2[2*e], digits2[2*e+1]
+		return dst[:start+i+4], true
+	}
+	ip := int64(a)
+	frac := uint64(n - ip*int64(uint10[s]))
+	if frac >= uint10[s] {
+		return dst, false
 	}
 	i += putUint(b[i:], uint64(ip))
 	b[i] = '.'
@@ -380,11 +417,9 @@ func appendFixedDouble(dst []byte, f float64) ([]byte, bool) {
 	return dst[:start+i+w], true
 }
 
-// float10 is 10^(i-4) as float64 for i in 0..23 (10^-4..10^19), uint10 is
-// 10^i. The negative powers are the doubles just above them (1e-1..1e-4
-// all round up), so a >= float10[k] is the exact comparison a >= 10^(k-4)
-// for any double a.
-var float10 = [...]float64{1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+// float10 is RN(10^(i-8)), the double nearest 10^(i-8), for i in 0..31
+// (10^-8..10^23; exact from 10^0 to 10^22); uint10 is 10^i.
+var float10 = [...]float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23}
 
 var uint10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 

@@ -8,22 +8,25 @@ import (
 	"testing"
 )
 
-// benchDoubles are money-like values (numeric(15,2) read as double), which
-// take the fast path, and x/7 values (17 significant digits), which fall
-// back to strconv.
+// benchDoubles are money-like values (numeric(15,2) read as double) below
+// 10^5, which take the fast path's %f form, up to 10^11 (mostly its %e
+// form: 1.2345678901E+09), and x/7 values (17 significant digits), which
+// fall back to strconv.
 func benchDoubles() map[string][]float64 {
 	r := rand.New(rand.NewPCG(15, 2))
 	money := make([]float64, 1024)
+	large := make([]float64, 1024)
 	seventh := make([]float64, 1024)
 	for i := range money {
 		money[i] = float64(r.Int64N(10_000_000)) / 100
+		large[i] = float64(r.Int64N(10_000_000_000_000)) / 100
 		seventh[i] = float64(r.Int64N(1_000_000)) / 7
 	}
-	return map[string][]float64{"money": money, "seventh": seventh}
+	return map[string][]float64{"money": money, "large": large, "seventh": seventh}
 }
 
 func BenchmarkAppendJSONDouble(b *testing.B) {
-	for _, name := range []string{"money", "seventh"} {
+	for _, name := range []string{"money", "large", "seventh"} {
 		vals := benchDoubles()[name]
 		for _, impl := range []struct {
 			name string
@@ -111,6 +114,10 @@ func TestJSONDoubleEdges(t *testing.T) {
 		1e7, 1e15, 1e21, 1 << 53, 1<<53 + 1, 1<<53 - 1, 1 << 52, 4503599627370495.5, 123456789012345, 12345678901234.5,
 		1234.56, 12.5, 980.1, 0.123456789012345, 0.1234567890123456, 0.12345678901234567, 123456.789012345, 123456.7890123456,
 		123456.78901234567, 1.5e-7, 1 / 3.0, 2 / 3.0, 1e-4 / 3, 0.00012, 0.000123456789012345, 0.0001234567890123456, 5e-324,
+		// the exponent form of the fast path: 1e-8..1e-4 and 1e6..1e15
+		1e-8, 1e-7, 1e-6, 1e-5, 9.99999999999999e-9, 1.00000000000001e-8, 1.23456789012345e-7, 1234567, 1234567.5, 12345678.9,
+		1e14, 1e15 - 1, 1e15 - 0.5, 1e15 + 1, 999999999999999, 99999999999999.9, 123456789012345, 1234567890123456, 12345678901234.5,
+		2e11, 200000600001, 98765432109.87, 1.5e8, 5e14, 9.99999999999999e14,
 	}
 	for _, f := range fs {
 		checkDouble(t, &buf, f)
@@ -127,9 +134,10 @@ func TestJSONDoubleEdges(t *testing.T) {
 	}
 }
 
-// TestJSONDoubleDecimals: every n/100 and n/10000 below 10^6 (the fast
-// path takes each), x/7 (it takes none), and random decimals n/10^s and
-// their neighbours.
+// TestJSONDoubleDecimals: every n/100 and n/10000 below 10^5 (the fast
+// path takes each), x/7 (it takes none), integers n·1000003 and n/10^11
+// (the exponent form), and random decimals n/10^s and their neighbours
+// (the fast path must take every one of at most 15 digits in its range).
 func TestJSONDoubleDecimals(t *testing.T) {
 	var buf [2][]byte
 	limit := 10_000_000
@@ -138,13 +146,18 @@ func TestJSONDoubleDecimals(t *testing.T) {
 	}
 	for n := 1; n < limit; n++ {
 		f := float64(n) / 100
-		if _, ok := appendFixedDouble(nil, f); !ok {
+		if _, ok := appendShortDouble(nil, f); !ok {
 			t.Fatalf("%v: not on the fast path", f)
 		}
 		checkDouble(t, &buf, f)
 		checkDouble(t, &buf, float64(n)/10000)
 		if n%8 == 0 {
 			checkDouble(t, &buf, -float64(n)/7)
+			if _, ok := appendShortDouble(nil, float64(n)*1000003); !ok {
+				t.Fatalf("%v: not on the fast path", float64(n)*1000003)
+			}
+			checkDouble(t, &buf, float64(n)*1000003) // integers to 1e13: the exponent form
+			checkDouble(t, &buf, float64(n)/1e11)    // 1e-11..2e-4
 		}
 	}
 	r := rand.New(rand.NewPCG(14, 15))
@@ -157,9 +170,9 @@ func TestJSONDoubleDecimals(t *testing.T) {
 		if r.IntN(2) == 0 {
 			f = -f
 		}
-		if _, ok := appendFixedDouble(nil, f); ok {
+		if _, ok := appendShortDouble(nil, f); ok {
 			fast++
-		} else if digits <= 15 && n != 0 && math.Abs(f) >= 1e-4 && math.Abs(f) < 1e6 {
+		} else if digits <= 15 && n != 0 && math.Abs(f) >= 1e-8 && math.Abs(f) < 1e15 {
 			t.Fatalf("%d/10^%d: not on the fast path", n, s)
 		}
 		checkDouble(t, &buf, f)
@@ -182,8 +195,8 @@ func TestJSONDoubleRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(64, 1))
 	for range count {
 		checkDouble(t, &buf, math.Float64frombits(r.Uint64()))
-		checkDouble(t, &buf, math.Pow(10, r.Float64()*12-5))
-		checkDouble(t, &buf, math.Float64frombits(math.Float64bits(1e-5)+r.Uint64N(math.Float64bits(1e7)-math.Float64bits(1e-5))))
+		checkDouble(t, &buf, math.Pow(10, r.Float64()*26-10))
+		checkDouble(t, &buf, math.Float64frombits(math.Float64bits(1e-9)+r.Uint64N(math.Float64bits(1e16)-math.Float64bits(1e-9))))
 	}
 }
 
