@@ -479,7 +479,7 @@ func appendJSONDate(dst []byte, ms int64) []byte {
 }
 
 // appendDate is appendJSONDate, taking the day's text from the slots of
-// c when it is there. It grows dst once and stores the 21 to 36 bytes of
+// c when it is there. It grows dst once and stores the 32 to 36 bytes of
 // {"$date":"2006-01-02T15:04:05.999Z"} in place.
 func (c *keyTexts) appendDate(dst []byte, ms int64) []byte {
 	if uint64(ms) >= maxISODateMillis { // negative too
