@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ type keyTexts struct {
 }
 
 type dayText struct {
-	day  uint64 // days since 1970-01-01, plus one (0: empty)
+	day  uint32 // days since 1970-01-01, plus one (0: empty)
 	text [10]byte
 }
 
@@ -253,7 +254,15 @@ func unsupportedError(key string, v any) error {
 	return &pathError{keys: []string{key}, msg: fmt.Sprintf("unsupported value type %T", v)}
 }
 
+// appendJSONDouble writes f as the driver does: strconv's shortest 'G'
+// form, with ".0" added to a number with neither '.' nor 'E', and
+// {"$numberDouble":...} for NaN and the infinities. Numbers of magnitude
+// 1e-8 to 1e15 with at most 15 significant digits (money, measures, most
+// numerics read as double) take a fast path; all others go to strconv.
 func appendJSONDouble(dst []byte, f float64) []byte {
+	if out, ok := appendShortDouble(dst, f); ok {
+		return out
+	}
 	switch {
 	case math.IsNaN(f):
 		return append(dst, `{"$numberDouble":"NaN"}`...)
@@ -272,6 +281,196 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 	return append(dst, ".0"...)
 }
 
+// appendShortDouble is appendJSONDouble's fast path: it writes f and
+// returns true when |f| is the double nearest a decimal D = n/10^s with
+// 10^14 <= n < 10^15 and 0 <= s <= 22 (so 1e-8 <= D < 1e15, at most 15
+// significant digits), and returns dst unchanged and false otherwise.
+//
+// Why the bytes are strconv's. Let a = |f| and let n, s be as above with
+// float64(n)/10^s == a. Both operands are exact (n < 2^53, 10^s exact for
+// s <= 22) and IEEE division rounds correctly, so a = RN(D): D parses to a.
+// Let D have k <= 15 significant digits and leading digit at 10^e
+// (e = 14-s, as n has 15 digits). Any other decimal D' with at most k
+// significant digits is at least 10^(e-15) from D: in D's decade both are
+// multiples of 10^(e-k+1) (distance >= 10^(e-14)); above it D' >= 10^(e+1)
+// while D <= 10^(e+1) - 10^(e-k+1); below it D' <= 10^e - 10^(e-k) while
+// D >= 10^e. The decimals that parse to a lie in an interval of width at
+// most ulp(a) <= 2^-52·a, and a < 10^(e+1)·(1+2^-53) (or, in the third
+// case, a < 10^e + ulp(a)), so the width is below 10^(e-14) (below
+// 10^(e-15) in the third case): D' never parses to a. So D is the one
+// shortest decimal that round-trips, the digits strconv's shortest mode
+// prints (it minimises the digit count first, and would only then choose
+// the nearest). 'G' with shortest precision prints D's digits in %f form
+// when e is in -4..5: the integer part ("0" when D < 1), and a fraction of
+// D's digits after the point, leading zeros kept, trailing zeros dropped
+// (an integral D has no point, hence ".0" from appendJSONDouble); and in
+// %e form otherwise: the first digit, the point and the others when there
+// are others, 'E', the exponent's sign and at least two digits.
+//
+// Finding n: e, the decade of D, is the k with RN(10^k) <= a < RN(10^(k+1))
+// (rounding is monotonic, and a D of at most 15 digits below 10^k is more
+// than an ulp from it), found from the binary exponent and one comparison;
+// s = 14-e, n = round(a·10^s). When a = RN(D) for such a D, a·10^s is within
+// n·2^-53 + 1/16 < 0.2 of n after the product's own rounding, so the
+// rounding finds it; any other a fails the check (or the range of n) and
+// falls back.
+//
+// Writing %f: the integer part of D is int64(a), since a and D lie on the
+// same side of every integer (D is an integer, so a = D, or D is at least
+// 10^-s = 10^(e-14) from each integer, more than half an ulp of a); the
+// fraction n - ip·10^s is checked to be below 10^s anyway.
+func appendShortDouble(dst []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-8 && a < 1e15) { // NaN too
+		return dst, false
+	}
+	// a is in [2^e2, 2^(e2+1)), which holds one power of ten at most:
+	// floor(e2·log10 2) or one more.
+	e2 := int(math.Float64bits(a)>>52) - 1023
+	e := (e2 * 78913) >> 18 // floor(e2·log10(2)) for |e2| < 2^10
+	if a >= float10[e+1+8] {
+		e++
+	}
+	if e < -8 || e > 14 {
+		return dst, false
+	}
+	s := 14 - e
+	// int64, not uint64: the signed conversions are single instructions.
+	n := int64(a*float10[s+8] + 0.5)
+	if n < 1e14 || n >= 1e15 || float64(n)/float10[s+8] != a {
+		return dst, false
+	}
+	// "-999999." and 18 fraction digits at most; "-9.99999999999999E-08".
+	start := len(dst)
+	dst = slices.Grow(dst, 32)
+	b := dst[start : start+32]
+	i := 0
+	if f < 0 {
+		b[0] = '-'
+		i = 1
+	}
+	if e < -4 || e > 5 {
+		// n has at most 14 trailing zeros: 8+4+2+1 strips them.
+		m, k := uint64(n), 15
+		if m%100_000_000 == 0 {
+			m /= 100_000_000
+			k -= 8
+		}
+		if m%10_000 == 0 {
+			m /= 10_000
+			k -= 4
+		}
+		if m%100 == 0 {
+			m /= 100
+			k -= 2
+		}
+		if m%10 == 0 {
+			m /= 10
+			k--
+		}
+		putDigits(b[i+1:i+1+k], m)
+		b[i] = b[i+1]
+		if k > 1 {
+			b[i+1] = '.'
+			i++
+		}
+		i += k
+		b[i], b[i+1] = 'E', '+'
+		if e < 0 {
+			b[i+1] = '-'
+			e = -e
+		}
+		b[i+2], b[i+3] = digits2[2*e], digits2[2*e+1]
+		return dst[:start+i+4], true
+	}
+	ip := int64(a)
+	frac := uint64(n - ip*int64(uint10[s]))
+	if frac >= uint10[s] {
+		return dst, false
+	}
+	i += putUint(b[i:], uint64(ip))
+	b[i] = '.'
+	i++
+	if frac == 0 {
+		b[i] = '0'
+		return dst[:start+i+1], true
+	}
+	w := s // fraction digits, leading zeros included; drop trailing zeros
+	// frac < n < 10^15 has at most 14 trailing zeros: 8+4+2+1 strips them.
+	if frac%100_000_000 == 0 {
+		frac /= 100_000_000
+		w -= 8
+	}
+	if frac%10_000 == 0 {
+		frac /= 10_000
+		w -= 4
+	}
+	if frac%100 == 0 {
+		frac /= 100
+		w -= 2
+	}
+	if frac%10 == 0 {
+		frac /= 10
+		w--
+	}
+	putDigits(b[i:i+w], frac)
+	return dst[:start+i+w], true
+}
+
+// float10 is RN(10^(i-8)), the double nearest 10^(i-8), for i in 0..31
+// (10^-8..10^23; exact from 10^0 to 10^22); uint10 is 10^i.
+var float10 = [...]float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23}
+
+var uint10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// digits2 is "00".."99".
+const digits2 = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+
+// putUint writes v (< 10^6) at the start of b and returns its length.
+func putUint(b []byte, v uint64) int {
+	var n int
+	switch {
+	case v < 10:
+		n = 1
+	case v < 100:
+		n = 2
+	case v < 1000:
+		n = 3
+	case v < 10_000:
+		n = 4
+	case v < 100_000:
+		n = 5
+	default:
+		n = 6
+	}
+	putDigits(b[:n], v)
+	return n
+}
+
+// putDigits fills b with v's last len(b) decimal digits, zeros in front.
+func putDigits(b []byte, v uint64) {
+	i := len(b)
+	for i >= 2 {
+		d := v % 100 * 2
+		v /= 100
+		b[i-1] = digits2[d+1]
+		b[i-2] = digits2[d]
+		i -= 2
+	}
+	if i == 1 {
+		b[0] = byte('0' + v%10)
+	}
+}
+
 // appendJSONDate writes a BSON date (milliseconds since the epoch): ISO
 // 8601 in UTC for the years 1970..9999, as the driver does (layout
 // "2006-01-02T15:04:05.999Z07:00"), formatted here without time.Time.
@@ -280,53 +479,72 @@ func appendJSONDate(dst []byte, ms int64) []byte {
 }
 
 // appendDate is appendJSONDate, taking the day's text from the slots of
-// c when it is there.
+// c when it is there. It grows dst once and stores the 32 to 36 bytes of
+// {"$date":"2006-01-02T15:04:05.999Z"} in place.
 func (c *keyTexts) appendDate(dst []byte, ms int64) []byte {
-	if ms < 0 || ms >= maxISODateMillis {
+	if uint64(ms) >= maxISODateMillis { // negative too
 		dst = append(dst, `{"$date":{"$numberLong":"`...)
 		dst = strconv.AppendInt(dst, ms, 10)
 		return append(dst, `"}}`...)
 	}
-	days, rest := uint64(ms/86_400_000), ms%86_400_000
-	dst = append(dst, `{"$date":"`...)
+	days, t := uint32(uint64(ms)/86_400_000), uint32(uint64(ms)%86_400_000)
+	start := len(dst)
+	dst = slices.Grow(dst, 36)
+	b := (*[36]byte)(dst[start : start+36])
+	*(*[10]byte)(b[0:10]) = [10]byte{'{', '"', '$', 'd', 'a', 't', 'e', '"', ':', '"'}
 	if c == nil {
-		dst = appendDay(dst, days)
+		putDay((*[10]byte)(b[10:20]), days)
 	} else {
 		e := &c.days[days%daySlots]
 		if e.day != days+1 {
-			appendDay(e.text[:0], days)
+			putDay(&e.text, days)
 			e.day = days + 1
 		}
-		dst = append(dst, e.text[:]...)
+		*(*[10]byte)(b[10:20]) = e.text
 	}
-	dst = append(dst, 'T')
-	dst = append2(dst, int(rest/3_600_000))
-	dst = append(dst, ':')
-	dst = append2(dst, int(rest/60_000%60))
-	dst = append(dst, ':')
-	dst = append2(dst, int(rest/1000%60))
-	if frac := int(rest % 1000); frac != 0 {
+	h := t / 3_600_000
+	t -= h * 3_600_000
+	m := t / 60_000
+	t -= m * 60_000
+	sec := t / 1000
+	frac := t - sec*1000
+	b[20] = 'T'
+	b[21], b[22] = digits2[2*h], digits2[2*h+1]
+	b[23] = ':'
+	b[24], b[25] = digits2[2*m], digits2[2*m+1]
+	b[26] = ':'
+	b[27], b[28] = digits2[2*sec], digits2[2*sec+1]
+	n := 29
+	if frac != 0 {
 		// ".999": milliseconds without trailing zeros
-		dst = append(dst, '.', byte('0'+frac/100))
-		if frac%100 != 0 {
-			dst = append(dst, byte('0'+frac/10%10))
-			if frac%10 != 0 {
-				dst = append(dst, byte('0'+frac%10))
-			}
+		r := frac % 100
+		b[29] = '.'
+		b[30] = byte('0' + frac/100)
+		b[31], b[32] = digits2[2*r], digits2[2*r+1]
+		switch {
+		case r%10 != 0:
+			n = 33
+		case r != 0:
+			n = 32
+		default:
+			n = 31
 		}
 	}
-	return append(dst, `Z"}`...)
+	b[n], b[n+1], b[n+2] = 'Z', '"', '}'
+	return dst[:start+n+3]
 }
 
-// appendDay writes the date of a day count since 1970-01-01 (before the
-// year 10000) as "2006-01-02".
-func appendDay(dst []byte, days uint64) []byte {
+// putDay writes the date of a day count since 1970-01-01 (before the year
+// 10000) as "2006-01-02".
+func putDay(b *[10]byte, days uint32) {
 	y, m, d := civilDate(days)
-	dst = append4(dst, y)
-	dst = append(dst, '-')
-	dst = append2(dst, m)
-	dst = append(dst, '-')
-	return append2(dst, d)
+	y1, y2 := y/100, y%100
+	b[0], b[1] = digits2[2*y1], digits2[2*y1+1]
+	b[2], b[3] = digits2[2*y2], digits2[2*y2+1]
+	b[4] = '-'
+	b[5], b[6] = digits2[2*m], digits2[2*m+1]
+	b[7] = '-'
+	b[8], b[9] = digits2[2*d], digits2[2*d+1]
 }
 
 // maxISODateMillis is 10000-01-01T00:00:00Z: later dates, and those before
@@ -334,33 +552,27 @@ func appendDay(dst []byte, days uint64) []byte {
 const maxISODateMillis = 253402300800000
 
 // civilDate is the proleptic Gregorian date of a day count since
-// 1970-01-01 (>= 0), by Howard Hinnant's days-to-civil algorithm.
-// Unsigned, its divisions by constants take fewer instructions (11 -> 8 ns).
-func civilDate(days uint64) (year, month, day int) {
-	z := days + 719468
-	era := z / 146097
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	day = int(doy - (153*mp+2)/5 + 1)
-	month = int(mp + 3)
-	if month > 12 {
+// 1970-01-01, for days before 10000-01-01, by Neri and Schneider's
+// algorithm ("Euclidean affine functions and their application to
+// calendar algorithms", 2022): days counted from 0000-03-01 in a calendar
+// whose years start in March, centuries and years found with one multiply
+// each and months and days with one more, then mapped to January-based
+// years. All products stay below 2^32 (2^64 for the one 64-bit product).
+func civilDate(days uint32) (year, month, day uint32) {
+	n := days + 719468 // 1970-01-01 is day 719468 from 0000-03-01
+	n1 := 4*n + 3
+	cent := n1 / 146097
+	nc := n1 % 146097 / 4
+	p2 := uint64(2939745) * uint64(4*nc+3)
+	z := uint32(p2 >> 32)          // year of the century
+	ny := uint32(p2) / 2939745 / 4 // day of the (March-based) year
+	n3 := 2141*ny + 197913
+	year, month, day = 100*cent+z, n3>>16, n3&0xffff/2141+1
+	if ny >= 306 { // January or February: the next civil year
+		year++
 		month -= 12
 	}
-	year = int(yoe + era*400)
-	if month <= 2 {
-		year++
-	}
 	return year, month, day
-}
-
-func append2(dst []byte, v int) []byte {
-	return append(dst, byte('0'+v/10), byte('0'+v%10))
-}
-
-func append4(dst []byte, v int) []byte {
-	return append(dst, byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10))
 }
 
 func appendJSONBinary(dst, b []byte, subtype string) []byte {
