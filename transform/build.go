@@ -162,6 +162,13 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 		var v any
 		switch f.Kind {
 		case mappings.FieldColumn:
+			if f.Value.Lookup == nil { // refValue and refColumn, inline
+				v = row[f.Value.Col]
+				if n.Columns[f.Value.Col].TimestampText {
+					v = DocValue(&n.Columns[f.Value.Col], v)
+				}
+				break
+			}
 			v = refValue(f.Value, row, rel)
 			if c := refColumn(n, f.Value); c.TimestampText {
 				v = DocValue(c, v)
@@ -227,8 +234,11 @@ func appendFieldsIn(d Doc, n *mappings.Node, row []any, rel Related, s *Slab) (D
 		if v == nil {
 			continue // NULL scalars are left out
 		}
-		if err := invalidIn(v); err != nil {
-			return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
+		switch v.(type) {
+		case Invalid, Array, Doc: // the kinds invalidIn looks into
+			if err := invalidIn(v); err != nil {
+				return nil, fmt.Errorf("%s: field %q: %w", n.Path, f.Name, err)
+			}
 		}
 		name := f.Name
 		if f.Pivot != nil {
