@@ -64,9 +64,20 @@ func (s *dirTarget) open(collection string) (*os.File, error) {
 			return nil, s.fileErr("seek", path, err)
 		}
 	}
-	if err := f.Truncate(off); err != nil {
+	// Truncated only when it is longer: ext4 takes a truncation to zero,
+	// even of an empty file, as a file being replaced, and starts writing
+	// back all of it when it is closed (auto_da_alloc), which took 29 ms
+	// of close(2) after 240 MB and the CPU to submit it.
+	st, err := f.Stat()
+	if err != nil {
 		f.Close()
-		return nil, s.fileErr("truncate", path, err)
+		return nil, s.fileErr("stat", path, err)
+	}
+	if st.Size() != off {
+		if err := f.Truncate(off); err != nil {
+			f.Close()
+			return nil, s.fileErr("truncate", path, err)
+		}
 	}
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		f.Close()
