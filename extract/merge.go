@@ -52,6 +52,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
@@ -228,16 +229,25 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 		sql, args := equalStreamQuery(r.plan, c, r.after, r.part)
 		jobs = append(jobs, job{&stream{node: c, keyCols: c.JoinCols, equal: true}, sql, args})
 	}
-	conns := make([]*Snapshot, 0, len(jobs))
-	for range jobs {
-		a, err := r.snap.src.Adopt(ctx, r.snap.ID)
-		if err != nil {
-			for _, a := range conns {
+	// The connections are opened at once: each costs a few round trips
+	// (connect, authenticate, begin, adopt the snapshot), which one after
+	// another were a tenth of a short run's fixed cost.
+	conns := make([]*Snapshot, len(jobs))
+	var g errgroup.Group
+	for i := range jobs {
+		g.Go(func() error {
+			a, err := r.snap.src.Adopt(ctx, r.snap.ID)
+			conns[i] = a
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		for _, a := range conns {
+			if a != nil {
 				a.release()
 			}
-			return err
 		}
-		conns = append(conns, a)
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &merger{children: map[*mappings.Node]*stream{}, cancel: cancel}
