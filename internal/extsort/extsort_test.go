@@ -47,9 +47,10 @@ func TestSorter(t *testing.T) {
 		budget   int
 		wantRuns int // at least
 	}{
+		// The records take about 500 KB with recordOverhead.
 		{"in memory", 64 << 20, 0},
-		{"few runs", 400 << 10, 2},
-		{"more runs than merged at once", 1 << 14, maxRuns + 1},
+		{"few runs", 200 << 10, 2},
+		{"more runs than merged at once", 6 << 10, maxRuns + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -106,5 +107,41 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+// TestSorterBlocks: records of every size up to several times a block
+// (budget/4), so that blocks are emptied by spills and filled again, and
+// some records get a block of their own in the place of one too small,
+// come back sorted and whole.
+func TestSorterBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, budget := range []int{1 << 14, 1 << 16, 1 << 18} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			var recs []kv
+			for i := range 3000 {
+				n := rng.IntN(budget / 4 / 50)
+				if i%37 == 0 {
+					n = budget/4 + rng.IntN(budget) // larger than a block
+				}
+				v := bytes.Repeat([]byte{byte('a' + i%26)}, n)
+				recs = append(recs, kv{fmt.Sprintf("%05d", rng.IntN(1000)), fmt.Sprintf("%d:%s", i, v)})
+			}
+			want := slices.Clone(recs)
+			slices.SortStableFunc(want, func(a, b kv) int { return bytes.Compare([]byte(a.k), []byte(b.k)) })
+			s := New(t.TempDir(), "test", budget)
+			defer s.Close()
+			for _, r := range recs {
+				if err := s.Add([]byte(r.k), []byte(r.v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.Runs() < 2 {
+				t.Fatalf("%d runs: the blocks are never filled again", s.Runs())
+			}
+			if got := collect(t, s); !slices.Equal(got, want) {
+				t.Fatalf("%d records, not the stable sort of the %d added", len(got), len(want))
+			}
+		})
 	}
 }
