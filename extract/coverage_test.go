@@ -22,6 +22,27 @@ func coveragePlan(t *testing.T, ctx context.Context, snap *Snapshot, name string
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resolveIn(t, ctx, snap, f)
+}
+
+// openSnapshot opens a snapshot of db, closed when the test ends.
+func openSnapshot(t *testing.T, ctx context.Context, db string) (*Source, *Snapshot) {
+	t.Helper()
+	src, err := ParseSource(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { snap.Close(context.Background()) })
+	return src, snap
+}
+
+// resolveIn resolves f against the catalog snap sees.
+func resolveIn(t *testing.T, ctx context.Context, snap *Snapshot, f *mappings.File) *mappings.Plan {
+	t.Helper()
 	cat, err := ReadCatalog(ctx, snap, f.Tables())
 	if err != nil {
 		t.Fatal(err)
@@ -62,15 +83,7 @@ func coverageText(cov []mappings.TableCoverage) string {
 func TestCoverage(t *testing.T) {
 	db := testenv.PostgresDB(t, "testdata/coverage/fixture.sql")
 	ctx := context.Background()
-	src, err := ParseSource(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := src.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close(ctx)
+	_, snap := openSnapshot(t, ctx, db)
 	for _, tc := range []struct{ mapping, want string }{
 		{"main", `public.visit 6 rows, 2 in no document
   held-back 1 (visits) (id)=(5)

@@ -57,15 +57,7 @@ func TestReadsAreNotParallel(t *testing.T) {
 		t.Fatalf("the plain session does not plan in parallel: the test proves nothing\n%s", plan)
 	}
 
-	src, err := ParseSource(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := src.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close(ctx)
+	src, snap := openSnapshot(t, ctx, db)
 	adopted, err := src.Adopt(ctx, snap.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -88,15 +80,7 @@ collections:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := ReadCatalog(ctx, snap, f.Tables())
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := mappings.Resolve(f, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp := plan.Collections[0]
+	cp := resolveIn(t, ctx, snap, f).Collections[0]
 	// PostgreSQL's own float sums depend on the order of the rows (the
 	// data is made so); denorm's are exact: the sum of the values'
 	// shortest decimals, rounded once (extract.exactSum), computed here

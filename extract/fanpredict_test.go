@@ -28,15 +28,7 @@ import (
 func TestPredictFanout(t *testing.T) {
 	db := testenv.PostgresDB(t, "testdata/coverage/fixture.sql")
 	ctx := context.Background()
-	src, err := ParseSource(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := src.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close(ctx)
+	_, snap := openSnapshot(t, ctx, db)
 	for _, name := range []string{"main", "subsets", "links"} {
 		t.Run(name, func(t *testing.T) {
 			plan := coveragePlan(t, ctx, snap, name)

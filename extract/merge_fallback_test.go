@@ -56,24 +56,8 @@ collections:
 	ctx := context.Background()
 	read := func(dbURL string) (docs string, streamed bool) {
 		t.Helper()
-		src, err := ParseSource(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := src.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer snap.Close(ctx)
-		cat, err := ReadCatalog(ctx, snap, f.Tables())
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := mappings.Resolve(f, cat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cp := plan.Collections[0]
+		_, snap := openSnapshot(t, ctx, dbURL)
+		cp := resolveIn(t, ctx, snap, f).Collections[0]
 		if n := len(Streamable(cp)); n != 2 {
 			t.Fatalf("%d streamable relations, want 2: the test proves nothing", n)
 		}

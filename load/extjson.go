@@ -350,24 +350,7 @@ func appendShortDouble(dst []byte, f float64) ([]byte, bool) {
 		i = 1
 	}
 	if e < -4 || e > 5 {
-		// n has at most 14 trailing zeros: 8+4+2+1 strips them.
-		m, k := uint64(n), 15
-		if m%100_000_000 == 0 {
-			m /= 100_000_000
-			k -= 8
-		}
-		if m%10_000 == 0 {
-			m /= 10_000
-			k -= 4
-		}
-		if m%100 == 0 {
-			m /= 100
-			k -= 2
-		}
-		if m%10 == 0 {
-			m /= 10
-			k--
-		}
+		m, k := stripZeros(uint64(n), 15)
 		putDigits(b[i+1:i+1+k], m)
 		b[i] = b[i+1]
 		if k > 1 {
@@ -395,26 +378,32 @@ func appendShortDouble(dst []byte, f float64) ([]byte, bool) {
 		b[i] = '0'
 		return dst[:start+i+1], true
 	}
-	w := s // fraction digits, leading zeros included; drop trailing zeros
-	// frac < n < 10^15 has at most 14 trailing zeros: 8+4+2+1 strips them.
-	if frac%100_000_000 == 0 {
-		frac /= 100_000_000
-		w -= 8
-	}
-	if frac%10_000 == 0 {
-		frac /= 10_000
-		w -= 4
-	}
-	if frac%100 == 0 {
-		frac /= 100
-		w -= 2
-	}
-	if frac%10 == 0 {
-		frac /= 10
-		w--
-	}
+	// s fraction digits, leading zeros included, less the trailing zeros
+	frac, w := stripZeros(frac, s)
 	putDigits(b[i:i+w], frac)
 	return dst[:start+i+w], true
+}
+
+// stripZeros drops v's trailing zeros (v > 0, below 10^15: 14 at most,
+// which 8+4+2+1 strips) and returns it with its digit count k less them.
+func stripZeros(v uint64, k int) (uint64, int) {
+	if v%100_000_000 == 0 {
+		v /= 100_000_000
+		k -= 8
+	}
+	if v%10_000 == 0 {
+		v /= 10_000
+		k -= 4
+	}
+	if v%100 == 0 {
+		v /= 100
+		k -= 2
+	}
+	if v%10 == 0 {
+		v /= 10
+		k--
+	}
+	return v, k
 }
 
 // float10 is RN(10^(i-8)), the double nearest 10^(i-8), for i in 0..31
