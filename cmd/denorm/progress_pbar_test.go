@@ -21,17 +21,10 @@ func barRun(t *testing.T, width int, name string, est, rows, batch int64, stopAf
 	t.Helper()
 	term := newFakeTerm(width)
 	var all bytes.Buffer
-	g := &globals{stdout: &strings.Builder{}, stderr: newConsole(io.MultiWriter(term, &all)), logFormat: logText}
-	if err := g.setLogger(); err != nil {
-		t.Fatal(err)
-	}
-	p := newProgress(g, "bar")
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p.now = func() time.Time { return clock }
-	p.width = func() int { return width }
+	p, clock := fakeBar(t, io.MultiWriter(term, &all), width)
 	s := pipeline.Stats{Collection: name, Table: name, Estimate: est}
 	for step := 1; ; step++ {
-		clock = clock.Add(500 * time.Millisecond)
+		*clock = clock.Add(500 * time.Millisecond)
 		s.Elapsed += 500 * time.Millisecond
 		s.Rows = min(s.Rows+batch, rows)
 		s.Written = s.Rows
@@ -42,7 +35,7 @@ func barRun(t *testing.T, width int, name string, est, rows, batch int64, stopAf
 		}
 	}
 	p.finish()
-	fmt.Fprintln(g.stderr, "after")
+	fmt.Fprintln(p.g.stderr, "after")
 	return term.screen(), all.String()
 }
 

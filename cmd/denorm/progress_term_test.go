@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,20 +120,13 @@ func TestProgressBarTerminal(t *testing.T) {
 	ests := []int64{6000, 20000, 16044}
 	for _, width := range []int{40, 60, 80, 120} {
 		term := newFakeTerm(width)
-		g := &globals{stdout: &strings.Builder{}, stderr: newConsole(term), logFormat: logText}
-		if err := g.setLogger(); err != nil {
-			t.Fatal(err)
-		}
-		p := newProgress(g, "bar")
-		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		p.now = func() time.Time { return clock }
-		p.width = func() int { return width }
+		p, clock := fakeBar(t, term, width)
 		p.expect(testPlan(names, ests), 0)
 		var frames []string
 		for i, n := range names {
 			s := pipeline.Stats{Collection: n, Table: n + "_t", Estimate: ests[i]}
 			for step := int64(0); ; step++ {
-				clock = clock.Add(500 * time.Millisecond)
+				*clock = clock.Add(500 * time.Millisecond)
 				s.Elapsed += 500 * time.Millisecond
 				// Uneven batches: 1,000 rows, then 3,000.
 				s.Rows = min(s.Rows+1000+2000*(step%2), ests[i])
@@ -143,7 +137,7 @@ func TestProgressBarTerminal(t *testing.T) {
 					frames = append(frames, p.bar.render(width))
 				}
 				if i == 1 && step == 3 {
-					g.logger().Warn("rejected", "collection", n)
+					p.g.logger().Warn("rejected", "collection", n)
 					p.waiting(pipeline.Wait{Collection: n, For: "target", Since: 4 * time.Second, Attempt: 2})
 				}
 				if s.Done {
@@ -329,4 +323,19 @@ func TestProgressJSONRateMatchesSummary(t *testing.T) {
 		}
 		t.Logf("%s: progress %.0f docs/s, summary %.0f docs/s (%d documents in %.3fs)", c.Collection, got, c.DocsPerSecond, c.Run.Documents, c.ElapsedSeconds)
 	}
+}
+
+// fakeBar is a progress bar of the given width drawn on w, its clock
+// at 2026-01-01 until the caller moves it.
+func fakeBar(t *testing.T, w io.Writer, width int) (*progress, *time.Time) {
+	t.Helper()
+	g := &globals{stdout: &strings.Builder{}, stderr: newConsole(w), logFormat: logText}
+	if err := g.setLogger(); err != nil {
+		t.Fatal(err)
+	}
+	p := newProgress(g, "bar")
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return clock }
+	p.width = func() int { return width }
+	return p, &clock
 }
