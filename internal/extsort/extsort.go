@@ -2,6 +2,10 @@
 // memory: records are buffered up to a byte budget, sorted and written to
 // temporary run files, and the runs are merged on reading. Memory is the
 // budget plus one read buffer per run, whatever the number of records.
+// Records added in key order (a source read in key order) are not sorted:
+// past streamAfter bytes in order, they go straight to a run file as they
+// come, and take no more memory than its write buffer until one comes out
+// of order.
 //
 // It exists for verify, which must compare two streams of documents that
 // do not arrive in _id order (bucket ids, collations, shared collections)
@@ -30,6 +34,11 @@ const runBuffer = 16 << 10
 // into bigger runs first, so open files stay bounded.
 const maxRuns = 64
 
+// streamAfter is how many bytes of records in key order are buffered
+// before they are written to a run that the next ones in order are
+// appended to (at most the budget).
+const streamAfter = 1 << 20
+
 // record is a buffered record: its key and value, one after the other,
 // at off in block blk. It holds no pointer, so that the collector never
 // walks the buffer: with a slice header per key and value (the records of
@@ -57,6 +66,63 @@ type Sorter struct {
 	closed bool
 	seq    int
 	name   string
+	// disordered: the buffered records are not in key order.
+	disordered bool
+	// stream is the last run while the records go on coming in key
+	// order: appended to, its last key in last; nil once one did not.
+	stream *runWriter
+	last   []byte
+}
+
+// runWriter writes a run file.
+type runWriter struct {
+	f   *os.File
+	w   *bufio.Writer
+	hdr [2 * binary.MaxVarintLen64]byte
+}
+
+func (s *Sorter) createRun() (*runWriter, error) {
+	f, err := os.CreateTemp(s.dir, s.name+"-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("sort spill file: %w (set a temporary directory with room, --temp-dir)", err)
+	}
+	s.runs = append(s.runs, f.Name())
+	return &runWriter{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// write adds a record. bufio keeps the first write error, which every
+// later write returns, and finish too.
+func (rw *runWriter) write(key, val []byte) error {
+	n := binary.PutUvarint(rw.hdr[:], uint64(len(key)))
+	n += binary.PutUvarint(rw.hdr[n:], uint64(len(val)))
+	rw.w.Write(rw.hdr[:n])
+	rw.w.Write(key)
+	if _, err := rw.w.Write(val); err != nil {
+		return fmt.Errorf("sort spill file %s: %w", rw.f.Name(), err)
+	}
+	return nil
+}
+
+// finish flushes and closes the run file.
+func (rw *runWriter) finish() error {
+	err := rw.w.Flush()
+	if cerr := rw.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sort spill file %s: %w", rw.f.Name(), err)
+	}
+	return nil
+}
+
+// endStream finishes the run records in order were appended to.
+func (s *Sorter) endStream() error {
+	if s.stream == nil {
+		return nil
+	}
+	rw := s.stream
+	s.stream = nil
+	return rw.finish()
 }
 
 // New returns a sorter that keeps at most about budget bytes of records in
@@ -78,10 +144,27 @@ func (s *Sorter) Add(key, val []byte) error {
 	if s.closed {
 		return errors.New("extsort: add after close")
 	}
+	if s.stream != nil {
+		if bytes.Compare(key, s.last) >= 0 {
+			s.last = append(s.last[:0], key...)
+			return s.stream.write(key, val)
+		}
+		if err := s.endStream(); err != nil {
+			return err
+		}
+	}
 	n := len(key) + len(val)
-	if s.used+n+recordOverhead > s.budget && len(s.recs) > 0 {
+	if len(s.recs) > 0 && !s.disordered && bytes.Compare(key, s.key(s.recs[len(s.recs)-1])) < 0 {
+		s.disordered = true
+	}
+	// A buffer in order past streamAfter is written as it is, and the
+	// records that follow it in order are appended to its run.
+	if len(s.recs) > 0 && (s.used+n+recordOverhead > s.budget || !s.disordered && s.used >= min(streamAfter, s.budget)) {
 		if err := s.spill(); err != nil {
 			return err
+		}
+		if s.stream != nil {
+			return s.Add(key, val)
 		}
 	}
 	if s.cur >= len(s.blocks) || cap(s.blocks[s.cur])-len(s.blocks[s.cur]) < n {
@@ -134,37 +217,34 @@ func (s *Sorter) val(r record) []byte {
 func (s *Sorter) Runs() int { return len(s.runs) }
 
 func (s *Sorter) sortBuffer() {
-	slices.SortStableFunc(s.recs, func(a, b record) int { return bytes.Compare(s.key(a), s.key(b)) })
+	if s.disordered {
+		slices.SortStableFunc(s.recs, func(a, b record) int { return bytes.Compare(s.key(a), s.key(b)) })
+	}
 }
 
-// spill sorts the buffer and writes it as a run file.
+// spill sorts the buffer and writes it as a run file; a buffer that was
+// in order stays open as the stream the next records in order go to.
 func (s *Sorter) spill() error {
 	s.sortBuffer()
-	f, err := os.CreateTemp(s.dir, s.name+"-run-*")
+	rw, err := s.createRun()
 	if err != nil {
-		return fmt.Errorf("sort spill file: %w (set a temporary directory with room, --temp-dir)", err)
+		return err
 	}
-	s.runs = append(s.runs, f.Name())
-	w := bufio.NewWriterSize(f, 1<<16)
-	var hdr [2 * binary.MaxVarintLen64]byte
 	for _, r := range s.recs {
-		n := binary.PutUvarint(hdr[:], uint64(r.klen))
-		n += binary.PutUvarint(hdr[n:], uint64(r.vlen))
-		if _, err := w.Write(hdr[:n]); err != nil {
-			f.Close()
-			return fmt.Errorf("sort spill file %s: %w", f.Name(), err)
+		if err := rw.write(s.key(r), s.val(r)); err != nil {
+			rw.finish()
+			return err
 		}
-		w.Write(s.key(r))
-		w.Write(s.val(r))
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("sort spill file %s: %w", f.Name(), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("sort spill file %s: %w", f.Name(), err)
+	if !s.disordered && len(s.recs) > 0 {
+		s.stream = rw
+		s.last = append(s.last[:0], s.key(s.recs[len(s.recs)-1])...)
+		s.blocks = nil // what is in order takes no buffer now
+	} else if err := rw.finish(); err != nil {
+		return err
 	}
 	s.recs = s.recs[:0]
+	s.disordered = false
 	// The blocks are filled again; poison.Reuse marks what they held
 	// (make test-poison), as a reader of it would be wrong.
 	for i, b := range s.blocks {
@@ -178,12 +258,18 @@ func (s *Sorter) spill() error {
 // Iter returns the records in key order. Iter may be called several times
 // (each call reads everything again); no Add may follow the first call.
 func (s *Sorter) Iter() (*Iter, error) {
+	if err := s.endStream(); err != nil {
+		return nil, err
+	}
 	if len(s.runs) == 0 {
 		s.sortBuffer()
 		return &Iter{mem: s.recs, sorter: s, memMode: true}, nil
 	}
 	if len(s.recs) > 0 {
 		if err := s.spill(); err != nil {
+			return nil, err
+		}
+		if err := s.endStream(); err != nil { // a buffer in order
 			return nil, err
 		}
 	}
@@ -202,42 +288,38 @@ func (s *Sorter) mergeRuns(n int) error {
 		return err
 	}
 	defer it.Close()
-	f, err := os.CreateTemp(s.dir, s.name+"-run-*")
+	rw, err := s.createRun()
 	if err != nil {
-		return fmt.Errorf("sort merge file: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	var hdr [2 * binary.MaxVarintLen64]byte
-	for it.Next() {
-		k, v := it.Key(), it.Value()
-		m := binary.PutUvarint(hdr[:], uint64(len(k)))
-		m += binary.PutUvarint(hdr[m:], uint64(len(v)))
-		w.Write(hdr[:m])
-		w.Write(k)
-		w.Write(v)
-	}
-	if err := it.Err(); err != nil {
-		f.Close()
 		return err
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("sort merge file %s: %w", f.Name(), err)
+	merged := s.runs[len(s.runs)-1]
+	s.runs = s.runs[:len(s.runs)-1]
+	for it.Next() && err == nil {
+		err = rw.write(it.Key(), it.Value())
 	}
-	if err := f.Close(); err != nil {
+	if err == nil {
+		err = it.Err()
+	}
+	if err != nil {
+		rw.finish()
+		os.Remove(merged)
+		return err
+	}
+	if err := rw.finish(); err != nil {
+		os.Remove(merged)
 		return err
 	}
 	for _, r := range s.runs[:n] {
 		os.Remove(r)
 	}
-	s.runs = append([]string{f.Name()}, s.runs[n:]...)
+	s.runs = append([]string{merged}, s.runs[n:]...)
 	return nil
 }
 
 // Close removes the run files.
 func (s *Sorter) Close() error {
 	s.closed = true
-	var first error
+	first := s.endStream()
 	for _, r := range s.runs {
 		if err := os.Remove(r); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
 			first = err
