@@ -395,9 +395,11 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	for _, c := range TargetCollections(plan) {
 		types[c.Name] = c.Types
 	}
-	if !opt.Oracle {
+	if !opt.Oracle && pass == nil {
 		// Built in migrate's own order: the target most likely holds
-		// the documents in about that order (compare.Pair).
+		// the documents in about that order (compare.Pair). A recheck
+		// pass compares few documents, and the hashes of the identical
+		// ones too, which a pair has not.
 		v.cmp.Pair()
 	}
 	go func() {
@@ -433,8 +435,8 @@ func compareDocuments(ctx context.Context, snap *extract.Snapshot, plan *mapping
 	if err := v.cmp.Flush(); err != nil {
 		return nil, err
 	}
-	if paired, spilled := v.cmp.Paired(); paired+spilled > 0 && opt.Debug != nil {
-		opt.Debug("expected documents paired with their twin in the target's order", "paired", paired, "spilled", spilled)
+	if paired, unmatched := v.cmp.Paired(); paired+unmatched > 0 && opt.Debug != nil {
+		opt.Debug("expected documents settled with their twin in the target's order", "paired", paired, "unmatched", unmatched)
 	}
 	if opt.Repair && v.rc == nil { // with rechecks, only what they confirm is repaired
 		if opt.Oracle {

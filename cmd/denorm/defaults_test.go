@@ -195,7 +195,7 @@ func TestFlagsAgree(t *testing.T) {
 		"rejects":           "migrate truncates its rejects file, sync appends to it (a job runs many passes)",
 		"sample":            "plan samples root rows, verify documents",
 		"temp-dir":          "what each command sorts",
-		"sort-memory":       "sync's diff sorts, verify's three sorts",
+		"sort-memory":       "sync's diff sorts, verify's four sorts",
 		"max-doc-size":      "plan predicts the limit, migrate and sync reject over it",
 		"workers":           "sync's workers read only the initial copy",
 		"max-fanout":        "advise writes the flag in its draft, plan in its report",

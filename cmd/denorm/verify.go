@@ -179,7 +179,7 @@ inheritance child) and a few keys. They do not change the exit code unless
 	f.IntVar(&o.show, "show", 20, "print the first N differences and dangling references")
 	f.IntVar(&o.batchSize, "batch-size", 1000, "root rows read at a time")
 	f.StringVar(&o.tempDir, "temp-dir", "", "directory for the sort files (needs about the size of both sides; default: the system's)")
-	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "MiB of memory for each of the three sorts")
+	f.IntVar(&o.sortMemMiB, "sort-memory", 16, "MiB of memory for each of the four sorts (expected, found, pairs, references); the memory limit grows with it")
 	f.StringVar(&o.since, "since", "", "time of the last migration or sync (RFC 3339): count source rows changed after it")
 	f.StringVar(&o.watermarks, "watermark-columns", strings.Join(extract.DefaultWatermarkColumns, ","), "timestamp columns that hold a row's last modification time, for --since")
 	f.BoolVar(&o.failRefs, "fail-on-dangling", false, "exit 1 also when the only problems are dangling references")

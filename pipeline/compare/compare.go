@@ -26,6 +26,12 @@ import (
 type Comparison struct {
 	Exp, Found Side
 	pair       *pairing
+	// pairs holds a record per pair settled by the pairing (pair.go),
+	// which neither side's sorter holds.
+	pairs   *extsort.Sorter
+	pairBuf []byte
+	dir     string
+	mem     int
 	// sampled, when set, picks the sort keys whose documents are hashed
 	// and spilled (verify's --sample); the others are only counted.
 	Sampled func(key []byte) bool
@@ -34,7 +40,7 @@ type Comparison struct {
 // New opens both sides' sorters and spill files in dir, with a
 // sort budget of mem bytes each.
 func New(dir string, mem int) (*Comparison, error) {
-	c := &Comparison{}
+	c := &Comparison{dir: dir, mem: mem}
 	if err := c.Exp.open(dir, "expected", mem); err != nil {
 		return nil, err
 	}
@@ -42,13 +48,15 @@ func New(dir string, mem int) (*Comparison, error) {
 		c.Exp.close()
 		return nil, err
 	}
-	c.Exp.twin = &c.Found
 	return c, nil
 }
 
 func (c *Comparison) Close() {
 	c.Exp.close()
 	c.Found.close()
+	if c.pairs != nil {
+		c.pairs.Close()
+	}
 }
 
 // Side is one side's sorter and document spill file. The two sides may
@@ -60,13 +68,10 @@ type Side struct {
 	Stored func(coll string, off int64, size int) ([]byte, error)
 
 	sorter *extsort.Sorter
-	// twin is the found side, on the expected one: where a paired
-	// record's document lies.
-	twin *Side
-	f    *os.File
-	w    *bufio.Writer
-	off  int64
-	buf  []byte
+	f      *os.File
+	w      *bufio.Writer
+	off    int64
+	buf    []byte
 }
 
 func (s *Side) open(dir, name string, mem int) error {
@@ -88,15 +93,14 @@ func (s *Side) close() {
 	}
 }
 
-// Record values: flag byte, then when sampled the document's hash (16),
-// spill offset (8) and length (4); then the raw _id (type byte, uvarint
-// length, bytes) and the source row name.
+// Record values: flag byte, then when sampled (and not a pair) the
+// document's hash (16), spill offset (8) and length (4); then the raw _id
+// (type byte, uvarint length, bytes) and the source row name.
 const (
 	flagSampled = 1
-	// flagInFound: the expected document was not spilled; its found twin
-	// (same _id, same hash) lies at the record's place on the found side
-	// (pair.go).
-	flagInFound = 2
+	// flagPair: a record of the pairs' sorter, an expected document and
+	// its found twin with the same bytes (pair.go), neither kept.
+	flagPair = 2
 	// flagJSON: the document is kept as a line of relaxed Extended JSON
 	// (AddLine), its hash that of the line.
 	flagJSON = 4
@@ -136,23 +140,32 @@ func (c *Comparison) addKeyed(s *Side, coll string, idv load.Value, doc []byte, 
 	if c.Sampled != nil && !c.Sampled(key) {
 		return c.record(s, key, idv, nil, source, 0, 0, 0)
 	}
+	if c.pair != nil {
+		if s == &c.Exp {
+			return c.pairExpected(key, idv, doc, flags, source)
+		}
+		return c.pairFound(key, idv, doc, flags, source, off)
+	}
+	return c.hashRecord(s, key, idv, doc, flags, source, off, size)
+}
+
+// hashRecord hashes a sampled document and records it with its side: at
+// off (size bytes) where the caller keeps it, or spilled when off < 0.
+func (c *Comparison) hashRecord(s *Side, key []byte, idv load.Value, doc []byte, flags byte, source string, off int64, size int) error {
 	var hash [hashLen]byte
 	appendDocHash(hash[:0], doc)
-	if c.pair != nil && s == &c.Exp {
-		return c.pairExpected(s, key, idv, doc, hash, flags, source)
-	}
 	if off < 0 {
-		off, size = s.off, len(doc)
-		if err := c.spillRecord(s, key, idv, doc, &hash, flags, source); err != nil {
-			return err
-		}
-	} else if err := c.record(s, key, idv, &hash, source, off, size, flags); err != nil {
-		return err
+		return c.spillRecord(s, key, idv, doc, &hash, flags, source)
 	}
-	if c.pair != nil && s == &c.Found {
-		c.pairFound(key, place{hash: hash, off: off, size: size})
-	}
-	return nil
+	return c.record(s, key, idv, &hash, source, off, size, flags)
+}
+
+// pairRecord records a pair settled by the pairing.
+func (c *Comparison) pairRecord(key []byte, idv load.Value, source string) error {
+	val := append(c.pairBuf[:0], flagSampled|flagPair)
+	val = appendIDSource(val, idv, source)
+	c.pairBuf = val
+	return c.pairs.Add(key, val)
 }
 
 // spillRecord writes doc to s's spill file and adds its record.
@@ -167,7 +180,7 @@ func (c *Comparison) spillRecord(s *Side, key []byte, idv load.Value, doc []byte
 
 // record adds one record to s's sorter: sampled (hashed) when hash is
 // set, its document at off (size bytes) in s's spill file or Stored
-// place, or with flagInFound in the found side's.
+// place.
 func (c *Comparison) record(s *Side, key []byte, idv load.Value, hash *[hashLen]byte, source string, off int64, size int, flags byte) error {
 	val := s.buf[:0]
 	if hash != nil {
@@ -178,12 +191,17 @@ func (c *Comparison) record(s *Side, key []byte, idv load.Value, hash *[hashLen]
 	} else {
 		val = append(val, 0)
 	}
+	val = appendIDSource(val, idv, source)
+	s.buf = val
+	return s.sorter.Add(key, val)
+}
+
+// appendIDSource appends a record's raw _id and source row.
+func appendIDSource(val []byte, idv load.Value, source string) []byte {
 	val = append(val, idv.Type)
 	val = binary.AppendUvarint(val, uint64(len(idv.Data)))
 	val = append(val, idv.Data...)
-	val = append(val, source...)
-	s.buf = val
-	return s.sorter.Add(key, val)
+	return append(val, source...)
 }
 
 // hashSeeds key the documents' hashes: two 64-bit hashes under seeds
@@ -218,7 +236,7 @@ type Entry struct {
 	ok      bool
 	key     []byte
 	sampled bool
-	inFound bool
+	paired  bool
 	json    bool
 	hash    []byte
 	off     int64
@@ -234,9 +252,15 @@ type cursor struct {
 }
 
 // cursor opens a cursor on the side's sorted records, at the first one.
-// The caller closes c.it.
-func (s *Side) cursor() (*cursor, error) {
-	it, err := s.sorter.Iter()
+// The caller closes it.
+func (s *Side) cursor() (*cursor, error) { return newCursor(s.sorter) }
+
+// newCursor opens a cursor on a sorter's records (none for a nil one).
+func newCursor(so *extsort.Sorter) (*cursor, error) {
+	if so == nil {
+		return &cursor{}, nil
+	}
+	it, err := so.Iter()
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +270,12 @@ func (s *Side) cursor() (*cursor, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+func (c *cursor) close() {
+	if c.it != nil {
+		c.it.Close()
+	}
 }
 
 var errCorruptRecord = errors.New("corrupt sort record")
@@ -261,10 +291,10 @@ func (c *cursor) next() error {
 		return errCorruptRecord
 	}
 	e.sampled = val[0]&flagSampled != 0
-	e.inFound = val[0]&flagInFound != 0
+	e.paired = val[0]&flagPair != 0
 	e.json = val[0]&flagJSON != 0
 	val = val[1:]
-	if e.sampled {
+	if e.sampled && !e.paired {
 		if len(val) < hashLen+12 {
 			return errCorruptRecord
 		}
@@ -313,11 +343,16 @@ func (c *Cursor) At() []byte {
 func (c *Cursor) Next() error { return c.c.next() }
 
 // Close releases the cursor.
-func (c *Cursor) Close() { c.c.it.Close() }
+func (c *Cursor) Close() { c.c.close() }
 
-// Sampled reports whether the record's document was hashed and spilled
-// (Comparison.Sampled picked it).
+// Sampled reports whether the record's document was compared
+// (Comparison.Sampled picked it): hashed and kept, or settled as a pair.
 func (e *Entry) Sampled() bool { return e.sampled }
+
+// Paired reports whether the record is a pair the pairing settled (an
+// expected document and its found twin with the same bytes): an Identical
+// entry on both sides, with no hash and no document to Read.
+func (e *Entry) Paired() bool { return e.paired }
 
 // Collection is the record's collection.
 func (e *Entry) Collection() string {
@@ -335,31 +370,31 @@ func (e *Entry) Key() []byte { return e.key }
 
 // Hash is a sampled record's document hash, keyed by seeds random to this
 // process: equal hashes, in one run, are equal documents (verify's
-// rechecks compare the expected documents of two snapshots by it).
+// rechecks compare the expected documents of two snapshots by it). A
+// pair has none.
 func (e *Entry) Hash() []byte { return e.hash }
 
 // idValue is the stored _id, for deleting the document.
 func (e *Entry) IDValue() load.Value { return load.Value{Type: e.idType, Data: e.id} }
 
-// Read returns the document of a sampled Entry as BSON: spilled, kept
-// by the caller (Stored), or a paired one's found twin (pair.go); a line
-// of JSON is parsed. What is read from elsewhere than this run's own
-// spill file is checked against the hash taken when it was added.
+// Read returns the document of a sampled Entry as BSON: spilled, or kept
+// by the caller (Stored); a line of JSON is parsed. What is read from the
+// caller's place is checked against the hash taken when it was added. A
+// pair's documents were equal and are not kept.
 func (s *Side) Read(e *Entry) ([]byte, error) {
-	from := s
-	if e.inFound {
-		from = s.twin
+	if e.paired {
+		return nil, fmt.Errorf("collection %q _id %s: a pair of equal documents is not kept", e.Collection(), e.IDJSON())
 	}
 	// Only a side with Stored keeps lines elsewhere, and then every
 	// record of it does (AddLine with an offset): the others are in
 	// their side's spill file.
-	kept := from.Stored != nil
+	kept := s.Stored != nil
 	var b []byte
 	var err error
 	if kept {
-		b, err = from.Stored(e.Collection(), e.off, e.size)
+		b, err = s.Stored(e.Collection(), e.off, e.size)
 	} else {
-		b, err = from.readSpill(e.off, e.size)
+		b, err = s.readSpill(e.off, e.size)
 	}
 	if err != nil {
 		return nil, err
@@ -401,27 +436,34 @@ const (
 	Duplicate = "duplicate"
 )
 
-// merge walks both sorted sides together, in sort key order (collection,
-// then _id), and calls fn once per record: Missing (exp only, found
-// nil), Unexpected (found only, exp nil), Duplicate (a second
-// record of one key on either side: the other side's entry is nil; the
-// source gives an _id to two documents, or the target holds it twice),
-// Different or Identical (both; an unsampled record counts as
-// identical, its hash unknown). The entries are only valid during fn.
+// Merge walks both sorted sides, and the pairs, together in sort key
+// order (collection, then _id), and calls fn once per record: Missing
+// (exp only, found nil), Unexpected (found only, exp nil), Duplicate (a
+// second record of one key on either side: the other side's entry is nil;
+// the source gives an _id to two documents, or the target holds it
+// twice), Different or Identical (both; an unsampled record counts as
+// identical, its hash unknown). A pair is an Identical entry given as
+// both exp and found, and comes before the other records of its key,
+// which are then duplicates. The entries are only valid during fn.
 func (c *Comparison) Merge(ctx context.Context, fn func(kind string, exp, found *Entry) error) error {
 	e, err := c.Exp.cursor()
 	if err != nil {
 		return err
 	}
-	defer e.it.Close()
+	defer e.close()
 	f, err := c.Found.cursor()
 	if err != nil {
 		return err
 	}
-	defer f.it.Close()
+	defer f.close()
+	p, err := newCursor(c.pairs)
+	if err != nil {
+		return err
+	}
+	defer p.close()
 	var prevFound, prevExp []byte
 	n := 0
-	for e.cur.ok || f.cur.ok {
+	for e.cur.ok || f.cur.ok || p.cur.ok {
 		if n++; n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -439,6 +481,16 @@ func (c *Comparison) Merge(ctx context.Context, fn func(kind string, exp, found 
 				return err
 			}
 			if err := f.next(); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.cur.ok && (pairFirst(&p.cur, e) && pairFirst(&p.cur, f) || bytes.Equal(p.cur.key, prevExp) || bytes.Equal(p.cur.key, prevFound)) {
+			if err := mergePair(&p.cur, prevExp, prevFound, fn); err != nil {
+				return err
+			}
+			prevExp, prevFound = p.cur.key, p.cur.key
+			if err := p.next(); err != nil {
 				return err
 			}
 			continue
@@ -485,6 +537,30 @@ func (c *Comparison) Merge(ctx context.Context, fn func(kind string, exp, found 
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// pairFirst reports whether the pair x comes before, or with, the
+// cursor's record.
+func pairFirst(x *Entry, c *cursor) bool {
+	return !c.cur.ok || bytes.Compare(x.key, c.cur.key) <= 0
+}
+
+// mergePair gives a pair to fn: Identical, or, where either side already
+// gave its key, a duplicate on that side (or both).
+func mergePair(x *Entry, prevExp, prevFound []byte, fn func(kind string, exp, found *Entry) error) error {
+	dupExp, dupFound := bytes.Equal(x.key, prevExp), bytes.Equal(x.key, prevFound)
+	if !dupExp && !dupFound {
+		return fn(Identical, x, x)
+	}
+	if dupExp {
+		if err := fn(Duplicate, x, nil); err != nil {
+			return err
+		}
+	}
+	if dupFound {
+		return fn(Duplicate, nil, x)
 	}
 	return nil
 }
