@@ -103,7 +103,7 @@ func (v *verifier) dangling(ctx context.Context) error {
 		return err
 	}
 	defer ri.Close()
-	f, err := v.cmp.Found.Cursor()
+	f, err := v.cmp.FoundCursor()
 	if err != nil {
 		return err
 	}

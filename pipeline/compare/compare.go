@@ -317,33 +317,59 @@ func (c *cursor) next() error {
 	return nil
 }
 
-// Cursor walks a side's sorted records, from the first: At is the
-// record's sort key (collection, 0, canonical _id), nil past the last.
-type Cursor struct{ c *cursor }
+// Cursor walks the keys of the documents the target holds, in key order,
+// with duplicates: At is the record's sort key (collection, 0, canonical
+// _id), nil past the last.
+type Cursor struct{ cs []*cursor }
 
-// Cursor opens a cursor on the side's sorted records; the caller closes
-// it.
-func (s *Side) Cursor() (*Cursor, error) {
-	c, err := s.cursor()
+// FoundCursor opens a cursor on the found side's records and the pairs
+// (the target holds their found documents too); the caller closes it.
+func (c *Comparison) FoundCursor() (*Cursor, error) {
+	f, err := c.Found.cursor()
 	if err != nil {
 		return nil, err
 	}
-	return &Cursor{c}, nil
+	p, err := newCursor(c.pairs)
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	return &Cursor{cs: []*cursor{f, p}}, nil
+}
+
+// least is the cursor at the least key, nil past the last record.
+func (c *Cursor) least() *cursor {
+	var m *cursor
+	for _, x := range c.cs {
+		if x.cur.ok && (m == nil || bytes.Compare(x.cur.key, m.cur.key) < 0) {
+			m = x
+		}
+	}
+	return m
 }
 
 // At is the current record's sort key; nil past the last record.
 func (c *Cursor) At() []byte {
-	if !c.c.cur.ok {
-		return nil
+	if m := c.least(); m != nil {
+		return m.cur.key
 	}
-	return c.c.cur.key
+	return nil
 }
 
 // Next moves to the next record.
-func (c *Cursor) Next() error { return c.c.next() }
+func (c *Cursor) Next() error {
+	if m := c.least(); m != nil {
+		return m.next()
+	}
+	return nil
+}
 
 // Close releases the cursor.
-func (c *Cursor) Close() { c.c.close() }
+func (c *Cursor) Close() {
+	for _, x := range c.cs {
+		x.close()
+	}
+}
 
 // Sampled reports whether the record's document was compared
 // (Comparison.Sampled picked it): hashed and kept, or settled as a pair.

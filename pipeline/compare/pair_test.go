@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/denorm/denorm/load"
 )
 
 func doc(t *testing.T, id int, v string) []byte {
@@ -89,6 +91,33 @@ func TestPairing(t *testing.T) {
 				t.Errorf("%s: %d unmatched, want 3 (7, 100 and %d)", name, unmatched, n-5)
 			}
 			t.Logf("%s: paired %d, unmatched %d", name, paired, unmatched)
+
+			// The found side's keys, paired or not, in key order (what
+			// verify's dangling references are looked up in).
+			var wantKeys []string
+			for _, d := range foundOrder {
+				id, err := load.DocumentID(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantKeys = append(wantKeys, string(IDKey("c", id)))
+			}
+			slices.Sort(wantKeys)
+			fc, err := c.FoundCursor()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotKeys []string
+			for fc.At() != nil {
+				gotKeys = append(gotKeys, string(fc.At()))
+				if err := fc.Next(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fc.Close()
+			if !slices.Equal(gotKeys, wantKeys) {
+				t.Errorf("FoundCursor: %d keys, want the %d the target holds, in order", len(gotKeys), len(wantKeys))
+			}
 
 			kinds := map[string][]string{}
 			pairs := 0
