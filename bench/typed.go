@@ -250,6 +250,10 @@ type TypedScale struct {
 	// time per value (its median run's).
 	CopyNs float64 `json:"copyNsPerValue"`
 	CPUNs  float64 `json:"denormCpuNsPerValue"`
+	// V is denorm verify of A's output (the wide runs), interleaved
+	// with A's; VerifyRate its median docs/s over A's.
+	V          *Series `json:"v,omitempty"`
+	VerifyRate float64 `json:"verifyRate,omitempty"`
 }
 
 // TypedFamily is one family's results.
@@ -281,14 +285,37 @@ type TypedReport struct {
 // typedRatioGoal is issue 29's goal: every family within 1.3x of the floor.
 const typedRatioGoal = 1.3
 
+// Issue 29's goals for verify and memory, on the wide runs: verify at
+// 0.75x migrate's rate at least, peak RSS of both at most 150 MB, and
+// verify's no higher than migrate's.
+const (
+	typedVerifyGoal = 0.75
+	typedPeakGoal   = 150.0 // MB
+)
+
 // typedChecks are the typed report's targets: each family's time over
-// the floor's at each scale.
+// the floor's at each scale; on the wide runs verify's rate over
+// migrate's and both peaks.
 func typedChecks(t *TypedReport) []Check {
 	var out []Check
 	for _, f := range t.Families {
 		for _, s := range f.Scales {
 			out = append(out, Check{Goal: "29.1", Name: fmt.Sprintf("typed %s, %d: A time / floor time", f.Family, s.Parents),
 				Value: s.Ratio, Target: fmt.Sprintf("<= %.1f", typedRatioGoal), Met: s.Ratio <= typedRatioGoal})
+			if s.V == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s, %d", f.Family, s.Parents)
+			aMB, vMB := s.A.PeakMiB*1.048576, s.V.PeakMiB*1.048576
+			out = append(out,
+				Check{Goal: "29.3", Name: name + ": verify docs/s / migrate docs/s", Value: s.VerifyRate,
+					Target: fmt.Sprintf(">= %.2f", typedVerifyGoal), Met: s.VerifyRate >= typedVerifyGoal},
+				Check{Goal: "29.2", Name: name + ": migrate peak RSS (MB)", Value: aMB,
+					Target: fmt.Sprintf("<= %.0f", typedPeakGoal), Met: aMB <= typedPeakGoal},
+				Check{Goal: "29.2", Name: name + ": verify peak RSS (MB)", Value: vMB,
+					Target: fmt.Sprintf("<= %.0f", typedPeakGoal), Met: vMB <= typedPeakGoal},
+				Check{Goal: "29.3", Name: name + ": verify peak RSS / migrate peak RSS", Value: vMB / aMB,
+					Target: "<= 1", Met: vMB <= aMB})
 		}
 	}
 	return out
@@ -307,6 +334,10 @@ func finishTyped(s *TypedScale) {
 	if s.Baseline != nil && len(s.Baseline.Runs) > 0 {
 		s.Baseline.finish()
 		s.BaselineRatio = s.Baseline.Median.Seconds / s.Floor.Median.Seconds
+	}
+	if s.V != nil && len(s.V.Runs) > 0 {
+		s.V.finish()
+		s.VerifyRate = s.V.DocsPS / s.A.DocsPS
 	}
 }
 
@@ -358,7 +389,7 @@ func runTyped(ctx context.Context, c config, tmp string) (*TypedReport, error) {
 		}
 		fam := &TypedFamily{Family: f.name, Types: strings.Join(types, ", "), Numeric: f.numeric}
 		files := []string{typedCollection(f) + ".jsonl"}
-		if err := typedFamilyRuns(ctx, c, fam, mapping, files, scales, urls, filepath.Join(dir, "out"), isValueColumn); err != nil {
+		if err := typedFamilyRuns(ctx, c, fam, mapping, files, scales, urls, filepath.Join(dir, "out"), isValueColumn, false); err != nil {
 			return nil, fmt.Errorf("typed %s: %w", f.name, err)
 		}
 		t.Families = append(t.Families, fam)
@@ -375,7 +406,7 @@ func runTyped(ctx context.Context, c config, tmp string) (*TypedReport, error) {
 		}
 		fam := &TypedFamily{Family: typedWideFamily, Types: "numeric(p,s), date, char(n), varchar, integers", Numeric: "double"}
 		all := func(string) bool { return true }
-		if err := typedFamilyRuns(ctx, c, fam, wideDoubleMapping, []string{"orders.jsonl"}, wscales, wurls, filepath.Join(dir, "wide"), all); err != nil {
+		if err := typedFamilyRuns(ctx, c, fam, wideDoubleMapping, []string{"orders.jsonl"}, wscales, wurls, filepath.Join(dir, "wide"), all, true); err != nil {
 			return nil, fmt.Errorf("wide numeric: double: %w", err)
 		}
 		t.Families = append(t.Families, fam)
@@ -393,8 +424,9 @@ const typedWideFamily = "wide orders+lines, double"
 func isValueColumn(name string) bool { return !slices.Contains([]string{"id", "parent_id", "n"}, name) }
 
 // typedFamilyRuns runs A and the floor of one family at each scale,
-// interleaved, and times the decoding of its values in process.
-func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping string, files []string, scales []int, urls []string, out string, value func(string) bool) error {
+// interleaved, and times the decoding of its values in process; with
+// verify, denorm verify of each A's output right after it.
+func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping string, files []string, scales []int, urls []string, out string, value func(string) bool, verify bool) error {
 	for i, n := range scales {
 		db := urls[i]
 		plan, err := resolvePlan(ctx, db, mapping)
@@ -421,8 +453,19 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 		for r := 0; r < c.reps; r++ {
 			runA := func() error {
 				res, err := denormDir(c.bin, mapping, db, out, files...)
+				if err != nil {
+					return err
+				}
+				s.A.Runs = append(s.A.Runs, res)
+				if !verify {
+					return nil
+				}
+				if s.V == nil {
+					s.V = &Series{Name: "V", What: "denorm verify of A's directory"}
+				}
+				v, err := denormVerify(c.bin, mapping, db, out, res.Docs)
 				if err == nil {
-					s.A.Runs = append(s.A.Runs, res)
+					s.V.Runs = append(s.V.Runs, v)
 				}
 				return err
 			}
@@ -456,6 +499,9 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 		log.Printf("  typed %-36s %8d parents: A %.2fs, floor %.2fs, %.2fx", fam.Family, n, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio)
 		if s.Baseline != nil {
 			log.Printf("  typed %-36s %8d parents: baseline %.2fs, %.2fx", fam.Family, n, s.Baseline.Median.Seconds, s.BaselineRatio)
+		}
+		if s.V != nil {
+			log.Printf("  typed %-36s %8d parents: verify %.2fs, %.2fx migrate's rate; peak RSS migrate %.0f MiB, verify %.0f MiB", fam.Family, n, s.V.Median.Seconds, s.VerifyRate, s.A.PeakMiB, s.V.PeakMiB)
 		}
 		fam.Scales = append(fam.Scales, s)
 	}
@@ -692,7 +738,7 @@ func typedOnly(ctx context.Context, c config, tmp string) (*Report, error) {
 	}
 	rep.Typed = t
 	checks := typedChecks(t)
-	rep.Checks = append(slices.DeleteFunc(rep.Checks, func(ch Check) bool { return ch.Goal == "29.1" }), checks...)
+	rep.Checks = append(slices.DeleteFunc(rep.Checks, func(ch Check) bool { return strings.HasPrefix(ch.Goal, "29.") }), checks...)
 	printTyped(os.Stdout, t)
 	printChecks(os.Stdout, checks)
 	data, err := json.MarshalIndent(rep, "", "  ")

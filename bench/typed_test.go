@@ -251,3 +251,48 @@ func TestTypedChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedVerifyChecks: on a scale with verify runs, the rate is
+// verify's median docs/s over migrate's, and the checks hold it to 0.75
+// and both peaks to 150 MB, verify's to migrate's.
+func TestTypedVerifyChecks(t *testing.T) {
+	s := &TypedScale{Parents: 1000,
+		A:     &Series{Runs: []Result{{Docs: 1000, Seconds: 5, PeakKiB: 130 << 10}, {Docs: 1000, Seconds: 4, PeakKiB: 128 << 10}, {Docs: 1000, Seconds: 6, PeakKiB: 132 << 10}}},
+		Floor: &Series{Runs: []Result{{Docs: 1000, Seconds: 4}}},
+		V:     &Series{Runs: []Result{{Docs: 1000, Seconds: 6.25, PeakKiB: 120 << 10}, {Docs: 1000, Seconds: 7, PeakKiB: 121 << 10}, {Docs: 1000, Seconds: 6, PeakKiB: 119 << 10}}}}
+	finishTyped(s)
+	if s.VerifyRate != 0.8 {
+		t.Fatalf("verify rate %v, want 160 docs/s over 200 (the medians, 6.25 s and 5 s)", s.VerifyRate)
+	}
+	rep := &TypedReport{Families: []*TypedFamily{{Family: "wide", Scales: []*TypedScale{s}}}}
+	met := map[string]bool{}
+	for _, c := range typedChecks(rep) {
+		met[c.Goal+" "+c.Name] = c.Met
+	}
+	want := map[string]bool{
+		"29.1 typed wide, 1000: A time / floor time":          true,
+		"29.3 wide, 1000: verify docs/s / migrate docs/s":     true,
+		"29.2 wide, 1000: migrate peak RSS (MB)":              true,
+		"29.2 wide, 1000: verify peak RSS (MB)":               true,
+		"29.3 wide, 1000: verify peak RSS / migrate peak RSS": true,
+	}
+	if len(met) != len(want) {
+		t.Errorf("checks %v, want %v", met, want)
+	}
+	for k, v := range want {
+		if m, ok := met[k]; !ok || m != v {
+			t.Errorf("check %q: met %v (there: %v), want %v", k, m, ok, v)
+		}
+	}
+	// Slower than 0.75x, and above migrate's peak: not met.
+	s.V.Runs = []Result{{Docs: 1000, Seconds: 7, PeakKiB: 140 << 10}}
+	finishTyped(s)
+	for _, c := range typedChecks(rep) {
+		if strings.Contains(c.Name, "verify docs/s") && (c.Met || c.Value != 5.0/7) {
+			t.Errorf("check %+v: want 0.71, not met", c)
+		}
+		if strings.Contains(c.Name, "verify peak RSS /") && c.Met {
+			t.Errorf("check %+v: verify's peak above migrate's, met", c)
+		}
+	}
+}
