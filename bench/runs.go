@@ -58,14 +58,8 @@ func benchDB(ctx context.Context, admin, name, desc string) (db string, reused b
 		return "", false, err
 	}
 	if reuse {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			return "", false, err
-		}
-		var comment *string
-		err = conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&comment)
-		conn.Close(ctx)
-		if err == nil && comment != nil && *comment == "denorm bench: "+desc {
+		comment, err := dbComment(ctx, admin, name)
+		if err == nil && comment == benchComment+desc {
 			log.Printf("  %s: reusing (%s)", name, desc)
 			return db, true, nil
 		}
@@ -76,12 +70,33 @@ func benchDB(ctx context.Context, admin, name, desc string) (db string, reused b
 	return db, false, exec1(ctx, admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 }
 
+// benchComment starts the comment finishDB puts on a complete database.
+const benchComment = "denorm bench: "
+
+// dbComment is database name's comment ("" for none; an error when the
+// database does not exist).
+func dbComment(ctx context.Context, admin, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var comment *string
+	if err := conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&comment); err != nil {
+		return "", err
+	}
+	if comment == nil {
+		return "", nil
+	}
+	return *comment, nil
+}
+
 // finishDB analyzes a generated database and marks it complete for desc.
 func finishDB(ctx context.Context, admin, name, db, desc string) error {
 	if err := exec1(ctx, db, "VACUUM ANALYZE"); err != nil {
 		return err
 	}
-	return exec1(ctx, admin, fmt.Sprintf("COMMENT ON DATABASE %s IS '%s'", pgx.Identifier{name}.Sanitize(), "denorm bench: "+desc))
+	return exec1(ctx, admin, fmt.Sprintf("COMMENT ON DATABASE %s IS '%s'", pgx.Identifier{name}.Sanitize(), benchComment+desc))
 }
 
 // seededDB is benchDB holding the example schema (and the seed rows).

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -363,6 +364,9 @@ func runTyped(ctx context.Context, c config, tmp string) (*TypedReport, error) {
 	dbs := []string{"bench_typed", "bench_typed_third"}
 	var urls []string
 	for i, n := range scales {
+		if typedTables(match) == nil {
+			break // only the wide runs: their databases are their own
+		}
 		u, err := typedDB(ctx, admin, dbs[i], n, match)
 		if err != nil {
 			return nil, err
@@ -641,13 +645,16 @@ func processCPU() time.Duration {
 // selects) with n parents.
 func typedDB(ctx context.Context, admin, name string, n int, match *regexp.Regexp) (string, error) {
 	t0 := time.Now()
-	var tables []string
-	for _, f := range typedFamilies {
-		if (match == nil || match.MatchString(f.name)) && !slices.Contains(tables, f.table) {
-			tables = append(tables, f.table)
+	tables := typedTables(match)
+	desc := fmt.Sprintf("typed %d %s", n, strings.Join(tables, " "))
+	if reuse {
+		// A database generated for more families (a full run's) serves a
+		// subset too, rather than be replaced by one of the subset.
+		if have, err := dbComment(ctx, admin, name); err == nil && typedHolds(have, n, tables) {
+			log.Printf("  %s: reusing (%s)", name, strings.TrimPrefix(have, benchComment))
+			return dbURL(admin, name)
 		}
 	}
-	desc := fmt.Sprintf("typed %d %s", n, strings.Join(tables, " "))
 	db, reused, err := benchDB(ctx, admin, name, desc)
 	if err != nil || reused {
 		return db, err
@@ -666,6 +673,32 @@ func typedDB(ctx context.Context, admin, name string, n int, match *regexp.Regex
 	}
 	log.Printf("  %s: %d parents, %d children per type family in %.1fs", name, n, n*typedChildren, time.Since(t0).Seconds())
 	return db, nil
+}
+
+// typedTables are the tables of the families match picks (all for nil).
+func typedTables(match *regexp.Regexp) []string {
+	var tables []string
+	for _, f := range typedFamilies {
+		if (match == nil || match.MatchString(f.name)) && !slices.Contains(tables, f.table) {
+			tables = append(tables, f.table)
+		}
+	}
+	return tables
+}
+
+// typedHolds reports whether a typed database's comment says it holds
+// tables at n parents.
+func typedHolds(comment string, n int, tables []string) bool {
+	f := strings.Fields(strings.TrimPrefix(comment, benchComment))
+	if len(f) < 2 || f[0] != "typed" || f[1] != strconv.Itoa(n) {
+		return false
+	}
+	for _, t := range tables {
+		if !slices.Contains(f[2:], t) {
+			return false
+		}
+	}
+	return true
 }
 
 // gitCommit is the commit the benchmark runs at, with "+dirty" when the

@@ -296,3 +296,27 @@ func TestTypedVerifyChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedHolds: a typed database serves a run whose tables it holds at
+// the same number of parents, a subset of a full run's too, and no other.
+func TestTypedHolds(t *testing.T) {
+	full := benchComment + "typed 200000 t_int t_date t_uuid"
+	for _, tc := range []struct {
+		comment string
+		n       int
+		tables  []string
+		want    bool
+	}{
+		{full, 200000, []string{"t_int", "t_date", "t_uuid"}, true},
+		{full, 200000, []string{"t_date"}, true},
+		{full, 66666, []string{"t_date"}, false},
+		{full, 200000, []string{"t_date", "t_json"}, false},
+		{benchComment + "typed 200000 ", 200000, []string{"t_date"}, false},
+		{benchComment + "wide 200000", 200000, nil, false},
+		{"", 200000, nil, false},
+	} {
+		if got := typedHolds(tc.comment, tc.n, tc.tables); got != tc.want {
+			t.Errorf("typedHolds(%q, %d, %v) = %v, want %v", tc.comment, tc.n, tc.tables, got, tc.want)
+		}
+	}
+}
