@@ -227,7 +227,7 @@ func (c *Comparison) pairExpected(key []byte, id load.Value, doc []byte, flags b
 	out := p.exp.pop(false, p.expIdx)
 	p.count(out)
 	p.mu.Unlock()
-	return c.flushExpected(out)
+	return c.flushQueue(&c.Exp, &p.exp, out)
 }
 
 // count adds popped expected documents to the counts.
@@ -241,22 +241,23 @@ func (p *pairing) count(out []*waiting) {
 	}
 }
 
-// flushExpected records expected documents popped from the queue: matched
-// ones as pairs, the others hashed and spilled with their side; they then
-// go back for reuse.
-func (c *Comparison) flushExpected(out []*waiting) error {
+// flushQueue records documents popped from side s's queue q
+// (recordWaiting) and puts them back in q for reuse.
+func (c *Comparison) flushQueue(s *Side, q *queue, out []*waiting) error {
 	if len(out) == 0 {
 		return nil
 	}
-	err := c.recordWaiting(&c.Exp, out)
+	err := c.recordWaiting(s, out)
 	p := c.pair
 	p.mu.Lock()
-	p.exp.release(out)
+	q.release(out)
 	p.mu.Unlock()
 	return err
 }
 
-// recordWaiting records documents taken out of a side's queue.
+// recordWaiting records documents taken out of a side's queue: matched
+// expected ones as pairs, matched found ones not at all (their pair is
+// the expected one's), the others hashed and recorded with their side.
 func (c *Comparison) recordWaiting(s *Side, out []*waiting) error {
 	for _, w := range out {
 		var err error
@@ -300,7 +301,7 @@ func (c *Comparison) pairFound(key []byte, id load.Value, doc []byte, flags byte
 		out = p.found.pop(false, p.foundIdx)
 	}
 	p.mu.Unlock()
-	if err := c.flushFound(out); err != nil {
+	if err := c.flushQueue(&c.Found, &p.found, out); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -309,20 +310,6 @@ func (c *Comparison) pairFound(key []byte, id load.Value, doc []byte, flags byte
 		p.cond.Wait()
 	}
 	return nil
-}
-
-// flushFound records found documents popped from the queue that met no
-// twin, and puts them back for reuse.
-func (c *Comparison) flushFound(out []*waiting) error {
-	if len(out) == 0 {
-		return nil
-	}
-	err := c.recordWaiting(&c.Found, out)
-	p := c.pair
-	p.mu.Lock()
-	p.found.release(out)
-	p.mu.Unlock()
-	return err
 }
 
 // drainPairs records what still waits on either side: call it once both
@@ -336,11 +323,11 @@ func (c *Comparison) drainPairs() error {
 	out := p.exp.pop(true, p.expIdx)
 	p.count(out)
 	p.mu.Unlock()
-	if err := c.flushExpected(out); err != nil {
+	if err := c.flushQueue(&c.Exp, &p.exp, out); err != nil {
 		return err
 	}
 	p.mu.Lock()
 	out = p.found.pop(true, p.foundIdx)
 	p.mu.Unlock()
-	return c.flushFound(out)
+	return c.flushQueue(&c.Found, &p.found, out)
 }
