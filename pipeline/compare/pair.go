@@ -35,6 +35,8 @@ const (
 	pairWindow = 4096
 	pairBytes  = 8 << 20
 	pairLead   = 64
+	// pairFreeBytes bounds the document memory each side keeps for reuse.
+	pairFreeBytes = 2 << 20
 )
 
 // waiting is a document of either side waiting in the window for its
@@ -68,6 +70,8 @@ type queue struct {
 	bytes int
 	out   []*waiting // pop's result
 	free  []*waiting // popped ones, their memory reused
+	// freeBytes is the document memory of free.
+	freeBytes int
 }
 
 func (q *queue) push(w *waiting) {
@@ -111,18 +115,27 @@ func (q *queue) get() *waiting {
 	if n := len(q.free); n > 0 {
 		w := q.free[n-1]
 		q.free = q.free[:n-1]
+		q.freeBytes -= cap(w.doc)
 		return w
 	}
 	return &waiting{}
 }
 
-// release puts popped documents back for reuse.
+// release puts popped documents back for reuse: at most pairWindow, with
+// at most pairFreeBytes of document memory between them (a large document's
+// memory is left to the collector).
 func (q *queue) release(out []*waiting) {
 	for _, w := range out {
-		if len(q.free) < pairWindow {
-			*w = waiting{key: w.key[:0], doc: w.doc[:0], idData: w.idData[:0]}
-			q.free = append(q.free, w)
+		if len(q.free) >= pairWindow {
+			return
 		}
+		doc := w.doc[:0]
+		if q.freeBytes+cap(doc) > pairFreeBytes {
+			doc = nil
+		}
+		*w = waiting{key: w.key[:0], doc: doc, idData: w.idData[:0]}
+		q.free = append(q.free, w)
+		q.freeBytes += cap(doc)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -337,4 +338,38 @@ func minus(a, b []string) []string {
 		}
 	}
 	return head(out)
+}
+
+// TestPairingFreeMemory: documents of 100 KB, paired and not, leave each
+// side at most pairFreeBytes of document memory kept for reuse.
+func TestPairingFreeMemory(t *testing.T) {
+	var exp, found [][]byte
+	big := strings.Repeat("x", 100<<10)
+	for i := range 300 {
+		d := doc(t, i, big)
+		exp = append(exp, d)
+		if i%3 == 0 {
+			d = doc(t, i, big+"changed")
+		}
+		found = append(found, d)
+	}
+	c, err := New(t.TempDir(), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Pair()
+	fill(t, c, exp, found)
+	if paired, unmatched := c.Paired(); paired != 200 || unmatched != 100 {
+		t.Errorf("paired %d, unmatched %d; want 200 and 100", paired, unmatched)
+	}
+	for _, q := range []*queue{&c.pair.exp, &c.pair.found} {
+		held := 0
+		for _, w := range q.free {
+			held += cap(w.doc)
+		}
+		if held != q.freeBytes || held > pairFreeBytes {
+			t.Errorf("%d bytes kept for reuse (counted %d), want at most %d", held, q.freeBytes, pairFreeBytes)
+		}
+	}
 }
