@@ -52,13 +52,18 @@ func tuneGC() {
 // is below migrate's (wide benchmark, 1.5M orders: 121-124 MB against
 // 137-139 MB) for about as much collector work. A user's larger
 // --sort-memory raises the limit with it, so that full sorts never hold
-// the heap above the limit (the collector would then run without end).
-const verifyLimitBase = 40 << 20
+// the heap above the limit (the collector would then run without end); a
+// smaller one lowers it to verifyLimitMin at most, which leaves documents
+// larger than the wide benchmark's room.
+const (
+	verifyLimitBase = 40 << 20
+	verifyLimitMin  = 80 << 20
+)
 
 // tuneVerifyGC sets verify's memory limit, where tuneGC set migrate's.
 func tuneVerifyGC(sortMemMiB int) {
 	if !limitTuned {
 		return
 	}
-	debug.SetMemoryLimit(verifyLimitBase + 4*int64(sortMemMiB)<<20)
+	debug.SetMemoryLimit(max(verifyLimitBase+4*int64(sortMemMiB)<<20, verifyLimitMin))
 }
