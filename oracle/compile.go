@@ -885,7 +885,7 @@ func (c *compiler) field(n *mappings.Node, ns *nodeSQL, f *mappings.FieldPlan) (
 				col := child.Columns[vi]
 				ref := r.src.column(col)
 				pairs = append(pairs, [2]string{child.ValueNames[i], sqlValue(col, ref)})
-				conds = append(conds, ref+" IS NOT NULL")
+				conds = append(conds, notNullSQL(col, ref))
 				fs.sub.fields = append(fs.sub.fields, &fieldShape{kind: fColumn, name: child.ValueNames[i], path: fs.path + "." + child.ValueNames[i], vt: typeOf(col, child.Numeric[vi])})
 			}
 			val, notNull = buildObject(pairs), strings.Join(conds, " AND ")
@@ -894,7 +894,7 @@ func (c *compiler) field(n *mappings.Node, ns *nodeSQL, f *mappings.FieldPlan) (
 			col := child.Columns[child.Value]
 			ref := r.src.column(col)
 			fs.vt = typeOf(col, child.Numeric[child.Value])
-			val, notNull = sqlValue(col, ref), ref+" IS NOT NULL"
+			val, notNull = sqlValue(col, ref), notNullSQL(col, ref)
 		}
 		order := c.order(child, r.src)
 		if child.Limit > 0 {

@@ -171,6 +171,23 @@ func sqlValue(c mappings.Column, ref string) string {
 		" ELSE pg_catalog.to_json(" + v + ") END"
 }
 
+// notNullSQL is the condition that column c's value at ref is there, as
+// denorm counts values: not NULL and, for json and jsonb (and domains over
+// them), not JSON null either, which migrate leaves out as it does a NULL
+// (a field, a row of an id array). It is not migrate's code: PostgreSQL
+// tells the JSON null by json_typeof.
+func notNullSQL(c mappings.Column, ref string) string {
+	if c.SQL == "" && !isArray(c) {
+		switch c.TypeName {
+		case "json":
+			return "(" + ref + " IS NOT NULL AND pg_catalog.json_typeof((" + ref + ")::pg_catalog.json) <> 'null')"
+		case "jsonb":
+			return "(" + ref + " IS NOT NULL AND pg_catalog.jsonb_typeof((" + ref + ")::pg_catalog.jsonb) <> 'null')"
+		}
+	}
+	return ref + " IS NOT NULL"
+}
+
 // quoteIdent quotes an SQL identifier.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
