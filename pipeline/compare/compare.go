@@ -27,11 +27,9 @@ type Comparison struct {
 	Exp, Found Side
 	pair       *pairing
 	// pairs holds a record per pair settled by the pairing (pair.go),
-	// which neither side's sorter holds.
+	// which neither side's sorter holds; empty without pairing.
 	pairs   *extsort.Sorter
 	pairBuf []byte
-	dir     string
-	mem     int
 	// sampled, when set, picks the sort keys whose documents are hashed
 	// and spilled (verify's --sample); the others are only counted.
 	Sampled func(key []byte) bool
@@ -40,7 +38,7 @@ type Comparison struct {
 // New opens both sides' sorters and spill files in dir, with a
 // sort budget of mem bytes each.
 func New(dir string, mem int) (*Comparison, error) {
-	c := &Comparison{dir: dir, mem: mem}
+	c := &Comparison{pairs: extsort.New(dir, "pairs", mem)}
 	if err := c.Exp.open(dir, "expected", mem); err != nil {
 		return nil, err
 	}
@@ -54,9 +52,7 @@ func New(dir string, mem int) (*Comparison, error) {
 func (c *Comparison) Close() {
 	c.Exp.close()
 	c.Found.close()
-	if c.pairs != nil {
-		c.pairs.Close()
-	}
+	c.pairs.Close()
 }
 
 // Side is one side's sorter and document spill file. The two sides may
@@ -251,15 +247,9 @@ type cursor struct {
 	cur Entry
 }
 
-// cursor opens a cursor on the side's sorted records, at the first one.
-// The caller closes it.
-func (s *Side) cursor() (*cursor, error) { return newCursor(s.sorter) }
-
-// newCursor opens a cursor on a sorter's records (none for a nil one).
+// newCursor opens a cursor on a sorter's records, at the first one. The
+// caller closes it.
 func newCursor(so *extsort.Sorter) (*cursor, error) {
-	if so == nil {
-		return &cursor{}, nil
-	}
 	it, err := so.Iter()
 	if err != nil {
 		return nil, err
@@ -272,11 +262,7 @@ func newCursor(so *extsort.Sorter) (*cursor, error) {
 	return c, nil
 }
 
-func (c *cursor) close() {
-	if c.it != nil {
-		c.it.Close()
-	}
-}
+func (c *cursor) close() { c.it.Close() }
 
 var errCorruptRecord = errors.New("corrupt sort record")
 
@@ -325,7 +311,7 @@ type Cursor struct{ cs []*cursor }
 // FoundCursor opens a cursor on the found side's records and the pairs
 // (the target holds their found documents too); the caller closes it.
 func (c *Comparison) FoundCursor() (*Cursor, error) {
-	f, err := c.Found.cursor()
+	f, err := newCursor(c.Found.sorter)
 	if err != nil {
 		return nil, err
 	}
@@ -472,12 +458,12 @@ const (
 // both exp and found, and comes before the other records of its key,
 // which are then duplicates. The entries are only valid during fn.
 func (c *Comparison) Merge(ctx context.Context, fn func(kind string, exp, found *Entry) error) error {
-	e, err := c.Exp.cursor()
+	e, err := newCursor(c.Exp.sorter)
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	f, err := c.Found.cursor()
+	f, err := newCursor(c.Found.sorter)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"sync"
 
-	"github.com/denorm/denorm/internal/extsort"
 	"github.com/denorm/denorm/load"
 )
 
@@ -160,7 +159,6 @@ func (c *Comparison) Pair() {
 	p := &pairing{expIdx: map[string]*waiting{}, foundIdx: map[string]*waiting{}}
 	p.cond = sync.NewCond(&p.mu)
 	c.pair = p
-	c.pairs = extsort.New(c.dir, "pairs", c.mem)
 }
 
 // ExpectedDone says the expected side gets no more documents.
