@@ -51,9 +51,12 @@ const (
 // denorm_poison, since nothing is reused. They are never written after
 // they are handed out.
 type arena struct {
-	strs   []string
-	decs   []transform.Decimal
-	times  []time.Time
+	strs  []string
+	decs  []transform.Decimal
+	times []time.Time
+	// utcs holds the times in UTC, as plain words (box.TimeWords: not
+	// traced by the garbage collector); times the others.
+	utcs   []box.TimeWords
 	i32s   []int32
 	i64s   []int64
 	f64s   []float64
@@ -124,6 +127,11 @@ func (a *arena) decimal(b []byte) any {
 func (a *arena) time(t time.Time) any {
 	if !box.Works {
 		return t
+	}
+	if w, plain := box.Words(t); plain {
+		p := next(&a.utcs)
+		*p = w
+		return box.AtTime(p)
 	}
 	p := next(&a.times)
 	*p = t

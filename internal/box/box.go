@@ -72,7 +72,31 @@ type eface struct {
 // value have the same one.
 func DataOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).data }
 
-// Works is false when interfaces are not laid out as At assumes.
+// TimeWords is a time.Time's memory as plain words. A time in UTC (what
+// t.UTC() returns, and what the source's dates and timestamps decode to)
+// has a nil location pointer, so its words hold no pointer: a slice of
+// TimeWords is memory the garbage collector does not trace, where a slice
+// of time.Time is traced, as memory that may hold pointers, at every
+// collection.
+type TimeWords [3]uint64
+
+// Words returns t's words, and false when t has a location pointer (a
+// time in a location other than UTC): such a time must be kept in a
+// time.Time, where the collector sees its location.
+func Words(t time.Time) (TimeWords, bool) {
+	w := *(*TimeWords)(unsafe.Pointer(&t))
+	return w, w[2] == 0
+}
+
+// timeType is the type word of time.Time.
+var timeType = TypeOf[time.Time]()
+
+// AtTime makes an interface of type time.Time whose value is the time
+// whose words are *p (from Words), which must never be written again.
+func AtTime(p *TimeWords) any { return timeType.At((*time.Time)(unsafe.Pointer(p))) }
+
+// Works is false when interfaces are not laid out as At assumes, or a
+// time.Time not as TimeWords.
 var Works = check()
 
 func check() bool {
@@ -85,5 +109,13 @@ func check() bool {
 		return false
 	}
 	got, ok := SliceType[[]int]().At(&sl).([]int)
-	return ok && len(got) == 2 && got[0] == 4 && got[1] == 5 && &got[0] == &sl[0]
+	if !ok || len(got) != 2 || got[0] != 4 || got[1] != 5 || &got[0] != &sl[0] {
+		return false
+	}
+	// A time.Time is three words, the last its location pointer, nil in
+	// UTC and not nil in another location.
+	w, plain := Words(tm)
+	_, zonedPlain := Words(tm.In(time.FixedZone("x", 3600)))
+	return unsafe.Sizeof(tm) == unsafe.Sizeof(w) && plain && !zonedPlain &&
+		AtTime(&w) == any(tm) && AtTime(&w).(time.Time).Equal(tm)
 }

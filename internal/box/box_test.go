@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -122,5 +123,41 @@ func TestPointerShapedRefused(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "does not satisfy") && !strings.Contains(err.Error(), "cannot use p") {
 			t.Errorf("%s: %v; want it refused by the type's constraint", bad, err)
 		}
+	}
+}
+
+// TestAtTime checks that times boxed from plain words (AtTime) read back
+// intact after garbage collections, while the blocks of words they live in
+// are referenced only through them, and that Words refuses a time with a
+// location pointer.
+func TestAtTime(t *testing.T) {
+	base := time.Date(2024, 2, 29, 23, 59, 58, 123456789, time.UTC)
+	var got []any
+	for i := range 10000 {
+		block := make([]TimeWords, 2) // referenced only by the interface
+		w, ok := Words(base.Add(time.Duration(i) * time.Hour))
+		if !ok {
+			t.Fatalf("time %d in UTC: Words refuses it", i)
+		}
+		block[1] = w
+		got = append(got, AtTime(&block[1]))
+		if i%1000 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	for i, v := range got {
+		want := base.Add(time.Duration(i) * time.Hour)
+		if tm, ok := v.(time.Time); !ok || tm != want || tm.Location() != time.UTC {
+			t.Fatalf("time %d: %#v, want %v", i, v, want)
+		}
+	}
+	for _, tm := range []time.Time{base.In(time.FixedZone("plus one", 3600)), base.Local(), time.Now()} {
+		if _, ok := Words(tm); ok && tm.Location() != time.UTC {
+			t.Errorf("%v (in %v): Words takes a time with a location", tm, tm.Location())
+		}
+	}
+	if _, ok := Words(time.Unix(5, 6).UTC()); !ok {
+		t.Error("Words refuses a time in UTC")
 	}
 }
