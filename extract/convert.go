@@ -265,75 +265,38 @@ func exactFloat(col *mappings.Column, s string) (any, error) {
 	return f, nil
 }
 
-// float32To64 widens a real through its shortest decimal text, so 0.1::real
-// becomes 0.1 (what PostgreSQL prints), not 0.10000000149011612.
+// float32To64 widens a real through its shortest decimal, so 0.1::real
+// becomes 0.1 (what PostgreSQL prints), not 0.10000000149011612: the
+// double nearest to the decimal shortest32 finds, or, for the few reals
+// whose decimal has a power of ten beyond the fast path's (below 1e-22 or
+// above 1e30), nearest to the decimal's text as strconv formats it.
 func float32To64(f float32) float64 {
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
 		return float64(f)
 	}
+	b := math.Float32bits(f)
+	if d, e := shortest32(b &^ (1 << 31)); e >= -22 && e <= 22 {
+		// d has at most 9 digits: d and 10^|e| are exact doubles, and so
+		// is the one rounding of their product or quotient (Clinger's
+		// fast path, see wireDouble).
+		v := float64(d)
+		if e < 0 {
+			v /= exactPow10[-e]
+		} else {
+			v *= exactPow10[e]
+		}
+		if b>>31 != 0 {
+			v = -v
+		}
+		return v
+	}
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], float64(f), 'e', -1, 32)
-	if d, ok := exactShortest(s); ok {
-		return d
-	}
 	d, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		return float64(f)
 	}
 	return d
-}
-
-// exactShortest is the double of s, a float's shortest text in the 'e'
-// format ("-1.2345e+06"), when Clinger's exact fast path computes it (see
-// wireDouble): its at most 9 digits are an exact significand, and the
-// power of ten is within ±22.
-func exactShortest(s []byte) (float64, bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var m uint64
-	exp, i, frac := 0, 0, false
-	for ; i < len(s) && s[i] != 'e'; i++ {
-		switch c := s[i]; {
-		case c == '.' && !frac:
-			frac = true
-		case c >= '0' && c <= '9' && m < 1e17:
-			m = m*10 + uint64(c-'0')
-			if frac {
-				exp--
-			}
-		default:
-			return 0, false
-		}
-	}
-	if i+2 >= len(s) || s[i+1] != '+' && s[i+1] != '-' {
-		return 0, false
-	}
-	e := 0
-	for _, c := range s[i+2:] {
-		if c < '0' || c > '9' || e > 1000 {
-			return 0, false
-		}
-		e = e*10 + int(c-'0')
-	}
-	if s[i+1] == '-' {
-		e = -e
-	}
-	exp += e
-	if m > maxExactMantissa || exp < -22 || exp > 22 {
-		return 0, false
-	}
-	f := float64(m)
-	if exp < 0 {
-		f /= exactPow10[-exp]
-	} else {
-		f *= exactPow10[exp]
-	}
-	if neg {
-		f = -f
-	}
-	return f, true
 }
 
 // numericValue writes the exact decimal text s as the numeric mode says.

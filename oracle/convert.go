@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/denorm/denorm/internal/shortreal"
 	"github.com/denorm/denorm/mappings"
 )
 
@@ -365,7 +366,7 @@ func roundSum(s string, vt valueType, path string) (any, error) {
 		if math.IsInf(float64(f32), 0) {
 			return nil, reject(path, "the sum %s is out of range for a real", short(s))
 		}
-		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(f32), 'g', -1, 32), 64)
+		f, err := strconv.ParseFloat(shortreal.Text(f32), 64)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,5 @@
+CREATE TABLE "reading" (
+  "id" integer NOT NULL,
+  "v" real,
+  PRIMARY KEY ("id")
+);
