@@ -189,11 +189,13 @@ func floatType(real bool) *colType {
 	return &colType{
 		SQL: name, Fam: name, Order: true, MinMax: true, Sum: true,
 		value: func(g *gen) string {
-			switch g.weighted(5, 3, 2) {
+			switch g.weighted(5, 3, 2, 2) {
 			case 0:
 				return fmt.Sprintf("%d.%d", g.between(-100, 100), g.n(100))
 			case 1:
 				return pick(g.rng, "'NaN'", "'Infinity'", "'-Infinity'", "'-0'", "0", "0.1")
+			case 2:
+				return binaryFloat(g, real)
 			default:
 				if real {
 					return pick(g.rng, "1e-45", "3.4e38", "-3.4e38", "1.17549435e-38", "16777217")
@@ -202,6 +204,28 @@ func floatType(real bool) *colType {
 			}
 		},
 	}
+}
+
+// binaryFloat is a value of any bits of its type, exactly: m x 2^k with
+// m as wide as the type's significand (24 or 53 bits) and k over its
+// whole range, subnormals included, and a power of two (m = 1) a third of
+// the time, where shortest decimals can tie (a real's 2^-12 was written
+// as 0.00024414063, PostgreSQL prints 0.00024414062). The product of the
+// doubles m and 2^k is exact, and so is the cast of a real's to real.
+func binaryFloat(g *gen, real bool) string {
+	bits, lo, hi, typ := 53, -1074, 971, "float8"
+	if real {
+		bits, lo, hi, typ = 24, -149, 104, "real"
+	}
+	m := int64(1)
+	if !g.chance(1.0 / 3) {
+		m = int64(g.r.Uint64() >> (64 - bits))
+		m |= 1 // not a power of two in disguise, and never 0
+	}
+	if g.chance(0.5) {
+		m = -m
+	}
+	return fmt.Sprintf("(%d * power(2::float8, %d))::%s", m, g.between(lo, hi), typ)
 }
 
 func textType(g *gen) *colType {
