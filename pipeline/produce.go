@@ -78,16 +78,17 @@ type ProduceOptions struct {
 	Reuse bool
 }
 
-// slabs is the number of batches' slabs kept for reuse (more batches than
-// that can be in flight - one being built, one waiting, one with fn - take
-// a new slab: fewer kept, less memory held).
+// slabs is the number of batches' slabs kept for reuse: as many as can be
+// in flight, one with fn and one the builder fills or holds out to it
+// (the channel between them has no slot); a slab more would only hold
+// memory.
 const slabs = 2
 
 // Produce builds the documents of one collection entry, reading from snap,
 // and calls fn with each batch, in stream order, from the calling
-// goroutine. Reading, building and fn run concurrently, joined by channels
-// of depth one, so memory is bounded by a few batches; fn's pace is the
-// pipeline's pace. Produce returns fn's first error, or the first error
+// goroutine. Reading, building and fn run concurrently, joined by
+// unbuffered channels, so memory is bounded by a few batches (one a
+// stage); fn's pace is the pipeline's pace. Produce returns fn's first error, or the first error
 // reading or building.
 func Produce(ctx context.Context, snap *extract.Snapshot, cp *mappings.CollectionPlan, opt ProduceOptions, fn func(Built) error) error {
 	reader := extract.NewPartReader(snap, cp, opt.BatchSize, opt.After, opt.Part)
@@ -115,8 +116,13 @@ func produce(ctx context.Context, reader *extract.Reader, bld *builder, fn func(
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, ctx := errgroup.WithContext(ctx)
-	batches := make(chan *extract.Batch, 1)
-	built := make(chan Built, 1)
+	// Unbuffered: each stage holds the batch it hands over until the next
+	// stage takes it, which overlaps reading, building and fn as well as
+	// a waiting slot did; a slot held one more batch of rows and one more
+	// of documents, live heap that the collector's goal multiplies
+	// (person benchmark: peak RSS 111 -> 85 MB, CPU -7%).
+	batches := make(chan *extract.Batch)
+	built := make(chan Built)
 	g.Go(func() error {
 		defer close(batches)
 		defer reader.Close()
