@@ -193,6 +193,19 @@ func denormDir(bin, mapping, db, dir string, files ...string) (Result, error) {
 	return m.result(docs, size), nil
 }
 
+// denormFixed is a run of one document (--limit 1) into dir: what a run
+// costs besides its rows.
+func denormFixed(bin, mapping, db, dir string) (Result, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return Result{}, err
+	}
+	m, err := timeCmd(bin, "migrate", "-q", "--limit", "1", "--mapping", mapping, "--source", db, "--target", dir)
+	if err != nil {
+		return Result{}, err
+	}
+	return m.result(1, 0), nil
+}
+
 // denormVerify is a V run: verify a directory target that holds exactly
 // what the source gives (docs documents).
 func denormVerify(bin, mapping, db, dir string, docs int64) (Result, error) {

@@ -251,6 +251,14 @@ type TypedScale struct {
 	// time per value (its median run's).
 	CopyNs float64 `json:"copyNsPerValue"`
 	CPUNs  float64 `json:"denormCpuNsPerValue"`
+	// Fixed is denorm migrate --limit 1 of the same mapping, interleaved
+	// with A's: what a run costs before and after its rows (start-up,
+	// the mapping, the catalog, the connections, the end), which the
+	// floor, whose connections are open before its clock starts, does
+	// not pay. LessFixed is A's median time less Fixed's over the
+	// floor's: the rows' own ratio.
+	Fixed     *Series `json:"fixed,omitempty"`
+	LessFixed float64 `json:"ratioLessFixed,omitempty"`
 	// V is denorm verify of A's output (the wide runs), interleaved
 	// with A's; VerifyRate its median docs/s over A's.
 	V          *Series `json:"v,omitempty"`
@@ -335,6 +343,10 @@ func finishTyped(s *TypedScale) {
 	if s.Baseline != nil && len(s.Baseline.Runs) > 0 {
 		s.Baseline.finish()
 		s.BaselineRatio = s.Baseline.Median.Seconds / s.Floor.Median.Seconds
+	}
+	if s.Fixed != nil && len(s.Fixed.Runs) > 0 {
+		s.Fixed.finish()
+		s.LessFixed = (s.A.Median.Seconds - s.Fixed.Median.Seconds) / s.Floor.Median.Seconds
 	}
 	if s.V != nil && len(s.V.Runs) > 0 {
 		s.V.finish()
@@ -441,7 +453,8 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 		for _, cp := range plan.Collections {
 			reads = append(reads, extract.FullReads(cp))
 		}
-		s := &TypedScale{Parents: n, A: &Series{Name: "A", What: "denorm migrate into a directory"}, Floor: &Series{Name: "floor", What: floorWhat}}
+		s := &TypedScale{Parents: n, A: &Series{Name: "A", What: "denorm migrate into a directory"}, Floor: &Series{Name: "floor", What: floorWhat},
+			Fixed: &Series{Name: "fixed", What: "denorm migrate --limit 1 into a directory: a run's cost besides its rows"}}
 		if s.Rows, s.Values, err = countValues(ctx, db, plan, value); err != nil {
 			return err
 		}
@@ -480,7 +493,14 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 				}
 				return err
 			}
-			steps := []func() error{runA, runFloor}
+			runFixed := func() error {
+				res, err := denormFixed(c.bin, mapping, db, out+"-fixed")
+				if err == nil {
+					s.Fixed.Runs = append(s.Fixed.Runs, res)
+				}
+				return err
+			}
+			steps := []func() error{runA, runFloor, runFixed}
 			if c.typed.baseline != "" {
 				if s.Baseline == nil {
 					s.Baseline = &Series{Name: "baseline", What: "denorm migrate into a directory, the binary " + c.typed.baseline}
@@ -726,7 +746,7 @@ func printTyped(w io.Writer, t *TypedReport) {
 	if t.Baseline != "" {
 		base = "baseline ratio\t"
 	}
-	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\t"+base)
+	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tfixed s\tratio less fixed\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\t"+base)
 	for _, f := range t.Families {
 		for i, s := range f.Scales {
 			dec := ""
@@ -737,7 +757,11 @@ func printTyped(w io.Writer, t *TypedReport) {
 			if t.Baseline != "" {
 				b = fmt.Sprintf("%.2f\t", s.BaselineRatio)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%.1f\t%s\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, dec, s.CopyNs, s.CPUNs, b)
+			fixed := "\t\t"
+			if s.Fixed != nil && len(s.Fixed.Runs) > 0 {
+				fixed = fmt.Sprintf("%.3f\t%.2f\t", s.Fixed.Median.Seconds, s.LessFixed)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s%s\t%.1f\t%.1f\t%s\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, fixed, dec, s.CopyNs, s.CPUNs, b)
 		}
 	}
 	tw.Flush()

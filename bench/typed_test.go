@@ -237,6 +237,20 @@ func TestTypedChecks(t *testing.T) {
 	if small.Baseline != nil || small.BaselineRatio != 0 {
 		t.Errorf("no baseline ran, yet ratio %v", small.BaselineRatio)
 	}
+	if small.Fixed != nil || small.LessFixed != 0 {
+		t.Errorf("no fixed runs, yet ratio less fixed %v", small.LessFixed)
+	}
+	fixed := &TypedScale{A: &Series{Runs: []Result{{Docs: 10, Seconds: 1.5}}}, Floor: &Series{Runs: []Result{{Docs: 50, Seconds: 1}}},
+		Fixed: &Series{Runs: []Result{{Docs: 1, Seconds: 0.3}, {Docs: 1, Seconds: 0.1}, {Docs: 1, Seconds: 0.2}}}}
+	finishTyped(fixed)
+	if got := fixed.LessFixed; got < 1.2999 || got > 1.3001 || fixed.Ratio != 1.5 {
+		t.Errorf("ratio %v, less fixed %v: want 1.5, and 1.3 (A's 1.5 s less the fixed runs' median 0.2 s, over the floor's 1 s)", fixed.Ratio, got)
+	}
+	var out strings.Builder
+	printTyped(&out, &TypedReport{Families: []*TypedFamily{{Family: "date", Scales: []*TypedScale{fixed, small}}}})
+	if !strings.Contains(out.String(), "ratio less fixed") || !strings.Contains(out.String(), "0.200") || !strings.Contains(out.String(), "1.30") {
+		t.Errorf("the table lacks the fixed cost and the ratio less it:\n%s", out.String())
+	}
 	rep := &TypedReport{Families: []*TypedFamily{{Family: "date", Scales: []*TypedScale{big, small}}}}
 	checks := typedChecks(rep)
 	if len(checks) != 2 {
