@@ -267,36 +267,37 @@ func exactFloat(col *mappings.Column, s string) (any, error) {
 
 // float32To64 widens a real through its shortest decimal, so 0.1::real
 // becomes 0.1 (what PostgreSQL prints), not 0.10000000149011612: the
-// double nearest to the decimal shortest32 finds, or, for the few reals
-// whose decimal has a power of ten beyond the fast path's (below 1e-22 or
-// above 1e30), nearest to the decimal's text as strconv formats it.
+// double nearest to the decimal d x 10^e that shortest32 finds.
 func float32To64(f float32) float64 {
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 {
 		return float64(f)
 	}
 	b := math.Float32bits(f)
-	if d, e := shortest32(b &^ (1 << 31)); e >= -22 && e <= 22 {
+	d, e := shortest32(b &^ (1 << 31))
+	var v float64
+	if e >= -22 && e <= 22 {
 		// d has at most 9 digits: d and 10^|e| are exact doubles, and so
 		// is the one rounding of their product or quotient (Clinger's
 		// fast path, see wireDouble).
-		v := float64(d)
+		v = float64(d)
 		if e < 0 {
 			v /= exactPow10[-e]
 		} else {
 			v *= exactPow10[e]
 		}
-		if b>>31 != 0 {
-			v = -v
+	} else {
+		// The very small and very large reals: strconv rounds the decimal.
+		var buf [24]byte
+		text := strconv.AppendInt(append(strconv.AppendUint(buf[:0], uint64(d), 10), 'e'), int64(e), 10)
+		var err error
+		if v, err = strconv.ParseFloat(string(text), 64); err != nil {
+			return float64(f)
 		}
-		return v
 	}
-	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], float64(f), 'e', -1, 32)
-	d, err := strconv.ParseFloat(string(s), 64)
-	if err != nil {
-		return float64(f)
+	if b>>31 != 0 {
+		v = -v
 	}
-	return d
+	return v
 }
 
 // numericValue writes the exact decimal text s as the numeric mode says.
