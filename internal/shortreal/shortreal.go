@@ -72,8 +72,10 @@ func decimal(c int64, e int) *big.Rat {
 	return v.Mul(v, p)
 }
 
-// Text is the shortest decimal text of the real f as PostgreSQL prints it
-// (strconv's 'g' format, except for a power of two: Exact's decimal).
+// Text is the shortest decimal of the real f as PostgreSQL prints it, as
+// text that strconv.ParseFloat reads: strconv's 'g' format, or for a power
+// of two Exact's digits and power of ten ("24414062e-11" for 2^-12). The
+// number is PostgreSQL's, the layout not always.
 func Text(f float32) string {
 	b := math.Float32bits(f)
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) || f == 0 || b&(1<<23-1) != 0 {
