@@ -274,18 +274,8 @@ func float32To64(f float32) float64 {
 	}
 	b := math.Float32bits(f)
 	d, e := shortest32(b &^ (1 << 31))
-	var v float64
-	if e >= -22 && e <= 22 {
-		// d has at most 9 digits: d and 10^|e| are exact doubles, and so
-		// is the one rounding of their product or quotient (Clinger's
-		// fast path, see wireDouble).
-		v = float64(d)
-		if e < 0 {
-			v /= exactPow10[-e]
-		} else {
-			v *= exactPow10[e]
-		}
-	} else {
+	v, exact := exactDouble(uint64(d), int(e)) // d has at most 9 digits
+	if !exact {
 		// The very small and very large reals: strconv rounds the decimal.
 		var buf [24]byte
 		text := strconv.AppendInt(append(strconv.AppendUint(buf[:0], uint64(d), 10), 'e'), int64(e), 10)

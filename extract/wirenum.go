@@ -112,23 +112,32 @@ func wireDouble(src []byte) (f float64, ok bool) {
 		}
 		return f, true
 	}
-	switch {
-	case exp == 0:
-		f = float64(m)
-	case exp < 0 && exp >= -22:
-		f = float64(m) / exactPow10[-exp]
-	case exp > 0 && exp <= 22:
-		f = float64(m) * exactPow10[exp]
-	case exp > 22 && exp-22 < len(uintPow10) && m <= maxExactMantissa/uintPow10[exp-22]:
-		// 10^(exp-22) moves into the significand, which stays exact
-		f = float64(m*uintPow10[exp-22]) * 1e22
-	default:
+	if f, ok = exactDouble(m, exp); !ok {
 		return 0, false
 	}
 	if sign != 0 {
 		f = -f
 	}
 	return f, true
+}
+
+// exactDouble is the double nearest to m x 10^exp (m at most
+// maxExactMantissa) by Clinger's fast path, when it applies: m and 10^|exp|
+// (exp within +-22) are exact doubles, so the one rounding of their product
+// or quotient is the nearest double; beyond 10^22, 10^(exp-22) moves into
+// the significand while it stays exact.
+func exactDouble(m uint64, exp int) (float64, bool) {
+	switch {
+	case exp == 0:
+		return float64(m), true
+	case exp < 0 && exp >= -22:
+		return float64(m) / exactPow10[-exp], true
+	case exp > 0 && exp <= 22:
+		return float64(m) * exactPow10[exp], true
+	case exp > 22 && exp-22 < len(uintPow10) && m <= maxExactMantissa/uintPow10[exp-22]:
+		return float64(m*uintPow10[exp-22]) * 1e22, true
+	}
+	return 0, false
 }
 
 // roundedDouble is the double nearest to m x 10^exp (ties to even), for
