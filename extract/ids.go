@@ -69,16 +69,17 @@ func idValues(cp *mappings.CollectionPlan) string {
 	n := cp.Root
 	exprs := make([]string, len(cp.IDCols))
 	for i, c := range cp.IDCols {
-		col := n.Columns[c]
-		ref := colRef(col.Name)
-		switch {
-		case col.TypeName == "numeric" && n.Numeric[c] == mappings.NumericString:
-			exprs[i] = ref + "::pg_catalog.text COLLATE \"C\""
-		case col.Category == "N":
+		ref := colRef(n.Columns[c].Name)
+		// By the kind the values become (mappings.ValueKind), not by the
+		// column's type category: oid, regclass and money are in the
+		// numeric category, yet written as strings (and oid has no cast
+		// to numeric).
+		switch mappings.ValueKind(cp, c) {
+		case "number":
 			exprs[i] = ref + "::pg_catalog.numeric"
-		case col.TypeName == "uuid" || col.TypeName == "bytea" || col.TypeName == "bool":
+		case "uuid", "binary", "boolean":
 			exprs[i] = ref
-		case col.TypeName == "date" || col.TypeName == "timestamp" || col.TypeName == "timestamptz":
+		case "date":
 			exprs[i] = ref + "::pg_catalog.timestamp"
 		default:
 			exprs[i] = ref + "::pg_catalog.text COLLATE \"C\""

@@ -49,16 +49,17 @@ func IDKind(cp *CollectionPlan) string {
 		// field by field: documents of other field kinds never meet
 		parts := make([]string, len(cp.IDCols))
 		for i, col := range cp.IDCols {
-			parts[i] = cp.IDNames[i] + ": " + valueKind(cp, col)
+			parts[i] = cp.IDNames[i] + ": " + ValueKind(cp, col)
 		}
 		return "document {" + strings.Join(parts, ", ") + "}"
 	}
-	return valueKind(cp, cp.IDCols[0])
+	return ValueKind(cp, cp.IDCols[0])
 }
 
-// valueKind is the kind of the values of root column col of cp, as
-// MongoDB compares them.
-func valueKind(cp *CollectionPlan, col int) string {
+// ValueKind is the kind of the values of root column col of cp, as
+// MongoDB compares them: "number", "string", "uuid", "binary", "boolean",
+// "date", or "json" and the column's type.
+func ValueKind(cp *CollectionPlan, col int) string {
 	c := cp.Root.Columns[col]
 	switch {
 	case isInt(c.TypeName) || isFloat(c.TypeName):

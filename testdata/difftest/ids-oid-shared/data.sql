@@ -1,0 +1,2 @@
+INSERT INTO "event0" ("ïd") VALUES (1), (2), (4294967295);
+ANALYZE;

@@ -1,0 +1,4 @@
+CREATE TABLE "event0" (
+  "ïd" oid NOT NULL,
+  PRIMARY KEY ("ïd")
+);
