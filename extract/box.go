@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"sync"
 	"time"
 	"unsafe"
 
@@ -137,6 +138,46 @@ func (a *arena) time(t time.Time) any {
 	*p = t
 	return timeType.At(p)
 }
+
+// date boxes the date days after 2000-01-01 (PostgreSQL's epoch) at
+// midnight UTC. A date of the table's years is the table's value and costs
+// no memory at all; the others go to the arena as times.
+func (a *arena) date(days int32) any {
+	if days >= dayTableFirst && days < dayTableEnd {
+		if t := dayTable(); t != nil {
+			return box.AtTime(&t[days-dayTableFirst])
+		}
+	}
+	return a.time(time.Unix(int64(days)*secondsPerDay+y2kUnixSeconds, 0).UTC())
+}
+
+// The day table boxes the dates of 1900 to 2099, which are nearly all the
+// dates real tables hold: a column of dates in a wide table is millions
+// of values, and as times in the arena each is 24 bytes of new memory to
+// fault in, zero and collect. The table is 73,049 times in plain words
+// (1.7 MiB that the collector does not scan), made when the first date is
+// decoded; its times are never written again, so any number of rows and
+// decoders may share them.
+const (
+	dayTableFirst = -36524 // 1900-01-01, in days after 2000-01-01
+	dayTableEnd   = 36525  // 2100-01-01
+)
+
+// dayTable returns the table, or nil when times cannot be boxed as words.
+var dayTable = sync.OnceValue(func() []box.TimeWords {
+	if !box.Works {
+		return nil
+	}
+	t := make([]box.TimeWords, dayTableEnd-dayTableFirst)
+	for i := range t {
+		w, plain := box.Words(time.Unix(int64(dayTableFirst+i)*secondsPerDay+y2kUnixSeconds, 0).UTC())
+		if !plain {
+			return nil
+		}
+		t[i] = w
+	}
+	return t
+})
 
 func (a *arena) int32(v int32) any {
 	if !box.Works || v >= 0 && v < 256 {

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 )
@@ -19,4 +20,50 @@ func BenchmarkArena(b *testing.B) {
 			a.int32(1<<20), a.int64(1<<40), a.float64(2.5), a.uuid(uuid), a.binary(text))
 	}
 	_ = sink
+}
+
+// TestDateTable decodes the wire date of every day of the day table and a
+// year on either side of it: each must be the time Convert gives (midnight
+// UTC, the same instant, zone and monotonic reading as time.Unix(...).UTC()),
+// whether it comes from the table or from the arena.
+func TestDateTable(t *testing.T) {
+	var a arena
+	src := make([]byte, 4)
+	for days := int32(dayTableFirst - 366); days < dayTableEnd+366; days++ {
+		binary.BigEndian.PutUint32(src, uint32(days))
+		v, ok := decodeDate(&a, src)
+		want := time.Unix(int64(days)*secondsPerDay+y2kUnixSeconds, 0).UTC()
+		got, isTime := v.(time.Time)
+		if !ok || !isTime || got != want || v != any(want) {
+			t.Fatalf("day %d: got %#v (ok %v), want %v", days, v, ok, want)
+		}
+	}
+	first := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	if n := len(dayTable()); n != int(end.Sub(first).Hours()/24) || time.Unix(int64(dayTableFirst)*secondsPerDay+y2kUnixSeconds, 0).UTC() != first {
+		t.Fatalf("the table holds %d days from %d: want 1900-01-01 to 2099-12-31", n, dayTableFirst)
+	}
+}
+
+// BenchmarkDecodeDate decodes dates of the table's years and, beside
+// them, dates outside it, which the arena boxes.
+func BenchmarkDecodeDate(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		base int32
+	}{{"table", 0}, {"arena", dayTableEnd}} {
+		b.Run(c.name, func(b *testing.B) {
+			var a arena
+			src := make([]byte, 4)
+			b.ReportAllocs()
+			var sink any
+			i := int32(0)
+			for b.Loop() {
+				binary.BigEndian.PutUint32(src, uint32(c.base+i%20000))
+				sink, _ = decodeDate(&a, src)
+				i++
+			}
+			_ = sink
+		})
+	}
 }

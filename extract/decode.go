@@ -383,11 +383,10 @@ func decodeDate(a *arena, src []byte) (any, bool) {
 	if days == infinityDays || days == negInfDays {
 		return nil, false
 	}
-	sec := int64(days)*secondsPerDay + y2kUnixSeconds
-	if sec < minTimeUnix || sec >= endDateUnix {
+	if sec := int64(days)*secondsPerDay + y2kUnixSeconds; sec < minTimeUnix || sec >= endDateUnix {
 		return nil, false
 	}
-	return a.time(time.Unix(sec, 0).UTC()), true
+	return a.date(days), true
 }
 
 // decodeTimestamp decodes a timestamp or timestamptz (microseconds since
