@@ -135,7 +135,7 @@ func (s *Source) Logical(job string) (*Logical, error) {
 }
 
 // connect opens an ordinary connection (catalog queries, publication).
-func (l *Logical) connect(ctx context.Context) (*pgx.Conn, error) { return l.src.connect(ctx) }
+func (l *Logical) connect(ctx context.Context) (*pgx.Conn, error) { return l.src.dial(ctx) }
 
 // connectReplication opens a replication connection (replication=database):
 // the server checks there the REPLICATION attribute, pg_hba.conf's
@@ -649,7 +649,7 @@ func (l *Logical) CommittedWAL(ctx context.Context) (LSN, error) { return l.src.
 // commit of every transaction committed so far (verify waits for a sync
 // job to pass it before rechecking a difference).
 func (s *Source) CommittedWAL(ctx context.Context) (LSN, error) {
-	conn, err := s.connect(ctx)
+	conn, err := s.dial(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -276,8 +276,10 @@ func (r *Reader) startStreams(ctx context.Context, nodes []*mappings.Node) error
 // releases a.
 func runStream(ctx context.Context, m *merger, a *Snapshot, s *stream, sql string, args []any) {
 	defer m.wg.Done()
-	defer close(s.chunks)
+	// The stream's end is told before its connection is closed, which
+	// takes a round trip (Snapshot.Close): the merge goes on meanwhile.
 	defer a.release()
+	defer close(s.chunks)
 	send := func(chunk [][]any) error {
 		select {
 		case s.chunks <- chunk:

@@ -37,6 +37,17 @@ type Source struct {
 	taken sync.Map
 	// read counts the bytes read from the Source's connections (BytesRead).
 	read atomic.Int64
+	// spares are connections dialed ahead of need (DialAhead), which
+	// connect takes before it dials; stopSpares cancels their dialing.
+	spareMu    sync.Mutex
+	spares     []chan dialed
+	stopSpares context.CancelFunc
+}
+
+// dialed is the outcome of a connection dialed ahead.
+type dialed struct {
+	conn *pgx.Conn
+	err  error
 }
 
 // BytesRead is the number of bytes read so far from the connections the
@@ -138,17 +149,43 @@ var ErrNotAdopted = errors.New("snapshot not adopted")
 // Snapshot connects and opens a new snapshot on that connection (see
 // Snapshot): the snapshot's Close closes the connection too.
 func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
-	conn, err := s.connect(ctx)
+	snap, err := s.openOn(ctx, "")
 	if err != nil {
-		return nil, err
-	}
-	snap, err := s.open(ctx, conn, "")
-	if err != nil {
-		conn.Close(context.WithoutCancel(ctx))
 		return nil, s.redact(err)
 	}
 	return snap, nil
 }
+
+// openOn connects (connect) and opens a snapshot on the connection (see
+// open). When that fails on a connection dialed ahead, it tries once more
+// on a new one: the spare may have been idle long enough for the server
+// (idle_session_timeout) or the network to drop it, which says nothing of
+// the snapshot. Errors opening it are errOpen.
+func (s *Source) openOn(ctx context.Context, id string) (*Snapshot, error) {
+	conn, spare, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := s.open(ctx, conn, id)
+	if err != nil && spare && ctx.Err() == nil {
+		conn.Close(context.WithoutCancel(ctx))
+		if conn, err = s.dial(ctx); err != nil {
+			return nil, err
+		}
+		snap, err = s.open(ctx, conn, id)
+	}
+	if err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, errOpen{err}
+	}
+	return snap, nil
+}
+
+// errOpen is a failure to open a snapshot on a connection made (as
+// opposed to a failure to connect).
+type errOpen struct{ error }
+
+func (e errOpen) Unwrap() error { return e.error }
 
 // Adopt connects and opens a snapshot that sees exactly what the exported
 // snapshot id sees (SET TRANSACTION SNAPSHOT, as pg_dump's parallel
@@ -158,19 +195,91 @@ func (s *Source) Adopt(ctx context.Context, id string) (*Snapshot, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: no snapshot id", ErrNotAdopted)
 	}
-	conn, err := s.connect(ctx)
-	if err != nil {
-		return nil, err
+	snap, err := s.openOn(ctx, id)
+	var open errOpen
+	if errors.As(err, &open) {
+		return nil, fmt.Errorf("%w: %w", ErrNotAdopted, s.redact(open.error))
 	}
-	snap, err := s.open(ctx, conn, id)
-	if err != nil {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("%w: %w", ErrNotAdopted, s.redact(err))
-	}
-	return snap, nil
+	return snap, err
 }
 
-func (s *Source) connect(ctx context.Context) (*pgx.Conn, error) {
+// DialAhead starts dialing n connections in the background, for the next
+// n snapshots (Snapshot, Adopt) to take instead of dialing then: a
+// connection costs a few milliseconds (the server starts a backend and
+// authenticates), which a migration's streams then no longer wait for
+// once the catalog is read. CloseSpares closes those not taken.
+func (s *Source) DialAhead(ctx context.Context, n int) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.stopSpares == nil {
+		ctx, s.stopSpares = context.WithCancel(context.WithoutCancel(ctx))
+	} else {
+		ctx = context.WithoutCancel(ctx) // a second call: see CloseSpares
+	}
+	for range n {
+		ch := make(chan dialed, 1)
+		s.spares = append(s.spares, ch)
+		go func() {
+			c, err := pgx.ConnectConfig(ctx, s.cfg)
+			ch <- dialed{c, err}
+		}()
+	}
+}
+
+// CloseSpares stops dialing ahead and closes the connections dialed ahead
+// that no snapshot took, waiting for them.
+func (s *Source) CloseSpares(ctx context.Context) {
+	s.spareMu.Lock()
+	spares := s.spares
+	s.spares = nil
+	if s.stopSpares != nil {
+		s.stopSpares()
+	}
+	s.spareMu.Unlock()
+	for _, ch := range spares {
+		if d := <-ch; d.conn != nil {
+			_ = d.conn.Close(ctx)
+		}
+	}
+}
+
+// spare returns a connection dialed ahead, waiting for its dialing to
+// end, or nil when none is left or its dialing failed (the caller dials
+// anew, and reports that dial's error).
+func (s *Source) spare(ctx context.Context) *pgx.Conn {
+	s.spareMu.Lock()
+	if len(s.spares) == 0 {
+		s.spareMu.Unlock()
+		return nil
+	}
+	ch := s.spares[0]
+	s.spares = s.spares[1:]
+	s.spareMu.Unlock()
+	select {
+	case d := <-ch:
+		return d.conn
+	case <-ctx.Done():
+		go func() {
+			if d := <-ch; d.conn != nil {
+				_ = d.conn.Close(context.Background())
+			}
+		}()
+		return nil
+	}
+}
+
+// connect returns a new connection: one dialed ahead when there is one,
+// else dialed now. spare says which: a spare may have been dropped by the
+// server while it waited, so a failure to use it calls for a new one.
+func (s *Source) connect(ctx context.Context) (conn *pgx.Conn, spare bool, err error) {
+	if c := s.spare(ctx); c != nil {
+		return c, true, nil
+	}
+	conn, err = s.dial(ctx)
+	return conn, false, err
+}
+
+func (s *Source) dial(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
 		if pgconn.Timeout(err) && ctx.Err() == nil && s.cfg.ConnectTimeout > 0 {

@@ -417,6 +417,31 @@ func (f *File) CollectionNames() []string {
 	return names
 }
 
+// eachRelation calls fn for every relation declared under e, at any
+// depth, each before the relations under it.
+func (e *Entity) eachRelation(fn func(*Relation)) {
+	for _, l := range e.Lookups {
+		fn(l)
+		l.eachRelation(fn)
+	}
+	for _, fd := range e.Fields {
+		for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
+			if r != nil {
+				fn(r)
+				r.eachRelation(fn)
+			}
+		}
+	}
+}
+
+// Relations is the number of relations (embeds, lookups, id arrays,
+// aggregates) declared in c at any depth.
+func (c *Collection) Relations() int {
+	n := 0
+	c.eachRelation(func(*Relation) { n++ })
+	return n
+}
+
 // Tables lists every table name the file writes (as written, each once),
 // for catalog introspection, which resolves them (see Catalog.Names).
 func (f *File) Tables() []string {
@@ -426,31 +451,19 @@ func (f *File) Tables() []string {
 			out = append(out, t)
 		}
 	}
-	var entity func(e *Entity)
-	var relation func(r *Relation)
-	relation = func(r *Relation) {
-		if r.Through != nil {
-			add(r.Through.Table)
-		}
-		entity(&r.Entity)
-	}
-	entity = func(e *Entity) {
+	entity := func(e *Entity) {
 		if e.Table != "" {
 			add(e.Table)
-		}
-		for _, l := range e.Lookups {
-			relation(l)
-		}
-		for _, fd := range e.Fields {
-			for _, r := range []*Relation{fd.Embed, fd.Ids, fd.Aggregate} {
-				if r != nil {
-					relation(r)
-				}
-			}
 		}
 	}
 	for _, c := range f.Collections {
 		entity(&c.Entity)
+		c.eachRelation(func(r *Relation) {
+			if r.Through != nil {
+				add(r.Through.Table)
+			}
+			entity(&r.Entity)
+		})
 	}
 	for _, l := range f.Links {
 		add(l.Table)

@@ -217,7 +217,7 @@ func runMigrate(cmd *cobra.Command, g *globals, o *migrateOptions) (err error) {
 		}
 		defer metrics.close()
 	}
-	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity, true)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/denorm/denorm/extract"
@@ -45,7 +46,10 @@ func openSnapshot(ctx context.Context, url string, rowSecurity bool) (snap *extr
 	if err != nil {
 		return nil, nil, err
 	}
-	return snap, func() { _ = snap.Close(ctx) }, nil
+	return snap, func() {
+		src.CloseSpares(ctx)
+		_ = snap.Close(ctx)
+	}, nil
 }
 
 // openPlan reads the mapping file (before connecting: a mistake in the
@@ -57,14 +61,17 @@ func openSnapshot(ctx context.Context, url string, rowSecurity bool) (snap *extr
 // source role are refused unless rowSecurity (--row-security) says to
 // read what the policies show (checkRowSecurity).
 func openPlan(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity bool) (*extract.Snapshot, *mappings.Plan, func(), error) {
-	snap, _, plan, closeSnap, err := openPlans(ctx, g, url, mapping, collections, rowSecurity)
+	snap, _, plan, closeSnap, err := openPlans(ctx, g, url, mapping, collections, rowSecurity, false)
 	return snap, plan, closeSnap, err
 }
 
 // openPlans is openPlan returning the whole mapping's plan too (full),
 // besides the plan of the chosen collections (run): coverage is the whole
-// mapping's, and reads every table of it.
-func openPlans(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity bool) (snap *extract.Snapshot, full, run *mappings.Plan, closeSnap func(), err error) {
+// mapping's, and reads every table of it. With streams (migrate, verify:
+// commands that read the first collection as soon as the plan is
+// resolved), the connections its streams need are dialed while the
+// catalog is read (see streamsAhead).
+func openPlans(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity, streams bool) (snap *extract.Snapshot, full, run *mappings.Plan, closeSnap func(), err error) {
 	f, err := loadMapping(ctx, mapping)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -77,6 +84,9 @@ func openPlans(ctx context.Context, g *globals, url, mapping string, collections
 	snap, closeSnap, err = openSnapshot(ctx, url, rowSecurity)
 	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	if streams {
+		snap.Source().DialAhead(ctx, streamsAhead(f, collections))
 	}
 	warnRole(ctx, g, snap)
 	cat, err := extract.ReadCatalog(ctx, snap, f.Tables())
@@ -96,6 +106,21 @@ func openPlans(ctx context.Context, g *globals, url, mapping string, collections
 	}
 	closeSnap()
 	return nil, nil, nil, nil, err
+}
+
+// streamsAhead is how many connections to dial ahead for the first
+// collection a run reads: one per table it declares (a merge stream reads
+// each on a connection of its own), at most maxAhead. A guess from the
+// file: a relation read otherwise leaves its connection to a later
+// collection, or unused until the end (CloseSpares).
+func streamsAhead(f *mappings.File, collections []string) int {
+	const maxAhead = 4
+	for _, c := range f.Collections {
+		if len(collections) == 0 || slices.Contains(collections, c.Name) {
+			return min(1+c.Relations(), maxAhead)
+		}
+	}
+	return 0
 }
 
 // loadMapping reads and parses the mapping file.

@@ -285,7 +285,7 @@ func runVerify(cmd *cobra.Command, g *globals, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity)
+	snap, full, plan, closeSnap, err := openPlans(ctx, g, o.source, o.mapping, o.collections, o.rowSecurity, true)
 	if err != nil {
 		return err
 	}
