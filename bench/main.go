@@ -115,6 +115,9 @@ func main() {
 		log.Printf("wrote %s from %s", c.chart, c.out)
 		return
 	}
+	if err := checkBinary(c.bin); err != nil {
+		log.Fatal(err)
+	}
 	rep, err := run(context.Background(), c)
 	if err != nil {
 		log.Fatal(err)

@@ -735,6 +735,34 @@ func gitCommit() string {
 	return c
 }
 
+// checkBinary refuses a denorm binary built at another commit than the
+// work tree's (its "denorm version" says which): the results are
+// recorded under the tree's commit (gitCommit), and "go run ./bench"
+// after a commit, without "make build" (which "make bench" runs), would
+// otherwise measure the last build under the new commit's name. A tree
+// with changes not committed cannot be told from its binary's commit; it
+// is recorded as +dirty.
+func checkBinary(bin string) error {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return nil // not a git checkout: nothing to compare with
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return fmt.Errorf("%s version: %w (make build)", bin, err)
+	}
+	built := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "commit:"); ok {
+			built = strings.TrimSpace(v)
+		}
+	}
+	if want := strings.TrimSpace(string(head)); built != want {
+		return fmt.Errorf("%s was built at commit %q, the tree is at %s: run make build (make bench builds it)", bin, built, want)
+	}
+	return nil
+}
+
 // printTyped writes the typed table.
 func printTyped(w io.Writer, t *TypedReport) {
 	if t == nil {
