@@ -38,10 +38,10 @@ type Source struct {
 	// read counts the bytes read from the Source's connections (BytesRead).
 	read atomic.Int64
 	// spares are connections dialed ahead of need (DialAhead), which
-	// connect takes before it dials; stopSpares cancels their dialing.
+	// connect takes before it dials; stopSpares cancel their dialing.
 	spareMu    sync.Mutex
 	spares     []chan dialed
-	stopSpares context.CancelFunc
+	stopSpares []context.CancelFunc
 }
 
 // dialed is the outcome of a connection dialed ahead.
@@ -209,13 +209,13 @@ func (s *Source) Adopt(ctx context.Context, id string) (*Snapshot, error) {
 // authenticates), which a migration's streams then no longer wait for
 // once the catalog is read. CloseSpares closes those not taken.
 func (s *Source) DialAhead(ctx context.Context, n int) {
+	if n <= 0 {
+		return
+	}
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
-	if s.stopSpares == nil {
-		ctx, s.stopSpares = context.WithCancel(context.WithoutCancel(ctx))
-	} else {
-		ctx = context.WithoutCancel(ctx) // a second call: see CloseSpares
-	}
+	s.stopSpares = append(s.stopSpares, stop)
 	for range n {
 		ch := make(chan dialed, 1)
 		s.spares = append(s.spares, ch)
@@ -230,12 +230,12 @@ func (s *Source) DialAhead(ctx context.Context, n int) {
 // that no snapshot took, waiting for them.
 func (s *Source) CloseSpares(ctx context.Context) {
 	s.spareMu.Lock()
-	spares := s.spares
-	s.spares = nil
-	if s.stopSpares != nil {
-		s.stopSpares()
-	}
+	spares, stops := s.spares, s.stopSpares
+	s.spares, s.stopSpares = nil, nil
 	s.spareMu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	for _, ch := range spares {
 		if d := <-ch; d.conn != nil {
 			_ = d.conn.Close(ctx)
