@@ -23,8 +23,9 @@ func BenchmarkArena(b *testing.B) {
 }
 
 // TestDateTable decodes the wire date of every day of the day table and a
-// year on either side of it: each must be the time Convert gives (midnight
-// UTC, the same instant, zone and monotonic reading as time.Unix(...).UTC()),
+// year on either side of it, and timestamps at and around midnight of
+// every seventh of those days: each must be the time Convert gives (the
+// same instant, zone and monotonic reading as time.Unix(...).UTC()),
 // whether it comes from the table or from the arena.
 func TestDateTable(t *testing.T) {
 	var a arena
@@ -36,6 +37,20 @@ func TestDateTable(t *testing.T) {
 		got, isTime := v.(time.Time)
 		if !ok || !isTime || got != want || v != any(want) {
 			t.Fatalf("day %d: got %#v (ok %v), want %v", days, v, ok, want)
+		}
+	}
+	// Timestamps: midnights come from the table, other times from the
+	// arena; both must be the reference time.
+	ts := make([]byte, 8)
+	for days := int64(dayTableFirst - 366); days < dayTableEnd+366; days += 7 {
+		for _, us := range []int64{0, 1, -1, 43_200_000_000} {
+			micros := days*usPerDay + us
+			binary.BigEndian.PutUint64(ts, uint64(micros))
+			v, ok := decodeTimestamp(&a, ts)
+			want := time.Unix(y2kUnixSeconds, 0).Add(time.Duration(micros) * time.Microsecond).UTC()
+			if got, isTime := v.(time.Time); !ok || !isTime || got != want || v != any(want) {
+				t.Fatalf("timestamp %d us: got %#v (ok %v), want %v", micros, v, ok, want)
+			}
 		}
 	}
 	first := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)

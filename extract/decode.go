@@ -360,6 +360,7 @@ const (
 	y2kUnixSeconds = 946684800
 	usPerSecond    = 1_000_000
 	secondsPerDay  = 86400
+	usPerDay       = secondsPerDay * usPerSecond
 	infinityDays   = math.MaxInt32
 	negInfDays     = math.MinInt32
 	infinityMicros = math.MaxInt64
@@ -398,6 +399,11 @@ func decodeTimestamp(a *arena, src []byte) (any, bool) {
 	us := int64(binary.BigEndian.Uint64(src))
 	if us == infinityMicros || us == negInfMicros {
 		return nil, false
+	}
+	// Midnight of a day of the day table (a timestamp that holds a date,
+	// as many do): the table's time.
+	if us%usPerDay == 0 && us/usPerDay >= dayTableFirst && us/usPerDay < dayTableEnd {
+		return a.date(int32(us / usPerDay)), true
 	}
 	t := time.Unix(y2kUnixSeconds+us/usPerSecond, us%usPerSecond*1000).UTC()
 	if sec := t.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {
