@@ -148,7 +148,12 @@ func (a *arena) date(days int32) any {
 			return box.AtTime(&t[days-dayTableFirst])
 		}
 	}
-	return a.time(time.Unix(int64(days)*secondsPerDay+y2kUnixSeconds, 0).UTC())
+	return a.time(dayTime(days))
+}
+
+// dayTime is midnight UTC of the date days after 2000-01-01.
+func dayTime(days int32) time.Time {
+	return time.Unix(int64(days)*secondsPerDay+y2kUnixSeconds, 0).UTC()
 }
 
 // The day table boxes the dates of 1900 to 2099, which are nearly all the
@@ -170,7 +175,7 @@ var dayTable = sync.OnceValue(func() []box.TimeWords {
 	}
 	t := make([]box.TimeWords, dayTableEnd-dayTableFirst)
 	for i := range t {
-		w, plain := box.Words(time.Unix(int64(dayTableFirst+i)*secondsPerDay+y2kUnixSeconds, 0).UTC())
+		w, plain := box.Words(dayTime(int32(dayTableFirst + i)))
 		if !plain {
 			return nil
 		}

@@ -402,8 +402,8 @@ func decodeTimestamp(a *arena, src []byte) (any, bool) {
 	}
 	// Midnight of a day of the day table (a timestamp that holds a date,
 	// as many do): the table's time.
-	if us%usPerDay == 0 && us/usPerDay >= dayTableFirst && us/usPerDay < dayTableEnd {
-		return a.date(int32(us / usPerDay)), true
+	if days := us / usPerDay; us%usPerDay == 0 && days >= dayTableFirst && days < dayTableEnd {
+		return a.date(int32(days)), true
 	}
 	t := time.Unix(y2kUnixSeconds+us/usPerSecond, us%usPerSecond*1000).UTC()
 	if sec := t.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {

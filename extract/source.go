@@ -237,9 +237,15 @@ func (s *Source) CloseSpares(ctx context.Context) {
 		stop()
 	}
 	for _, ch := range spares {
-		if d := <-ch; d.conn != nil {
-			_ = d.conn.Close(ctx)
-		}
+		closeSpare(ctx, ch)
+	}
+}
+
+// closeSpare waits for the dialing of a spare to end and closes what it
+// connected.
+func closeSpare(ctx context.Context, ch <-chan dialed) {
+	if d := <-ch; d.conn != nil {
+		_ = d.conn.Close(ctx)
 	}
 }
 
@@ -259,11 +265,7 @@ func (s *Source) spare(ctx context.Context) *pgx.Conn {
 	case d := <-ch:
 		return d.conn
 	case <-ctx.Done():
-		go func() {
-			if d := <-ch; d.conn != nil {
-				_ = d.conn.Close(context.Background())
-			}
-		}()
+		go closeSpare(context.Background(), ch)
 		return nil
 	}
 }
