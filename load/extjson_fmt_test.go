@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -46,8 +47,9 @@ func BenchmarkAppendJSONDouble(b *testing.B) {
 }
 
 // benchDates are instants on distinct days (1970..2100) or on 8 days, at
-// random times of day, a third on whole seconds.
-func benchDates(days int64) []int64 {
+// random times of day, a third on whole seconds; or, midnight set, the
+// distinct days at midnight (a date column's values).
+func benchDates(days int64, midnight bool) []int64 {
 	r := rand.New(rand.NewPCG(19, 70))
 	ms := make([]int64, 1024)
 	for i := range ms {
@@ -56,6 +58,9 @@ func benchDates(days int64) []int64 {
 			d = 20_000 + r.Int64N(days)
 		}
 		ms[i] = d*86_400_000 + r.Int64N(86_400_000)
+		if midnight {
+			ms[i] = d * 86_400_000
+		}
 		if i%3 == 0 {
 			ms[i] -= ms[i] % 1000
 		}
@@ -65,18 +70,18 @@ func benchDates(days int64) []int64 {
 
 func BenchmarkAppendDate(b *testing.B) {
 	for _, set := range []struct {
-		name string
-		days int64
-	}{{"distinct", 0}, {"repeated", 8}} {
-		ms := benchDates(set.days)
+		name     string
+		days     int64
+		midnight bool
+	}{{"distinct", 0, false}, {"repeated", 8, false}, {"midnight", 0, true}} {
+		ms := benchDates(set.days, set.midnight)
 		for _, impl := range []struct {
 			name string
 			f    func([]byte, int64) []byte
 		}{
 			{"old", new(oldDays).appendDate},
-			{"new", new(keyTexts).appendDate},
+			{"new", appendJSONDate},
 			{"old-nocache", (*oldDays)(nil).appendDate},
-			{"new-nocache", (*keyTexts)(nil).appendDate},
 		} {
 			b.Run(set.name+"/"+impl.name, func(b *testing.B) {
 				buf := make([]byte, 0, 64)
@@ -215,17 +220,17 @@ func FuzzJSONDouble(f *testing.F) {
 	})
 }
 
-// checkDate holds appendDate, without and with day texts remembered, to
-// the old formatting of ms.
-func checkDate(t testing.TB, c *keyTexts, buf *[3][]byte, ms int64) {
+// checkDate holds appendJSONDate to the old formatting of ms, twice (the
+// second time the day's block of dayTexts is filled).
+func checkDate(t testing.TB, buf *[3][]byte, ms int64) {
 	want := (*oldDays)(nil).appendDate(append((*buf)[0][:0], "x:"...), ms)
 	got := appendJSONDate(append((*buf)[1][:0], "x:"...), ms)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%d ms: got %s, want %s", ms, got, want)
 	}
-	got2 := c.appendDate(append((*buf)[2][:0], "x:"...), ms)
+	got2 := appendJSONDate(append((*buf)[2][:0], "x:"...), ms)
 	if !bytes.Equal(got2, want) {
-		t.Fatalf("%d ms, day texts remembered: got %s, want %s", ms, got2, want)
+		t.Fatalf("%d ms, second time: got %s, want %s", ms, got2, want)
 	}
 	(*buf)[0], (*buf)[1], (*buf)[2] = want, got, got2
 }
@@ -236,7 +241,6 @@ func checkDate(t testing.TB, c *keyTexts, buf *[3][]byte, ms int64) {
 // repeated (the remembered texts' slots shared).
 func TestJSONDateEveryDay(t *testing.T) {
 	var buf [3][]byte
-	c := new(keyTexts)
 	r := rand.New(rand.NewPCG(1970, 1))
 	const lastDay = maxISODateMillis/86_400_000 - 1 // 9999-12-31
 	if want := "x:{\"$date\":\"9999-12-31T00:00:00Z\"}"; string(appendJSONDate([]byte("x:"), lastDay*86_400_000)) != want {
@@ -248,13 +252,13 @@ func TestJSONDateEveryDay(t *testing.T) {
 	}
 	for day := int64(0); day <= lastDay; day += step {
 		ms := day * 86_400_000
-		checkDate(t, c, &buf, ms)
-		checkDate(t, c, &buf, ms+86_399_999)
-		checkDate(t, c, &buf, ms+r.Int64N(86_400)*1000)
-		checkDate(t, c, &buf, ms+r.Int64N(86_400_000)/[]int64{1, 10, 100}[r.IntN(3)]*[]int64{1, 10, 100}[r.IntN(3)])
+		checkDate(t, &buf, ms)
+		checkDate(t, &buf, ms+86_399_999)
+		checkDate(t, &buf, ms+r.Int64N(86_400)*1000)
+		checkDate(t, &buf, ms+r.Int64N(86_400_000)/[]int64{1, 10, 100}[r.IntN(3)]*[]int64{1, 10, 100}[r.IntN(3)])
 	}
 	for _, ms := range []int64{0, 1, 999, 1000, 86_399_999, 86_400_000, -1, -1000, -86_400_000, maxISODateMillis - 1, maxISODateMillis, maxISODateMillis + 1, math.MinInt64, math.MaxInt64, math.MinInt64 + 1} {
-		checkDate(t, c, &buf, ms)
+		checkDate(t, &buf, ms)
 	}
 	days := []int64{0, 64, 128, 11_000, 11_064, lastDay}
 	for range 200_000 {
@@ -262,8 +266,8 @@ func TestJSONDateEveryDay(t *testing.T) {
 		if r.IntN(2) == 0 {
 			day = days[r.IntN(len(days))]
 		}
-		checkDate(t, c, &buf, day*86_400_000+r.Int64N(86_400_000))
-		checkDate(t, c, &buf, int64(r.Uint64()))
+		checkDate(t, &buf, day*86_400_000+r.Int64N(86_400_000))
+		checkDate(t, &buf, int64(r.Uint64()))
 	}
 }
 
@@ -271,13 +275,45 @@ func FuzzJSONDate(f *testing.F) {
 	f.Add(int64(0))
 	f.Add(int64(maxISODateMillis - 1))
 	f.Add(int64(1_709_210_096_120))
-	c := new(keyTexts)
 	f.Fuzz(func(t *testing.T, ms int64) {
 		var buf [3][]byte
-		checkDate(t, c, &buf, ms)
-		checkDate(t, c, &buf, ms%maxISODateMillis)
+		checkDate(t, &buf, ms)
+		checkDate(t, &buf, ms%maxISODateMillis)
 		if ms < 0 {
-			checkDate(t, c, &buf, -(ms % maxISODateMillis))
+			checkDate(t, &buf, -(ms % maxISODateMillis))
 		}
 	})
+}
+
+// TestDayTextsShared has writers fill one table's blocks at once, each
+// going over the days in an order of its own, and holds every text to
+// putDay's: under the race detector, the blocks' filling is safe to share.
+func TestDayTextsShared(t *testing.T) {
+	tb := new(dayTextTable)
+	const writers = 4
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(w), 29))
+			var want [10]byte
+			for _, d := range r.Perm(dayTextDays) {
+				putDay(&want, uint32(d))
+				if got := tb.day(uint32(d)); *got != want {
+					errs <- fmt.Errorf("day %d: got %s, want %s", d, got[:], want[:])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range tb.blocks {
+		if !tb.blocks[i].filled.Load() {
+			t.Fatalf("block %d not filled", i)
+		}
+	}
 }

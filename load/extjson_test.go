@@ -448,9 +448,9 @@ func TestJSONLineChecks(t *testing.T) {
 	}
 }
 
-// TestDayTexts holds the writer that remembers days' texts to the driver:
-// dates on a few days (some 64 days apart, sharing a slot, in turn) at
-// random times of day, and dates before 1970 and after 9999.
+// TestDayTexts holds the writer to the driver on dates on a few days at
+// random times of day (the days' texts from dayTexts, but the last's), and
+// dates before 1970 and after 9999.
 func TestDayTexts(t *testing.T) {
 	var keys keyTexts
 	r := rand.New(rand.NewPCG(3, 9))
