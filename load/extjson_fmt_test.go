@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/denorm/denorm/transform"
 )
 
 // benchDoubles are money-like values (numeric(15,2) read as double) below
@@ -316,4 +318,41 @@ func TestDayTextsShared(t *testing.T) {
 			t.Fatalf("block %d not filled", i)
 		}
 	}
+}
+
+// TestJSONUUID holds appendJSONUUID to the general binary writer (the
+// standard library's base64) on random uuids and on all-zero and all-one
+// bytes, after a prefix.
+func TestJSONUUID(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 4))
+	us := []transform.UUID{{}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
+	for range 100_000 {
+		var u transform.UUID
+		for i := range u {
+			u[i] = byte(r.Uint32())
+		}
+		us = append(us, u)
+	}
+	for _, u := range us {
+		got := appendJSONUUID([]byte("x:"), &u)
+		want := appendJSONBinary([]byte("x:"), u[:], "04")
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%x: got %s, want %s", u, got, want)
+		}
+	}
+}
+
+func BenchmarkJSONUUID(b *testing.B) {
+	u := transform.UUID{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}
+	buf := make([]byte, 0, 128)
+	b.Run("uuid", func(b *testing.B) {
+		for b.Loop() {
+			buf = appendJSONUUID(buf[:0], &u)
+		}
+	})
+	b.Run("general", func(b *testing.B) {
+		for b.Loop() {
+			buf = appendJSONBinary(buf[:0], u[:], "04")
+		}
+	})
 }
