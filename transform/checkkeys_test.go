@@ -133,3 +133,72 @@ func TestCheckKeysFastPath(t *testing.T) {
 		t.Fatalf("%d of %d random documents have a problem: the generator does not cover both cases", bad, len(docs))
 	}
 }
+
+// TestDistinctNames holds DistinctNames to a map on documents of 0 to 100
+// fields (each of its ways: the small mask, the large one, the map), with
+// distinct names, with one name planted twice, and with names that share
+// the cheap hash (same length, first, middle and last byte) so that the
+// masks' bits collide and the search decides.
+func TestDistinctNames(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 64))
+	want := func(d Doc) bool {
+		seen := map[string]bool{}
+		for _, f := range d {
+			if seen[f.Key] {
+				return false
+			}
+			seen[f.Key] = true
+		}
+		return true
+	}
+	dups := 0
+	for i := range 20_000 {
+		n := r.IntN(101)
+		d := make(Doc, 0, n)
+		for j := range n {
+			var k string
+			switch i % 3 {
+			case 0:
+				k = fmt.Sprintf("col_%d_%d", j, r.IntN(3))
+			case 1: // one hash for all: a?x?b
+				k = fmt.Sprintf("a%cx%cb", 'A'+r.IntN(26), 'A'+r.IntN(26))
+			default:
+				k = fmt.Sprintf("%c%d", 'a'+r.IntN(26), r.IntN(1000))
+			}
+			d = append(d, Field{Key: k})
+		}
+		if n > 1 && r.IntN(2) == 0 {
+			a, b := r.IntN(n), r.IntN(n)
+			if a != b {
+				d[b].Key = d[a].Key
+			}
+		}
+		w := want(d)
+		if !w {
+			dups++
+		}
+		if got := DistinctNames(d); got != w {
+			t.Fatalf("document %d (%d fields): DistinctNames = %v, want %v: %v", i, n, got, w, d)
+		}
+	}
+	if dups < 5000 || dups > 15_000 {
+		t.Fatalf("%d of 20000 documents hold a name twice: the cases are not both covered", dups)
+	}
+}
+
+func BenchmarkDistinctNames(b *testing.B) {
+	for _, n := range []int{8, 24, 60, 100} {
+		d := make(Doc, n)
+		for i := range d {
+			d[i].Key = fmt.Sprintf("column_%d", i)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !DistinctNames(d) {
+					b.Fatal("distinct names reported equal")
+				}
+			}
+		})
+	}
+}
