@@ -134,7 +134,7 @@ func TestCheckKeysFastPath(t *testing.T) {
 	}
 }
 
-// TestDistinctNames holds DistinctNames to a map on documents of 0 to 100
+// TestDistinctNames holds DistinctNames to a map on documents of 0 to 150
 // fields (each of its ways: the small mask, the large one, the map), with
 // distinct names, with one name planted twice, and with names that share
 // the cheap hash (same length, first, middle and last byte) so that the
@@ -153,7 +153,7 @@ func TestDistinctNames(t *testing.T) {
 	}
 	dups := 0
 	for i := range 20_000 {
-		n := r.IntN(101)
+		n := r.IntN(151)
 		d := make(Doc, 0, n)
 		for j := range n {
 			var k string
@@ -187,7 +187,7 @@ func TestDistinctNames(t *testing.T) {
 }
 
 func BenchmarkDistinctNames(b *testing.B) {
-	for _, n := range []int{8, 24, 60, 100} {
+	for _, n := range []int{8, 24, 60, 100, 200} {
 		d := make(Doc, n)
 		for i := range d {
 			d[i].Key = fmt.Sprintf("column_%d", i)
