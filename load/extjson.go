@@ -60,16 +60,30 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // document). A slot holds a copy of the name and a hit compares the whole
 // name, so a name from data whose bytes are later reused for another is
 // never mistaken for it. The nil *keyTexts remembers nothing.
+//
+// A name may sit in any of keyWays slots from its hash on, and a new name
+// takes a free one of them, or else one not met lately: three names
+// whose hash met in a pair of slots, as the two slots a name once had
+// allowed, pushed each other out in every document (a 41-column table
+// copied and escaped two names a document, and allocated their copies).
+// Names from data (jsonb keys) may fill the slots; a mapping's names then
+// come back as they are met again.
 type keyTexts struct {
-	names [keySlots]keyText
+	names  [keySlots]keyText
+	evict  uint8 // which of a run of slots all met lately a new name takes next
+	misses int   // names written without their remembered text
 }
 
 type keyText struct {
 	key  string
 	text string // `"key":`
+	used bool   // met since a new name last looked for a slot here
 }
 
-const keySlots = 256 // the hash's top 8 bits
+const (
+	keySlots = 512 // the hash's top 9 bits
+	keyWays  = 8
+)
 
 // errUnstorable is a problem transform.CheckKeys reports, found by a
 // checking walk (depth > 0), which does not spell it: its caller asks
@@ -84,17 +98,38 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 	var e *keyText
 	if c != nil {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
-		h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 56
-		e = &c.names[h]
-		if e.key == key && e.text != "" {
-			return append(dst, e.text...), nil
+		h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 55
+		var free *keyText
+		for i := range uint64(keyWays) {
+			s := &c.names[(h+i)%keySlots]
+			if s.text == "" {
+				if free == nil {
+					free = s
+				}
+				continue
+			}
+			if s.key == key {
+				s.used = true
+				return append(dst, s.text...), nil
+			}
 		}
-		// A name's second slot, so that two names meeting in one slot do
-		// not push each other out.
-		if e2 := &c.names[h^1]; e2.key == key && e2.text != "" {
-			return append(dst, e2.text...), nil
-		} else if e.text != "" {
-			e = e2
+		c.misses++
+		if e = free; e == nil {
+			// The first slot not met since the last look (a clock's
+			// second chance: a mapping's names are met in every
+			// document, names from data seldom again), else each in turn.
+			for i := range uint64(keyWays) {
+				s := &c.names[(h+i)%keySlots]
+				if !s.used {
+					e = s
+					break
+				}
+				s.used = false
+			}
+			if e == nil {
+				c.evict++
+				e = &c.names[(h+uint64(c.evict)%keyWays)%keySlots]
+			}
 		}
 	}
 	ok := transform.NameOK(key) // it refuses NUL too: only a refused name needs the NUL search
@@ -107,7 +142,7 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 	start := len(dst)
 	dst = append(appendJSONString(dst, key), ':')
 	if e != nil && ok {
-		e.key, e.text = strings.Clone(key), string(dst[start:])
+		e.key, e.text, e.used = strings.Clone(key), string(dst[start:]), true
 	}
 	return dst, nil
 }

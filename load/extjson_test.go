@@ -479,3 +479,61 @@ func TestDayTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyTextsRemember writes documents of a mapping's names - 64 names,
+// each its own string, as a plan holds them, in documents of 41 and 23
+// fields - then documents of names from data, which push them out, then
+// the mapping's documents again: each time, after a round or two, every
+// name is remembered (none written again without its remembered text).
+func TestKeyTextsRemember(t *testing.T) {
+	names := make([]string, 64)
+	for i := range names {
+		names[i] = strings.Clone(fmt.Sprintf("column_%d", i))
+	}
+	docs := []transform.Doc{make(transform.Doc, 41), make(transform.Doc, 23)}
+	for i := range docs[0] {
+		docs[0][i] = transform.Field{Key: names[i], Value: int32(i)}
+	}
+	for i := range docs[1] {
+		docs[1][i] = transform.Field{Key: names[41+i], Value: "x"}
+	}
+	var keys keyTexts
+	var buf []byte
+	write := func(d transform.Doc) {
+		var err error
+		if buf, _, err = keys.doc(buf[:0], d, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// settle writes rounds of the mapping's documents until one writes
+	// every name from its remembered text, and then 100 more.
+	settle := func(when string) {
+		for round := 0; ; round++ {
+			before := keys.misses
+			write(docs[0])
+			write(docs[1])
+			if keys.misses == before {
+				break
+			}
+			if round == 3 {
+				t.Fatalf("%s: round %d still writes %d names without their remembered text", when, round, keys.misses-before)
+			}
+		}
+		before := keys.misses
+		for range 100 {
+			write(docs[0])
+			write(docs[1])
+		}
+		if got := keys.misses - before; got != 0 {
+			t.Fatalf("%s: %d names written without their remembered text in 100 rounds", when, got)
+		}
+	}
+	settle("first")
+	if keys.misses < len(names) {
+		t.Fatalf("%d names met without their text, want at least %d: the count does not count", keys.misses, len(names))
+	}
+	for i := range 2000 {
+		write(transform.Doc{{Key: fmt.Sprintf("data_%d", i), Value: true}})
+	}
+	settle("after names from data")
+}
