@@ -144,12 +144,43 @@ var typedFamilies = []typedFamily{
 			{"typed_count", "(x % 100000)::int"}, {"typed_count", "(x % 17)::int"},
 			{"typed_amount", "(x % 100000) / 100.0"}, {"typed_code", "'C-' || x % 1000"},
 		}},
+	// A wide row: past the 16 fields up to which a document's names are
+	// checked in a 64-bit mask, where per-field costs show (issue 29's
+	// "typed wide rows"), numerics as doubles as in its benchmark.
+	{name: "mixed, 24 columns", covers: []string{"smallint, integer", "bigint", "numeric", "text, varchar", "char(n)", "boolean", "date, timestamp, timestamptz"},
+		table: "t_mixed", numeric: "double"}, // cols: mixedCols, in init
 	{name: "enum/interval", covers: []string{"enums and every other type"}, table: "t_other",
 		setup: "CREATE TYPE typed_status AS ENUM ('new', 'paid', 'shipped', 'cancelled');",
 		cols: []typedColumn{
 			{"typed_status", "(enum_range(NULL::typed_status))[1 + x % 4]"}, {"typed_status", "(enum_range(NULL::typed_status))[1 + x % 3]"},
 			{"interval", "x * interval '1 second'"}, {"interval", "(x % 100) * interval '1 day 2 hours'"},
 		}},
+}
+
+func init() {
+	for i := range typedFamilies {
+		if typedFamilies[i].table == "t_mixed" {
+			typedFamilies[i].cols = mixedCols()
+		}
+	}
+}
+
+// mixedCols are the mixed family's 24 columns: the numerics, four each of
+// the date, char(n) and text families', the integers' and two booleans.
+func mixedCols() []typedColumn {
+	family := func(name string) []typedColumn {
+		for _, f := range typedFamilies {
+			if f.name == name {
+				return f.cols
+			}
+		}
+		panic("no typed family " + name)
+	}
+	cols := slices.Clone(numericCols)
+	for _, name := range []string{"date", "char(n)", "text/varchar", "int2/int4/int8"} {
+		cols = append(cols, family(name)[:4]...)
+	}
+	return append(cols, family("bool")[:2]...)
 }
 
 // typedNotCovered are the Types table's rows no family stands for, and
