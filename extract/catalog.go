@@ -31,6 +31,18 @@ type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// oneTrip runs each query in one round trip to the server (pgx's exec
+// mode: the unnamed statement, parameters typed from their Go types,
+// results as text) instead of the two of a statement prepared and cached
+// for reuse: the catalog's queries run once or twice a run, and a new
+// run's reading of the catalog was a third of its fixed cost, most of it
+// waiting for the server twice a query.
+type oneTrip struct{ q Querier }
+
+func (o oneTrip) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return o.q.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+}
+
 // relKinds names the relation kinds that are not plain or partitioned
 // tables (see mappings.Table.Kind).
 var relKinds = map[string]string{"v": mappings.KindView, "m": mappings.KindMaterializedView, "f": mappings.KindForeignTable}
@@ -46,6 +58,7 @@ func ReadCatalog(ctx context.Context, q Querier, tables []string) (*mappings.Cat
 	if len(tables) == 0 {
 		return cat, nil
 	}
+	q = oneTrip{q}
 	found, err := resolveNames(ctx, q, cat, tables)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ var poweredRoles = []string{"pg_signal_backend", "pg_write_all_data", "pg_execut
 // only Superuser is set: membership checks are all true for it.
 func ReadRolePowers(ctx context.Context, q Querier) (RolePowers, error) {
 	var p RolePowers
-	rows, err := q.Query(ctx, `
+	rows, err := oneTrip{q}.Query(ctx, `
 SELECT current_user::text, r.rolsuper,
        coalesce(array_agg(p.rolname::text ORDER BY p.rolname) FILTER (WHERE NOT r.rolsuper AND pg_has_role(current_user, p.oid, 'MEMBER')), '{}')
 FROM pg_roles r
