@@ -118,8 +118,11 @@ func nameHash(k string) uint64 {
 			a = a<<8 | uint64(k[i])
 		}
 	}
-	h := (a^uint64(n))*0x9e3779b97f4a7c15 + b*0xc2b2ae3d27d4eb4f
-	return h ^ h>>29*0x165667b19e3779f9
+	// mixed as a 64-bit finalizer mixes (every input bit reaches the top)
+	h := (a ^ uint64(n)) * 0x9e3779b97f4a7c15
+	h = (h ^ b) * 0xc2b2ae3d27d4eb4f
+	h = (h ^ h>>32) * 0x165667b19e3779f9
+	return h ^ h>>29
 }
 
 // seenBefore reports whether a field of d is named k.
