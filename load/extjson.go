@@ -70,8 +70,7 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // come back as they are met again.
 type keyTexts struct {
 	names  [keySlots]keyText
-	evict  uint8 // which of a run of slots all met lately a new name takes next
-	misses int   // names written without their remembered text
+	misses int // names written without their remembered text
 }
 
 type keyText struct {
@@ -117,7 +116,9 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 		if e = free; e == nil {
 			// The first slot not met since the last look (a clock's
 			// second chance: a mapping's names are met in every
-			// document, names from data seldom again), else each in turn.
+			// document, names from data seldom again); when all were,
+			// the look cleared them, and the first goes.
+			e = &c.names[h%keySlots]
 			for i := range uint64(keyWays) {
 				s := &c.names[(h+i)%keySlots]
 				if !s.used {
@@ -125,10 +126,6 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 					break
 				}
 				s.used = false
-			}
-			if e == nil {
-				c.evict++
-				e = &c.names[(h+uint64(c.evict)%keyWays)%keySlots]
 			}
 		}
 	}
