@@ -66,10 +66,15 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // whose hash met in a pair of slots, as the two slots a name once had
 // allowed, pushed each other out in every document (a 41-column table
 // copied and escaped two names a document, and allocated their copies).
-// Names from data (jsonb keys) may fill the slots; a mapping's names then
-// come back as they are met again.
+// A name is remembered the second time it is missed at the same address
+// (seen holds the addresses of names missed once, by the same windows): a
+// mapping's names are the same strings in every document, while names
+// from data (jsonb keys) are new strings in every row, and remembering
+// them cost two copies each and pushed the mapping's names out (the json
+// family of the typed benchmark: a quarter of its CPU in appendKey).
 type keyTexts struct {
 	names  [keySlots]keyText
+	seen   [keySlots]uint64
 	misses int // names written without their remembered text
 }
 
@@ -97,7 +102,8 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 	var e *keyText
 	if c != nil {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
-		h := ((uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15) >> 55
+		id := (uint64(p) + uint64(len(key))) * 0x9e3779b97f4a7c15
+		h := id >> 55
 		var free *keyText
 		for i := range uint64(keyWays) {
 			s := &c.names[(h+i)%keySlots]
@@ -113,10 +119,12 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 			}
 		}
 		c.misses++
-		if e = free; e == nil {
+		if !c.seenBefore(h, id) {
+			// met once: not remembered yet
+		} else if e = free; e == nil {
 			// The first slot not met since the last look (a clock's
 			// second chance: a mapping's names are met in every
-			// document, names from data seldom again); when all were,
+			// document, others seldom again); when all were,
 			// the look cleared them, and the first goes.
 			e = &c.names[h%keySlots]
 			for i := range uint64(keyWays) {
@@ -142,6 +150,30 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 		e.key, e.text, e.used = strings.Clone(key), string(dst[start:]), true
 	}
 	return dst, nil
+}
+
+// seenBefore tells whether the name id was missed before, in the
+// window of keyWays slots from h, and otherwise notes it there: in a free
+// slot, or when there is none (names from data fill them) in one taken
+// in turn. A slot of its own would let two names that share it push each
+// other out of seen, and neither would ever be remembered.
+func (c *keyTexts) seenBefore(h, id uint64) bool {
+	var free *uint64
+	for i := range uint64(keyWays) {
+		s := &c.seen[(h+i)%keySlots]
+		if *s == id {
+			*s = 0
+			return true
+		}
+		if *s == 0 && free == nil {
+			free = s
+		}
+	}
+	if free == nil {
+		free = &c.seen[(h+uint64(c.misses)%keyWays)%keySlots]
+	}
+	*free = id
+	return false
 }
 
 // deeper is the depth of what a document or array at depth holds; 0 (no

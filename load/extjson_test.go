@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -536,4 +537,65 @@ func TestKeyTextsRemember(t *testing.T) {
 		write(transform.Doc{{Key: fmt.Sprintf("data_%d", i), Value: true}})
 	}
 	settle("after names from data")
+}
+
+// TestKeyTextsDataNames: names from data are new strings in every row
+// (jsonb keys decoded into a document); the writer writes them without
+// remembering them (no copies, no allocations) and without pushing a
+// mapping's remembered names out.
+func TestKeyTextsDataNames(t *testing.T) {
+	mapping := transform.Doc{{Key: "id", Value: int32(1)}, {Key: "name", Value: "x"}, {Key: "price", Value: 1.5}}
+	rows := make([]transform.Doc, 4000)
+	for i := range rows {
+		// the same texts in every row, each a string of its own
+		rows[i] = transform.Doc{{Key: strings.Clone("sku"), Value: "a"}, {Key: strings.Clone("qty"), Value: int32(i)},
+			{Key: strings.Clone(fmt.Sprintf("k%d", i%50)), Value: true}}
+	}
+	var keys keyTexts
+	buf := make([]byte, 0, 1024)
+	write := func(d transform.Doc) {
+		var err error
+		if buf, _, err = keys.doc(buf[:0], d, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		write(mapping)
+	}
+	mappingMisses := keys.misses
+	i := 0
+	allocs := testing.AllocsPerRun(len(rows)-1, func() {
+		write(rows[i])
+		write(mapping)
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("%.2f allocations a row of names from data, want 0", allocs)
+	}
+	if got, want := keys.misses-mappingMisses, 3*len(rows); got != want {
+		t.Errorf("%d names written without remembered text, want %d (the rows' names only: the mapping's stay remembered)", got, want)
+	}
+	remembered := 0
+	for _, s := range keys.names {
+		if s.text != "" {
+			remembered++
+			if s.key != "id" && s.key != "name" && s.key != "price" {
+				t.Errorf("name %q from data remembered", s.key)
+			}
+		}
+	}
+	if remembered != len(mapping) {
+		t.Errorf("%d names remembered, want the mapping's %d", remembered, len(mapping))
+	}
+	// The bytes are those of a writer that remembers nothing.
+	for _, d := range []transform.Doc{rows[7], mapping} {
+		want, err := AppendExtJSON(nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(d)
+		if !bytes.Equal(buf, want) {
+			t.Errorf("wrote %s, want %s", buf, want)
+		}
+	}
 }
