@@ -372,6 +372,9 @@ func (p *jsonFast) number() (any, bool) {
 		}
 		return p.a.int64(n), true
 	}
+	if f, ok := shortDecimal(num); ok {
+		return p.a.float64(f), true
+	}
 	// (ParseFloat keeps nothing of its argument.)
 	s := unsafe.String(&num[0], len(num))
 	f, err := strconv.ParseFloat(s, 64)
@@ -383,6 +386,95 @@ func (p *jsonFast) number() (any, bool) {
 		return p.slowNumber(num) // a double may not hold it
 	}
 	return p.a.float64(f), true
+}
+
+// shortDecimal is number's path for the decimals most JSON holds: num
+// (a JSON number with a fraction or an exponent, its syntax checked) is
+// m·10^q with m of at most 15 significant digits and |q| <= 22, and f is
+// its double. Otherwise ok is false and number asks strconv.
+//
+// Why f is what number's check would accept: m and 10^q are exact
+// doubles (m < 2^53, 10^q for q <= 22), so one multiplication or
+// division rounds m·10^q correctly, as ParseFloat does; and the value
+// (0 or 1e-22 to 1e37) is a normal double, where two decimals of at most
+// 15 significant digits never round to the same double (15 digits is
+// float64's guaranteed decimal precision), so no shorter decimal reads
+// back as f and the shortest form strconv writes is num's own digits,
+// which the check compares. Zero keeps num's sign, as ParseFloat's does.
+func shortDecimal(num []byte) (f float64, ok bool) {
+	neg := num[0] == '-'
+	i := 0
+	if neg {
+		i = 1
+	}
+	var (
+		m      uint64
+		digits int // m's digits, from its first nonzero one
+		zeros  int // zeros after m's last nonzero digit, not in m yet
+		q      int
+		frac   bool
+	)
+	for ; i < len(num); i++ {
+		c := num[i]
+		if c == '.' {
+			frac = true
+			continue
+		}
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if frac {
+			q--
+		}
+		if c == '0' {
+			if digits > 0 {
+				zeros++
+			}
+			continue
+		}
+		if digits+zeros+1 > 15 {
+			return 0, false
+		}
+		digits += zeros + 1
+		for ; zeros > 0; zeros-- {
+			m *= 10
+		}
+		m = m*10 + uint64(c-'0')
+	}
+	q += zeros
+	if i < len(num) { // the exponent
+		i++
+		eneg := false
+		if num[i] == '+' || num[i] == '-' {
+			eneg = num[i] == '-'
+			i++
+		}
+		if len(num)-i > 4 {
+			return 0, false
+		}
+		e := 0
+		for ; i < len(num); i++ {
+			e = e*10 + int(num[i]-'0')
+		}
+		if eneg {
+			e = -e
+		}
+		q += e
+	}
+	switch {
+	case m == 0:
+		f = 0
+	case q >= 0 && q < len(exactPow10):
+		f = float64(m) * exactPow10[q]
+	case q < 0 && -q < len(exactPow10):
+		f = float64(m) / exactPow10[-q]
+	default:
+		return 0, false
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // slowNumber is jsonNumber of the number num (whose syntax is checked).

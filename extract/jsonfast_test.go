@@ -168,3 +168,95 @@ func FuzzJSONFast(f *testing.F) {
 		}
 	})
 }
+
+// TestShortDecimal checks number's path for short decimals against the
+// check it skips: ParseFloat, and strconv's shortest form of the double
+// having the decimal's own digits. Decimals of 1 to 20 significant digits
+// with zeros before, inside and after them, the point anywhere, with and
+// without exponents; it must take every one of at most 15 digits whose
+// value m·10^q has |q| <= 22, and give ParseFloat's double, bit for bit.
+func TestShortDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 22))
+	taken := 0
+	for range 300_000 {
+		// significant digits: the first and last nonzero
+		n := 1 + r.IntN(20)
+		sig := make([]byte, n)
+		for i := range sig {
+			sig[i] = byte('0' + r.IntN(10))
+			if r.IntN(4) == 0 {
+				sig[i] = '0'
+			}
+		}
+		sig[0] = byte('1' + r.IntN(9))
+		sig[n-1] = byte('1' + r.IntN(9))
+		zero := r.IntN(20) == 0
+		if zero {
+			sig = []byte("0")
+		}
+		digits := string(sig)
+		lead, trail := r.IntN(4), r.IntN(25)
+		if r.IntN(2) == 0 {
+			trail = 0
+		}
+		all := strings.Repeat("0", lead) + digits + strings.Repeat("0", trail)
+		point := r.IntN(len(all) + 1) // digits before the point
+		intPart, fracPart := all[:point], all[point:]
+		intPart = strings.TrimLeft(intPart, "0")
+		if intPart == "" {
+			intPart = "0"
+		}
+		num := intPart
+		if fracPart != "" || r.IntN(3) > 0 {
+			if fracPart == "" {
+				fracPart = "0"
+			}
+			num += "." + fracPart
+		}
+		e := 0
+		if r.IntN(2) == 0 || !strings.Contains(num, ".") {
+			e = r.IntN(61) - 30
+			num += []string{"e", "E"}[r.IntN(2)]
+			switch {
+			case e < 0:
+				num += "-"
+			case r.IntN(2) == 0:
+				num += "+"
+			}
+			num += strings.Repeat("0", r.IntN(2)) + strconv.Itoa(max(e, -e))
+		}
+		if r.IntN(2) == 0 {
+			num = "-" + num
+		}
+		// the value is m·10^q, m the digits between the first and the
+		// last nonzero one
+		whole := intPart + fracPart
+		m := strings.Trim(whole, "0")
+		q := e - len(fracPart) + len(whole) - len(strings.TrimRight(whole, "0"))
+		if len(m) != len(digits) && !zero {
+			t.Fatalf("%s: %d significant digits, made with %d", num, len(m), len(digits))
+		}
+		f, ok := shortDecimal([]byte(num))
+		want := (zero || len(digits) <= 15 && q >= -22 && q <= 22) && len(strconv.Itoa(max(e, -e))) <= 3
+		if ok != want && !zero {
+			t.Fatalf("%s (%d digits, q %d): shortDecimal ok %v, want %v", num, len(digits), q, ok, want)
+		}
+		if !ok {
+			continue
+		}
+		taken++
+		pf, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", num, err)
+		}
+		if math.Float64bits(f) != math.Float64bits(pf) {
+			t.Fatalf("%s: shortDecimal %v (%#x), ParseFloat %v (%#x)", num, f, math.Float64bits(f), pf, math.Float64bits(pf))
+		}
+		if !sameDecimalBytes([]byte(num), strconv.AppendFloat(nil, pf, 'g', -1, 64)) {
+			t.Fatalf("%s: shortDecimal takes it, but strconv writes its double as %s", num, strconv.FormatFloat(pf, 'g', -1, 64))
+		}
+	}
+	if taken < 100_000 {
+		t.Errorf("shortDecimal took %d of 300,000 decimals", taken)
+	}
+}
