@@ -34,8 +34,13 @@ type bgWriter struct {
 // queued or being written.
 const bgBuffers = 4
 
+// bufCap is the capacity of a writer's buffers of the given size: a
+// quarter more, the room filled leaves a line that starts below the size
+// (64 KiB for the directory target's 256 KiB).
+func bufCap(size int) int { return size + size/4 }
+
 func newBGWriter(w io.Writer, size int) *bgWriter {
-	b := &bgWriter{w: w, size: size, buf: make([]byte, 0, size),
+	b := &bgWriter{w: w, size: size, buf: make([]byte, 0, bufCap(size)),
 		full: make(chan []byte, bgBuffers-2), free: make(chan []byte, bgBuffers), done: make(chan struct{})}
 	go b.loop()
 	return b
@@ -84,13 +89,33 @@ func (b *bgWriter) handOff() {
 	b.full <- b.buf
 	select {
 	case buf := <-b.free:
-		if cap(buf) > b.size {
-			buf = make([]byte, 0, b.size) // one document over the size: do not keep it
+		if cap(buf) > bufCap(b.size) {
+			buf = make([]byte, 0, bufCap(b.size)) // one document over the size: do not keep it
 		}
 		b.buf = buf
 	default:
-		b.buf = make([]byte, 0, b.size)
+		b.buf = make([]byte, 0, bufCap(b.size))
 	}
+}
+
+// Lines are appended in place, without Write's copy: the caller appends
+// to buf (from its end, never reading or changing what is there) and then
+// calls filled, which hands the buffer off once it reaches its size. The
+// buffers have room beyond their size (bufCap), so that a line that
+// starts below the size seldom needs a larger buffer (the append would
+// copy the whole buffer). The directory target's lines took a copy each
+// through Write: 3-5% of the CPU of a migration into a directory.
+//
+// filled returns the write error of an earlier buffer, as Write does.
+func (b *bgWriter) filled() error {
+	if err := b.error(); err != nil {
+		b.buf = b.buf[:0]
+		return err
+	}
+	if len(b.buf) >= b.size {
+		b.handOff()
+	}
+	return nil
 }
 
 // Flush writes everything buffered and waits until it is written.

@@ -104,16 +104,20 @@ func (s *dirTarget) Write(ctx context.Context, collection string, docs []transfo
 	}
 	var rejects []transform.Reject
 	for _, d := range docs {
-		var err error
-		s.buf, err = appendJSONLine(s.buf[:0], d, s.opt.MaxDocSize, &s.keys)
+		// in place at the end of the file's buffer (bgWriter.filled)
+		w := df.w
+		start := len(w.buf)
+		out, err := appendJSONLine(w.buf, d, s.opt.MaxDocSize, &s.keys)
+		w.buf = out
 		if err != nil {
+			w.buf = out[:start]
 			rejects = append(rejects, transform.Reject{Collection: collection, ID: d.ID, Source: d.Source, Err: err})
 			continue
 		}
-		if _, err := df.w.Write(s.buf); err != nil {
+		if err := w.filled(); err != nil {
 			return rejects, s.fileErr("write", df.f.Name(), err)
 		}
-		s.opt.wrote(len(s.buf))
+		s.opt.wrote(len(out) - start)
 	}
 	return rejects, nil
 }
