@@ -21,7 +21,6 @@ type dirTarget struct {
 	dir   string
 	opt   Options
 	files map[string]*dirFile
-	buf   []byte
 	keys  keyTexts
 	// lineKeys is AppendJSONLine's (verify's expected side, while
 	// another goroutine scans).
