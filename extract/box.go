@@ -139,6 +139,17 @@ func (a *arena) time(t time.Time) any {
 	return timeType.At(p)
 }
 
+// utc boxes time.Unix(sec, nsec).UTC() (nsec in [0, 1e9)), its words
+// written directly (box.UTCWords).
+func (a *arena) utc(sec int64, nsec int32) any {
+	if !box.Works {
+		return time.Unix(sec, int64(nsec)).UTC()
+	}
+	p := next(&a.utcs)
+	*p = box.UTCWords(sec, nsec)
+	return box.AtTime(p)
+}
+
 // date boxes the date days after 2000-01-01 (PostgreSQL's epoch) at
 // midnight UTC. A date of the table's years is the table's value and costs
 // no memory at all; the others go to the arena as times.

@@ -2,8 +2,11 @@ package extract
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/denorm/denorm/internal/box"
 )
 
 // BenchmarkArena boxes one value of each kind the arena keeps per
@@ -80,5 +83,54 @@ func BenchmarkDecodeDate(b *testing.B) {
 			}
 			_ = sink
 		})
+	}
+}
+
+// TestDecodeTimestampWords: a timestamp's time, its words written
+// directly (box.UTCWords), is the time time.Unix gives, word for word,
+// for instants before and after 1970 and 2000, at the edges of the range
+// accepted, at whole seconds and days and a microsecond either side.
+func TestDecodeTimestampWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 0))
+	minUs := (minTimeUnix - y2kUnixSeconds) * usPerSecond
+	endUs := (endTimestampUnix - y2kUnixSeconds) * usPerSecond
+	us := []int64{0, 1, -1, usPerSecond, -usPerSecond, usPerDay - 1, -usPerDay + 1, minUs, minUs + 1, endUs - 1,
+		-y2kUnixSeconds * usPerSecond, -y2kUnixSeconds*usPerSecond - 1, 4_000_000_000_000_000, endUs, endUs + 1, minUs - 1}
+	for range 200_000 {
+		switch r.IntN(3) {
+		case 0:
+			us = append(us, minUs+int64(r.Uint64N(uint64(endUs)-uint64(minUs)))) // (the span is over MaxInt64)
+		case 1:
+			us = append(us, r.Int64N(200*365*usPerDay)-100*365*usPerDay)
+		default:
+			us = append(us, (r.Int64N(200*365*86400)-100*365*86400)*usPerSecond+int64(r.IntN(3)-1))
+		}
+	}
+	var a arena
+	var src [8]byte
+	declined := 0
+	for _, u := range us {
+		binary.BigEndian.PutUint64(src[:], uint64(u))
+		got, ok := decodeTimestamp(&a, src[:])
+		want := time.Unix(y2kUnixSeconds+u/usPerSecond, u%usPerSecond*1000).UTC()
+		if sec := want.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {
+			if ok {
+				t.Fatalf("%d µs: decoded %v out of the range accepted", u, got)
+			}
+			declined++
+			continue
+		}
+		if !ok {
+			t.Fatalf("%d µs: declined, want %v", u, want)
+		}
+		gt, isTime := got.(time.Time)
+		gw, _ := box.Words(gt)
+		ww, _ := box.Words(want)
+		if !isTime || gw != ww || got != any(want) {
+			t.Fatalf("%d µs: decoded %v (words %x), want %v (words %x)", u, got, gw, want, ww)
+		}
+	}
+	if declined != 3 {
+		t.Errorf("%d instants declined, want the 3 out of the range", declined)
 	}
 }

@@ -405,11 +405,15 @@ func decodeTimestamp(a *arena, src []byte) (any, bool) {
 	if days := us / usPerDay; us%usPerDay == 0 && days >= dayTableFirst && days < dayTableEnd {
 		return a.date(int32(days)), true
 	}
-	t := time.Unix(y2kUnixSeconds+us/usPerSecond, us%usPerSecond*1000).UTC()
-	if sec := t.Unix(); sec < minTimeUnix || sec >= endTimestampUnix {
+	sec, frac := us/usPerSecond, us%usPerSecond
+	if frac < 0 {
+		sec, frac = sec-1, frac+usPerSecond
+	}
+	sec += y2kUnixSeconds
+	if sec < minTimeUnix || sec >= endTimestampUnix {
 		return nil, false
 	}
-	return a.time(t), true
+	return a.utc(sec, int32(frac*1000)), true
 }
 
 // arrayDecoder is the direct decoder of a one-dimensional array of a type

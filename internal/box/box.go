@@ -88,6 +88,18 @@ func Words(t time.Time) (TimeWords, bool) {
 	return w, w[2] == 0
 }
 
+// unixToInternal is what time.Time's seconds count before the Unix epoch
+// (they start at January 1 of year 1).
+const unixToInternal = (1969*365 + 1969/4 - 1969/100 + 1969/400) * 86400
+
+// UTCWords returns the words of time.Unix(sec, nsec).UTC() (nsec in
+// [0, 1e9)) without making the time: a time without a monotonic reading
+// keeps its nanoseconds in the first word and its seconds since year 1 in
+// the second. Valid only when Works (check compares it with time.Unix).
+func UTCWords(sec int64, nsec int32) TimeWords {
+	return TimeWords{uint64(nsec), uint64(sec + unixToInternal), 0}
+}
+
 // timeType is the type word of time.Time.
 var timeType = TypeOf[time.Time]()
 
@@ -116,6 +128,18 @@ func check() bool {
 	// UTC and not nil in another location.
 	w, plain := Words(tm)
 	_, zonedPlain := Words(tm.In(time.FixedZone("x", 3600)))
-	return unsafe.Sizeof(tm) == unsafe.Sizeof(w) && plain && !zonedPlain &&
-		AtTime(&w) == any(tm) && AtTime(&w).(time.Time).Equal(tm)
+	if unsafe.Sizeof(tm) != unsafe.Sizeof(w) || !plain || zonedPlain ||
+		AtTime(&w) != any(tm) || !AtTime(&w).(time.Time).Equal(tm) {
+		return false
+	}
+	// UTCWords' layout, before 1885 and after 2157 too (where a time with
+	// a monotonic reading would keep its seconds elsewhere).
+	for _, sec := range []int64{-210866760000, -2208988801, -1, 0, 1, 946684800, 5000000000, 9223372036} {
+		for _, nsec := range []int32{0, 1, 999_999_999} {
+			if w, _ := Words(time.Unix(sec, int64(nsec)).UTC()); w != UTCWords(sec, nsec) {
+				return false
+			}
+		}
+	}
+	return true
 }
