@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 )
 
 // The HTML report is one self-contained file: inline CSS and SVG, no
@@ -160,7 +161,13 @@ var htmlFuncs = template.FuncMap{
 	"sevcls": func(s string) string { return "sev-" + s },
 }
 
-var page = template.Must(template.New("page").Funcs(htmlFuncs).Parse(`<!DOCTYPE html>
+// page is parsed on first use: parsing it took 0.7 ms of every command's
+// start, and only plan's HTML report needs it.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(htmlFuncs).Parse(pageText))
+})
+
+const pageText = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>denorm plan: {{.R.Mapping}}</title>
 <style>
@@ -249,7 +256,7 @@ svg text.tick{font-size:10px;fill:#5a6478}div.model{overflow:auto}
 {{with .Largest}}<p>Largest document ({{.Source}}, {{bytes .Size}}):</p><pre class="sample">{{pretty .JSON}}</pre>{{end}}
 {{end}}
 </body></html>
-`))
+`
 
 func writeHTML(w io.Writer, r *Report) error {
 	var colls []htmlColl
@@ -271,5 +278,5 @@ func writeHTML(w io.Writer, r *Report) error {
 		}
 		data["Model"] = template.HTML(svg.String()) // built by WriteSVG, every text escaped
 	}
-	return page.Execute(w, data)
+	return page().Execute(w, data)
 }
