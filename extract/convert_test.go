@@ -2,11 +2,13 @@ package extract
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"strconv"
@@ -691,4 +693,83 @@ func BenchmarkConvert(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestRealAsPostgreSQLPrints holds the double a real becomes to the text
+// PostgreSQL prints for it (extra_float_digits 1, its shortest decimal):
+// random reals of every binade, and many whose shorter decimal sits on the
+// midpoint to a neighbour (integers times powers of two above 2^24),
+// which PostgreSQL's Ryū leaves out and strconv's shortest takes. Both
+// the direct decoder and the codec path's conversion are checked, on the
+// values in binary as a migration reads them.
+func TestRealAsPostgreSQLPrints(t *testing.T) {
+	conn, schema := convertTestDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := rand.New(rand.NewPCG(24, 32))
+	var bits []int64
+	for range 20_000 {
+		f := math.Float32frombits(r.Uint32())
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			continue
+		}
+		bits = append(bits, int64(math.Float32bits(f)))
+	}
+	for range 20_000 {
+		m := float64(1<<23 + r.IntN(1<<23))
+		bits = append(bits, int64(math.Float32bits(float32(math.Ldexp(m, 1+r.IntN(100))))))
+	}
+	qt := pgx.Identifier{schema, "reals"}.Sanitize()
+	// The reals from their bits, by PostgreSQL itself (no text on the way).
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s AS
+SELECT b, ((CASE WHEN b >= 2147483648 THEN -1 ELSE 1 END) *
+           (CASE WHEN (b >> 23) & 255 = 0 THEN (b & 8388607)::float8 * 2.0::float8 ^ -149
+                 ELSE ((b & 8388607) + 8388608)::float8 * 2.0::float8 ^ (((b >> 23) & 255) - 150) END))::real AS r
+FROM unnest($1::int8[]) AS b`, qt), bits); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET extra_float_digits = 1"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, fmt.Sprintf("SELECT b, r, r::text FROM %s", qt), pgx.QueryResultFormats{pgx.BinaryFormatCode, pgx.BinaryFormatCode, pgx.TextFormatCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	col := mappings.Column{Name: "r", Type: "real", TypeName: "float4", Category: "N"}
+	fast := fastDecoder(&col, mappings.NumericDecimal, pgtype.Float4OID, pgx.BinaryFormatCode)
+	n, differ := 0, 0
+	for rows.Next() {
+		raw := rows.RawValues()
+		b := int64(binary.BigEndian.Uint64(raw[0]))
+		if math.Float32bits(math.Float32frombits(binary.BigEndian.Uint32(raw[1]))) != uint32(b) {
+			t.Fatalf("bits %d: PostgreSQL made %x", b, raw[1])
+		}
+		text := string(raw[2])
+		want, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := math.Float32frombits(uint32(b))
+		got, ok := fast(&arena{}, raw[1])
+		if !ok || got != any(want) {
+			t.Fatalf("real %s (bits %d): direct decoder %v, PostgreSQL prints %s", strconv.FormatFloat(float64(f), 'g', -1, 32), b, got, text)
+		}
+		if v := float32To64(f); v != want {
+			t.Fatalf("real %s: float32To64 %v, PostgreSQL prints %s", strconv.FormatFloat(float64(f), 'g', -1, 32), v, text)
+		}
+		if s := strconv.FormatFloat(float64(f), 'g', -1, 32); s != text {
+			if v, _ := strconv.ParseFloat(s, 64); v != want {
+				differ++ // strconv's shortest is another decimal
+			}
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(bits) || differ < 50 {
+		t.Fatalf("%d reals compared of %d; %d where strconv's shortest is not PostgreSQL's: the midpoint cases are not exercised", n, len(bits), differ)
+	}
+	t.Logf("%d reals as PostgreSQL prints them; strconv's shortest differs for %d", n, differ)
 }

@@ -7,13 +7,20 @@ import (
 
 // The shortest decimal of a real (float4), without text: Ulf Adams's Ryū
 // ("Ryū: fast float-to-string conversion", PLDI 2018) for 32-bit floats,
-// which is what strconv.FormatFloat(f, 'e', -1, 32) computes on its way to
-// text. float32To64 needs the decimal, not its text: formatting it and
-// parsing it back took a quarter of the CPU of a migration of reals.
+// as PostgreSQL's float4out runs it (src/common/f2s.c, without
+// STRICTLY_SHORTEST). float32To64 needs the decimal, not its text:
+// formatting it and parsing it back took a quarter of the CPU of a
+// migration of reals.
 //
-// shortest32 returns the fewest significant digits that read back as the
-// same real (and of those, the closest to it; a tie to the even digit),
-// as an integer d and a power of ten e, the real being d x 10^e.
+// shortest32 returns the fewest significant digits strictly inside the
+// real's rounding interval, which read back as the same real whichever way
+// a tie rounds (and of those, the closest to it; a tie to the even digit),
+// as an integer d and a power of ten e, the real being d x 10^e. It
+// differs from strconv's shortest for the reals whose shorter decimal sits
+// exactly on a midpoint to a neighbour (0.6% of random reals above 2^24).
+// The reals a mapping reads are what PostgreSQL prints, and the oracle
+// reads some of them as that text: the differential fuzzer found a real[]
+// element that way.
 
 const (
 	float32MantBits = 23
@@ -90,9 +97,12 @@ func shortest32(b uint32) (d uint32, e int32) {
 	} else {
 		e2, m2 = exp-float32Bias-float32MantBits-2, mant|1<<float32MantBits
 	}
-	even := m2&1 == 0
 	// The real and the midpoints to its neighbours, times 4: the interval
-	// of decimals that read back as it.
+	// of decimals that read back as it, the midpoints left out whatever
+	// the mantissa's parity (PostgreSQL's Ryū: acceptBounds false, so that
+	// the text reads back under either rule for ties; strconv takes a
+	// midpoint when the mantissa is even, and 74617344 would be
+	// 7.461734e+07, where PostgreSQL prints 7.4617344e+07).
 	mv := 4 * m2
 	mp := 4*m2 + 2
 	mmShift := uint32(0)
@@ -103,7 +113,7 @@ func shortest32(b uint32) (d uint32, e int32) {
 
 	var vr, vp, vm uint32
 	var e10 int32
-	vmTrailingZeros, vrTrailingZeros := false, false
+	vrTrailingZeros := false
 	lastRemoved := uint32(0)
 	if e2 >= 0 {
 		q := log10Pow2(e2)
@@ -123,10 +133,8 @@ func shortest32(b uint32) (d uint32, e int32) {
 			switch {
 			case mv%5 == 0:
 				vrTrailingZeros = pow5Factor(mv) >= q
-			case even:
-				vmTrailingZeros = pow5Factor(mm) >= q
 			case pow5Factor(mp) >= q:
-				vp--
+				vp-- // the upper midpoint left out
 			}
 		}
 	} else {
@@ -144,13 +152,10 @@ func shortest32(b uint32) (d uint32, e int32) {
 		}
 		switch {
 		case q <= 1:
-			// mv = 4 * m2 has at least 2 trailing zero bits.
+			// mv = 4 * m2 has at least 2 trailing zero bits; mp = mv + 2
+			// at least 1, and the upper midpoint is left out.
 			vrTrailingZeros = true
-			if even {
-				vmTrailingZeros = mmShift == 1 // mm = mv - 1 - mmShift
-			} else {
-				vp-- // mp = mv + 2: it has at least 1 trailing zero bit
-			}
+			vp--
 		case q < 31:
 			vrTrailingZeros = mv&(1<<(q-1)-1) == 0
 		}
@@ -158,28 +163,19 @@ func shortest32(b uint32) (d uint32, e int32) {
 
 	// Remove the digits the interval leaves free.
 	removed := int32(0)
-	if vmTrailingZeros || vrTrailingZeros {
-		// The rare case: the bounds or the real may end in zeros.
+	if vrTrailingZeros {
+		// The rare case: the real may end in zeros.
 		for vp/10 > vm/10 {
-			vmTrailingZeros = vmTrailingZeros && vm%10 == 0
 			vrTrailingZeros = vrTrailingZeros && lastRemoved == 0
 			lastRemoved = vr % 10
 			vr, vp, vm = vr/10, vp/10, vm/10
 			removed++
 		}
-		if vmTrailingZeros {
-			for vm%10 == 0 {
-				vrTrailingZeros = vrTrailingZeros && lastRemoved == 0
-				lastRemoved = vr % 10
-				vr, vp, vm = vr/10, vp/10, vm/10
-				removed++
-			}
-		}
 		if vrTrailingZeros && lastRemoved == 5 && vr%2 == 0 {
 			lastRemoved = 4 // exactly halfway: round to even
 		}
 		d = vr
-		if vr == vm && (!even || !vmTrailingZeros) || lastRemoved >= 5 {
+		if vr == vm || lastRemoved >= 5 { // vm, the lower midpoint, left out
 			d++
 		}
 	} else {

@@ -22,7 +22,10 @@ func shortest32Exact(b uint32) (uint32, int32) { return shortreal.Exact(math.Flo
 // it ('e', -1, 32), read back as digits and a power of ten. strconv (Go
 // 1.26: Dragonbox) breaks the ties of the shorter intervals, below a
 // power of two, upwards where PostgreSQL's Ryū breaks them to even: 2^-12
-// is 0.00024414063 in Go and 0.00024414062 in PostgreSQL.
+// is 0.00024414063 in Go and 0.00024414062 in PostgreSQL; and it takes a
+// decimal on the midpoint to a neighbour when the significand is even,
+// which PostgreSQL's does not: 74617344 is 7.461734e+07 in Go and
+// 7.4617344e+07 in PostgreSQL.
 func shortest32Strconv(b uint32) (uint32, int32) {
 	s := strconv.FormatFloat(float64(math.Float32frombits(b)), 'e', -1, 32)
 	mant, exp, _ := strings.Cut(s, "e")
@@ -118,13 +121,15 @@ func TestShortest32(t *testing.T) {
 		}
 	}
 	// The exact definition itself, on reals whose shortest decimals are
-	// known: PostgreSQL prints 2^-12 as 0.00024414062, 0.1 as 0.1.
+	// known: PostgreSQL prints 2^-12 as 0.00024414062, 0.1 as 0.1,
+	// 74617344 and 50331648 (shorter decimals on a midpoint) as they are.
 	for _, c := range []struct {
 		f    float32
 		d    uint32
 		e    int32
 		name string
-	}{{0.000244140625, 24414062, -11, "2^-12"}, {0.1, 1, -1, "0.1"}, {16777216, 16777216, 0, "2^24"}, {math.MaxFloat32, 34028235, 31, "the largest real"}, {math.SmallestNonzeroFloat32, 1, -45, "the smallest real"}} {
+	}{{0.000244140625, 24414062, -11, "2^-12"}, {0.1, 1, -1, "0.1"}, {16777216, 16777216, 0, "2^24"}, {math.MaxFloat32, 34028235, 31, "the largest real"}, {math.SmallestNonzeroFloat32, 1, -45, "the smallest real"},
+		{74617344, 74617344, 0, "74617344"}, {50331648, 50331648, 0, "1.5 x 2^25"}} {
 		b := math.Float32bits(c.f)
 		if d, e := shortest32Exact(b); d != c.d || e != c.e {
 			t.Errorf("%s: exactly %de%d, want %de%d", c.name, d, e, c.d, c.e)

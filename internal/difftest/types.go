@@ -210,7 +210,8 @@ func floatType(real bool) *colType {
 // m as wide as the type's significand (24 or 53 bits) and k over its
 // whole range, subnormals included, and a power of two (m = 1) a third of
 // the time, where shortest decimals can tie (a real's 2^-12 was written
-// as 0.00024414063, PostgreSQL prints 0.00024414062). The product of the
+// as 0.00024414063, PostgreSQL prints 0.00024414062), an even m a sixth
+// (a midpoint to a neighbour may be a shorter decimal). The product of the
 // doubles m and 2^k is exact, and so is the cast of a real's to real.
 func binaryFloat(g *gen, real bool) string {
 	bits, lo, hi, typ := 53, -1074, 971, "float8"
@@ -221,6 +222,12 @@ func binaryFloat(g *gen, real bool) string {
 	if !g.chance(1.0 / 3) {
 		m = int64(g.r.Uint64() >> (64 - bits))
 		m |= 1 // not a power of two in disguise, and never 0
+		if g.chance(0.25) {
+			// an even significand, whose shorter decimal may sit on the
+			// midpoint to a neighbour: strconv takes it, PostgreSQL's
+			// Ryū does not (-128878784::real is -1.28878784e+08)
+			m = m&^1 | 2
+		}
 	}
 	if g.chance(0.5) {
 		m = -m

@@ -30,6 +30,13 @@ func TestAsPostgreSQL(t *testing.T) {
 		{0.1, "0.1"},
 		{math.MaxFloat32, "3.4028235e+38"},
 		{1.0 / 3, "0.33333334"},
+		// a shorter decimal on the midpoint to a neighbour, which
+		// PostgreSQL leaves out (strconv: 5.033165e+07, 7.461734e+07,
+		// -1.2887878e+08)
+		{50331648, "5.0331648e+07"},
+		{74617344, "7.4617344e+07"},
+		{-128878784, "-1.28878784e+08"},
+		{1.0995116e12, "1.0995116e+12"},
 	} {
 		got, err := strconv.ParseFloat(Text(c.f), 64)
 		want, _ := strconv.ParseFloat(c.pg, 64)
@@ -43,9 +50,11 @@ func TestAsPostgreSQL(t *testing.T) {
 }
 
 // TestExactReadsBack checks Exact's defining properties on reals of every
-// binade: its decimal reads back as the real, and no decimal of fewer
-// digits does (the decimals one digit shorter next to the real, both
-// ways, read back as other reals).
+// binade: its decimal reads back as the real and lies strictly between
+// the midpoints to the real's neighbours, and no decimal of fewer digits
+// does (the decimals one digit shorter next to the real, both ways, lie
+// on a midpoint or beyond: 1.5 x 2^25 = 50331648, whose 5.033165e+07 is
+// on the lower midpoint, is one).
 func TestExactReadsBack(t *testing.T) {
 	for exp := -149; exp <= 127; exp += 3 {
 		for _, m := range []float64{1, 1.1, 1.5, 1.9999999} {
@@ -57,12 +66,16 @@ func TestExactReadsBack(t *testing.T) {
 			if g, _ := strconv.ParseFloat(strconv.FormatUint(uint64(d), 10)+"e"+strconv.Itoa(int(e)), 32); float32(g) != f {
 				t.Fatalf("%g: %de%d reads back as %g", f, d, e, g)
 			}
+			lo, hi := midpoints(f)
+			if v := decimal(int64(d), int(e)); v.Cmp(lo) <= 0 || v.Cmp(hi) >= 0 {
+				t.Fatalf("%g: %de%d is not strictly between the midpoints", f, d, e)
+			}
 			if d < 10 {
 				continue
 			}
-			for _, shorter := range []uint64{uint64(d) / 10, uint64(d)/10 + 1} {
-				if g, _ := strconv.ParseFloat(strconv.FormatUint(shorter, 10)+"e"+strconv.Itoa(int(e)+1), 32); float32(g) == f {
-					t.Fatalf("%g: %de%d is shorter than %de%d and reads back", f, shorter, e+1, d, e)
+			for _, shorter := range []int64{int64(d) / 10, int64(d)/10 + 1} {
+				if v := decimal(shorter, int(e)+1); v.Cmp(lo) > 0 && v.Cmp(hi) < 0 {
+					t.Fatalf("%g: %de%d is shorter than %de%d and between the midpoints", f, shorter, e+1, d, e)
 				}
 			}
 		}
