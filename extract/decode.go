@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -224,6 +225,9 @@ func numericDecoder(col *mappings.Column, mode mappings.NumericMode) fastFunc {
 	var buf, digits []byte
 	text := func(src []byte) bool {
 		var ok bool
+		if buf, ok = appendNumericPlain(buf[:0], src); ok {
+			return true
+		}
 		buf, digits, ok = appendNumericWire(buf[:0], digits[:0], src, zeroScale)
 		return ok
 	}
@@ -352,6 +356,123 @@ func appendNumericWire(dst, digits, src []byte, zeroScale int) (outDst, outDigit
 	// text is the same.)
 	return appendDecimal(dst, sign != 0, digits, exp), digits, true
 }
+
+// appendNumericPlain is appendNumericWire in one pass for the numerics
+// PostgreSQL sends for a nonzero value: it writes the digit groups
+// straight into the text (the integer part, then exactly dscale fraction
+// digits) instead of gathering the digits first. It declines (false, dst
+// unchanged) whatever appendNumericWire treats otherwise: a special value,
+// a zero, a leading zero group, a group over 9999, a fraction without a
+// display scale, or a value whose digits the display scale cuts away
+// entirely; TestNumericPlain holds the two to the same text.
+func appendNumericPlain(dst, src []byte) ([]byte, bool) {
+	if len(src) < 10 {
+		return dst, false
+	}
+	n := int(binary.BigEndian.Uint16(src))
+	weight := int(int16(binary.BigEndian.Uint16(src[2:])))
+	sign := binary.BigEndian.Uint16(src[4:])
+	dscale := int(int16(binary.BigEndian.Uint16(src[6:])))
+	if n == 0 || len(src) != 8+2*n || sign != 0 && sign != 0x4000 || dscale < 0 || dscale == 0 && n > weight+1 {
+		return dst, false
+	}
+	g := src[8:]
+	for i := range n {
+		if binary.BigEndian.Uint16(g[2*i:]) > 9999 {
+			return dst, false
+		}
+	}
+	first := int(binary.BigEndian.Uint16(g))
+	if first == 0 {
+		return dst, false
+	}
+	// The first group's leading digit must be printed: at 10^(4·weight +
+	// its digits - 1), at least 10^-dscale.
+	lead := 4
+	switch {
+	case first < 10:
+		lead = 1
+	case first < 100:
+		lead = 2
+	case first < 1000:
+		lead = 3
+	}
+	if 4*weight+lead-1 < -dscale {
+		return dst, false
+	}
+	// sign, integer part, point, fraction: 4 per group, and dscale
+	dst = slices.Grow(dst, 2+4*max(weight+1, 1)+dscale+4)
+	if sign != 0 {
+		dst = append(dst, '-')
+	}
+	group := func(i int) int { // 0 past the last: trailing zero groups are not sent
+		if i >= n {
+			return 0
+		}
+		return int(binary.BigEndian.Uint16(g[2*i:]))
+	}
+	if weight < 0 {
+		dst = append(dst, '0')
+	} else {
+		dst = appendGroupLead(dst, first)
+		for i := 1; i <= weight; i++ {
+			dst = appendGroup(dst, group(i))
+		}
+	}
+	if dscale > 0 {
+		dst = append(dst, '.')
+		// the fraction's groups: weight+1 on (below 0: zero groups
+		// before the first), cut to dscale digits
+		left := dscale
+		for i := weight + 1; left > 0; i++ {
+			v := 0
+			if i >= 0 {
+				v = group(i)
+			}
+			if left >= 4 {
+				dst = appendGroup(dst, v)
+				left -= 4
+				continue
+			}
+			var four [4]byte
+			appendGroup(four[:0], v)
+			dst = append(dst, four[:left]...)
+			left = 0
+		}
+	}
+	return dst, true
+}
+
+// appendGroup appends the four digits of a base-10000 group.
+func appendGroup(dst []byte, v int) []byte {
+	hi, lo := v/100, v%100
+	return append(dst, twoDigits[2*hi], twoDigits[2*hi+1], twoDigits[2*lo], twoDigits[2*lo+1])
+}
+
+// appendGroupLead appends a nonzero group without leading zeros.
+func appendGroupLead(dst []byte, v int) []byte {
+	switch {
+	case v < 10:
+		return append(dst, byte('0'+v))
+	case v < 100:
+		return append(dst, twoDigits[2*v], twoDigits[2*v+1])
+	case v < 1000:
+		return append(dst, byte('0'+v/100), twoDigits[2*(v%100)], twoDigits[2*(v%100)+1])
+	}
+	return appendGroup(dst, v)
+}
+
+// twoDigits are the texts of 00 to 99.
+const twoDigits = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 // The Unix time of PostgreSQL's epoch (2000-01-01), the wire values of
 // the infinities, and the range of dates and timestamps pgx accepts (its

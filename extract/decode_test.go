@@ -575,3 +575,86 @@ func TestArena(t *testing.T) {
 		t.Errorf("long string: %q", v)
 	}
 }
+
+// TestNumericPlain holds appendNumericPlain, the one-pass writer, to
+// appendNumericWire: numerics as PostgreSQL sends them (from random
+// decimal texts: large, small, long fractions, trailing zeros, the
+// integer or the fraction zero), which it must all take and write as the
+// text they came from; and arbitrary wire bytes (groups over 9999,
+// leading zero groups, negative and zero display scales, fractions the
+// scale cuts, odd signs), where it must write what appendNumericWire
+// writes or decline.
+func TestNumericPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 4))
+	check := func(src []byte) bool {
+		got, ok := appendNumericPlain([]byte("x"), src)
+		want, _, wok := appendNumericWire([]byte("x"), nil, src, -1)
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("%x: declined, but wrote %q", src, got)
+			}
+			return false
+		}
+		if !wok || string(got) != string(want) {
+			t.Fatalf("%x: appendNumericPlain %q, appendNumericWire %q (ok %v)", src, got, want, wok)
+		}
+		return true
+	}
+	for range 100_000 {
+		var s string
+		switch r.IntN(4) {
+		case 0:
+			s = randDecimal(r, 30, r.IntN(20))
+		case 1:
+			s = "0." + strings.Repeat("0", r.IntN(12)) + strings.TrimPrefix(randDecimal(r, 6, 0), "-")
+			if r.IntN(2) == 0 {
+				s = "-" + s
+			}
+		case 2:
+			s = randDecimal(r, 6, r.IntN(6)) + strings.Repeat("0", r.IntN(9))
+			if !strings.Contains(s, ".") {
+				s += "." + strings.Repeat("0", 1+r.IntN(5))
+			}
+		default:
+			s = randDecimal(r, 12, 0) + strings.Repeat("0", r.IntN(12))
+		}
+		src := pgNumericWire(s)
+		if binary.BigEndian.Uint16(src) == 0 {
+			continue // a zero: appendNumericWire's, with its display scale
+		}
+		if !check(src) {
+			t.Fatalf("%q (%x): declined", s, src)
+		}
+		got, _ := appendNumericPlain(nil, src)
+		if want := strings.TrimLeft(strings.TrimPrefix(s, "-"), "0"); strings.TrimLeft(strings.TrimPrefix(string(got), "-"), "0") != want {
+			t.Fatalf("%q: wrote %q", s, got)
+		}
+	}
+	took := 0
+	for range 200_000 {
+		n := r.IntN(6)
+		b := binary.BigEndian.AppendUint16(nil, uint16(n))
+		b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(16)-8)))
+		b = binary.BigEndian.AppendUint16(b, []uint16{0, 0x4000, 0xC000, 0xD000, 0x1234}[r.IntN(5)])
+		b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(24)-3)))
+		for range n {
+			g := uint16(r.IntN(10000))
+			switch r.IntN(10) {
+			case 0:
+				g = 0
+			case 1:
+				g = uint16(10000 + r.IntN(50000))
+			}
+			b = binary.BigEndian.AppendUint16(b, g)
+		}
+		if r.IntN(20) == 0 {
+			b = b[:r.IntN(len(b)+1)]
+		}
+		if check(b) {
+			took++
+		}
+	}
+	if took < 20_000 {
+		t.Errorf("took %d of 200,000 arbitrary numerics", took)
+	}
+}
