@@ -52,8 +52,54 @@ func openSnapshot(ctx context.Context, url string, rowSecurity bool) (snap *extr
 	}, nil
 }
 
-// openPlan reads the mapping file (before connecting: a mistake in the
-// command line is reported first), opens the snapshot (openSnapshot),
+// asyncSnapshot is openSnapshot run by a goroutine of its own.
+type asyncSnapshot struct {
+	cancel context.CancelFunc
+	done   chan openedSnapshot
+}
+
+type openedSnapshot struct {
+	snap      *extract.Snapshot
+	closeSnap func()
+	err       error
+}
+
+// openSnapshotAsync starts openSnapshot; wait takes its result, abandon
+// gives it up (the snapshot, once open, is closed by a goroutine, which
+// does not keep a command that returns from ending).
+func openSnapshotAsync(ctx context.Context, url string, rowSecurity bool) *asyncSnapshot {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &asyncSnapshot{cancel: cancel, done: make(chan openedSnapshot, 1)}
+	go func() {
+		snap, closeSnap, err := openSnapshot(ctx, url, rowSecurity)
+		a.done <- openedSnapshot{snap, closeSnap, err}
+	}()
+	return a
+}
+
+func (a *asyncSnapshot) wait() (*extract.Snapshot, func(), error) {
+	o := <-a.done
+	if o.err != nil {
+		a.cancel()
+		return nil, nil, o.err
+	}
+	// The snapshot's connections outlive the dial's context: its
+	// cancellation must not end them, so it is cancelled with them.
+	return o.snap, func() { o.closeSnap(); a.cancel() }, nil
+}
+
+func (a *asyncSnapshot) abandon() {
+	go func() {
+		if o := <-a.done; o.err == nil {
+			o.closeSnap()
+		}
+		a.cancel()
+	}()
+}
+
+// openPlan reads the mapping file (its mistakes are told before any
+// about the source, which is connected to meanwhile: openPlans), opens
+// the snapshot (openSnapshot),
 // warns about a powerful source role (warnRole), and resolves the mapping
 // inside the snapshot. With collections (--collections), the plan holds
 // only those; a name the file does not declare is a usage error, told
@@ -72,16 +118,21 @@ func openPlan(ctx context.Context, g *globals, url, mapping string, collections 
 // resolved), the connections its streams need are dialed while the
 // catalog is read (see streamsAhead).
 func openPlans(ctx context.Context, g *globals, url, mapping string, collections []string, rowSecurity, streams bool) (snap *extract.Snapshot, full, run *mappings.Plan, closeSnap func(), err error) {
+	// The snapshot is opened while the mapping is read and checked (a
+	// few milliseconds each); the mapping's mistakes are still told
+	// first, and then the connection is dropped without waiting for it.
+	opening := openSnapshotAsync(ctx, url, rowSecurity)
 	f, err := loadMapping(ctx, mapping)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if len(collections) > 0 {
-		if err := pipeline.CheckSubset(f.CollectionNames(), collections); err != nil {
-			return nil, nil, nil, nil, usageError{fmt.Errorf("--collections: %w", err)}
+	if err == nil && len(collections) > 0 {
+		if err = pipeline.CheckSubset(f.CollectionNames(), collections); err != nil {
+			err = usageError{fmt.Errorf("--collections: %w", err)}
 		}
 	}
-	snap, closeSnap, err = openSnapshot(ctx, url, rowSecurity)
+	if err != nil {
+		opening.abandon()
+		return nil, nil, nil, nil, err
+	}
+	snap, closeSnap, err = opening.wait()
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
