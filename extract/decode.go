@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	decdigits "github.com/denorm/denorm/internal/digits"
 	"github.com/denorm/denorm/mappings"
 	"github.com/denorm/denorm/transform"
 )
@@ -388,16 +389,7 @@ func appendNumericPlain(dst, src []byte) ([]byte, bool) {
 	}
 	// The first group's leading digit must be printed: at 10^(4·weight +
 	// its digits - 1), at least 10^-dscale.
-	lead := 4
-	switch {
-	case first < 10:
-		lead = 1
-	case first < 100:
-		lead = 2
-	case first < 1000:
-		lead = 3
-	}
-	if 4*weight+lead-1 < -dscale {
+	if 4*weight+decdigits.Len(uint64(first))-1 < -dscale {
 		return dst, false
 	}
 	// sign, integer part, point, fraction: 4 per group, and dscale
@@ -463,16 +455,7 @@ func appendGroupLead(dst []byte, v int) []byte {
 }
 
 // twoDigits are the texts of 00 to 99.
-const twoDigits = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
+const twoDigits = decdigits.Pairs
 
 // The Unix time of PostgreSQL's epoch (2000-01-01), the wire values of
 // the infinities, and the range of dates and timestamps pgx accepts (its

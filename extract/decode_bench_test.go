@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -297,41 +296,4 @@ func BenchmarkDecodeCached(b *testing.B) {
 			})
 		}
 	}
-}
-
-// pgNumericWire is the binary form PostgreSQL sends for the plain
-// decimal text s ("-12.50"): base-10000 groups without leading or
-// trailing zero groups, the weight of the first, the display scale the
-// fraction's length.
-func pgNumericWire(s string) []byte {
-	var sign uint16
-	if strings.HasPrefix(s, "-") {
-		sign, s = 0x4000, s[1:]
-	}
-	intPart, frac, _ := strings.Cut(s, ".")
-	intPart = strings.Repeat("0", (4-len(intPart)%4)%4) + intPart
-	all := intPart + frac + strings.Repeat("0", (4-len(frac)%4)%4)
-	weight := len(intPart)/4 - 1
-	var groups []uint16
-	for i := 0; i < len(all); i += 4 {
-		v, _ := strconv.Atoi(all[i : i+4])
-		groups = append(groups, uint16(v))
-	}
-	for len(groups) > 0 && groups[0] == 0 {
-		groups, weight = groups[1:], weight-1
-	}
-	for len(groups) > 0 && groups[len(groups)-1] == 0 {
-		groups = groups[:len(groups)-1]
-	}
-	if len(groups) == 0 {
-		weight, sign = 0, 0
-	}
-	b := binary.BigEndian.AppendUint16(nil, uint16(len(groups)))
-	b = binary.BigEndian.AppendUint16(b, uint16(int16(weight)))
-	b = binary.BigEndian.AppendUint16(b, sign)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(frac)))
-	for _, g := range groups {
-		b = binary.BigEndian.AppendUint16(b, g)
-	}
-	return b
 }

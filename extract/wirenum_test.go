@@ -199,29 +199,35 @@ func TestWireDoubleDifferential(t *testing.T) {
 		}
 		check(numericWire(body))
 	}
-	// random bytes in the wire's layout: odd weights, display scales
-	// shorter than the digits, zero digits, digits over 9999
 	for range 30000 {
-		n := r.IntN(7)
-		b := binary.BigEndian.AppendUint16(nil, uint16(n))
-		b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(80)-40)))
-		b = binary.BigEndian.AppendUint16(b, []uint16{0, 0, 0x4000, 0xC000, 0xD000, 0xF000, 0x1000}[r.IntN(7)])
-		b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(60)-5)))
-		for range n {
-			g := uint16(r.IntN(10000))
-			switch r.IntN(20) {
-			case 0:
-				g = 0
-			case 1:
-				g = uint16(10000 + r.IntN(100))
-			}
-			b = binary.BigEndian.AppendUint16(b, g)
-		}
-		if r.IntN(30) == 0 {
-			b = b[:len(b)-1]
-		}
-		check(b)
+		check(randNumericBytes(r, 40, 60))
 	}
+}
+
+// randNumericBytes is random bytes in a numeric's wire layout: weights
+// from -weights to weights, display scales from -5 to scales (shorter
+// than the digits too), zero digits, digits over 9999, every sign, now
+// and then a byte short.
+func randNumericBytes(r *rand.Rand, weights, scales int) []byte {
+	n := r.IntN(7)
+	b := binary.BigEndian.AppendUint16(nil, uint16(n))
+	b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(2*weights)-weights)))
+	b = binary.BigEndian.AppendUint16(b, []uint16{0, 0, 0x4000, 0xC000, 0xD000, 0xF000, 0x1000}[r.IntN(7)])
+	b = binary.BigEndian.AppendUint16(b, uint16(int16(r.IntN(scales+5)-5)))
+	for range n {
+		g := uint16(r.IntN(10000))
+		switch r.IntN(20) {
+		case 0:
+			g = 0
+		case 1:
+			g = uint16(10000 + r.IntN(100))
+		}
+		b = binary.BigEndian.AppendUint16(b, g)
+	}
+	if r.IntN(30) == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // FuzzWireNumeric is TestWireDoubleDifferential on arbitrary bytes.

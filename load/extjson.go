@@ -35,6 +35,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/denorm/denorm/internal/digits"
 	"github.com/denorm/denorm/transform"
 )
 
@@ -468,34 +469,11 @@ var float10 = [...]float64{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 1e
 var uint10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // digits2 is "00".."99".
-const digits2 = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
+const digits2 = digits.Pairs
 
 // putUint writes v (< 10^6) at the start of b and returns its length.
 func putUint(b []byte, v uint64) int {
-	var n int
-	switch {
-	case v < 10:
-		n = 1
-	case v < 100:
-		n = 2
-	case v < 1000:
-		n = 3
-	case v < 10_000:
-		n = 4
-	case v < 100_000:
-		n = 5
-	default:
-		n = 6
-	}
+	n := digits.Len(v)
 	putDigits(b[:n], v)
 	return n
 }
