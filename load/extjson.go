@@ -120,22 +120,8 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 			}
 		}
 		c.misses++
-		if !c.seenBefore(h, id) {
-			// met once: not remembered yet
-		} else if e = free; e == nil {
-			// The first slot not met since the last look (a clock's
-			// second chance: a mapping's names are met in every
-			// document, others seldom again); when all were,
-			// the look cleared them, and the first goes.
-			e = &c.names[h%keySlots]
-			for i := range uint64(keyWays) {
-				s := &c.names[(h+i)%keySlots]
-				if !s.used {
-					e = s
-					break
-				}
-				s.used = false
-			}
+		if c.seenBefore(h, id) { // missed at this address before: remember it
+			e = c.slotFor(h, free)
 		}
 	}
 	ok := transform.NameOK(key) // it refuses NUL too: only a refused name needs the NUL search
@@ -151,6 +137,25 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 		e.key, e.text, e.used = strings.Clone(key), string(dst[start:]), true
 	}
 	return dst, nil
+}
+
+// slotFor is the slot a name to remember takes in the window from h: a
+// free one, or else the first not met since the last look (a clock's
+// second chance: a mapping's names are met in every document, others
+// seldom again); when all were, the look cleared them, and the first
+// goes.
+func (c *keyTexts) slotFor(h uint64, free *keyText) *keyText {
+	if free != nil {
+		return free
+	}
+	for i := range uint64(keyWays) {
+		s := &c.names[(h+i)%keySlots]
+		if !s.used {
+			return s
+		}
+		s.used = false
+	}
+	return &c.names[h%keySlots]
 }
 
 // seenBefore tells whether the name id was missed before, in the
