@@ -319,7 +319,9 @@ func unsupportedError(key string, v any) error {
 // form, with ".0" added to a number with neither '.' nor 'E', and
 // {"$numberDouble":...} for NaN and the infinities. Numbers of magnitude
 // 1e-8 to 1e15 with at most 15 significant digits (money, measures, most
-// numerics read as double) take a fast path; all others go to strconv.
+// numerics read as double) take a fast path; all others go to
+// appendJSONFinite (shortest64.go), which writes strconv's bytes without
+// it.
 func appendJSONDouble(dst []byte, f float64) []byte {
 	if out, ok := appendShortDouble(dst, f); ok {
 		return out
@@ -331,15 +333,13 @@ func appendJSONDouble(dst []byte, f float64) []byte {
 		return append(dst, `{"$numberDouble":"Infinity"}`...)
 	case math.IsInf(f, -1):
 		return append(dst, `{"$numberDouble":"-Infinity"}`...)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'G', -1, 64)
-	for _, c := range dst[start:] {
-		if c == 'E' || c == '.' {
-			return dst
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0.0"...)
 		}
+		return append(dst, "0.0"...)
 	}
-	return append(dst, ".0"...)
+	return appendJSONFinite(dst, f)
 }
 
 // appendShortDouble is appendJSONDouble's fast path: it writes f and
@@ -496,6 +496,25 @@ func putDigits(b []byte, v uint64) {
 	if i == 1 {
 		b[0] = byte('0' + v%10)
 	}
+}
+
+// putDigitsLong is putDigits for up to 20 digits: eight at a time, in two
+// independent halves, then putDigits.
+func putDigitsLong(b []byte, v uint64) {
+	i := len(b)
+	for i > 8 {
+		x := uint32(v % 100_000_000)
+		v /= 100_000_000
+		hi, lo := x/10_000, x%10_000
+		h1, h2, l1, l2 := hi/100*2, hi%100*2, lo/100*2, lo%100*2
+		_ = b[i-8]
+		b[i-1], b[i-2] = digits2[l2+1], digits2[l2]
+		b[i-3], b[i-4] = digits2[l1+1], digits2[l1]
+		b[i-5], b[i-6] = digits2[h2+1], digits2[h2]
+		b[i-7], b[i-8] = digits2[h1+1], digits2[h1]
+		i -= 8
+	}
+	putDigits(b[:i], v)
 }
 
 // appendJSONDate writes a BSON date (milliseconds since the epoch): ISO
