@@ -194,7 +194,7 @@ func TestShortest64(t *testing.T) {
 				random()
 			}
 		}
-		t.Logf("%d0,000 more random rounds agree", n)
+		t.Logf("%d more random rounds agree", n*10_000)
 	}
 }
 
