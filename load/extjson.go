@@ -77,6 +77,8 @@ type keyTexts struct {
 	names  [keySlots]keyText
 	seen   [keySlots]uint64
 	misses int // names written without their remembered text
+	// lists are the lists of names met in documents found distinct.
+	lists transform.NameLists
 }
 
 type keyText struct {
@@ -182,6 +184,15 @@ func (c *keyTexts) seenBefore(h, id uint64) bool {
 	return false
 }
 
+// distinct is transform.DistinctNames(d), from the lists of names met
+// before when c remembers.
+func (c *keyTexts) distinct(d transform.Doc) bool {
+	if c == nil {
+		return transform.DistinctNames(d)
+	}
+	return c.lists.Distinct(d)
+}
+
 // deeper is the depth of what a document or array at depth holds; 0 (no
 // checks) stays 0.
 func deeper(depth int) int {
@@ -195,7 +206,7 @@ func deeper(depth int) int {
 // its document, it also checks what transform.CheckKeys checks, failing
 // with errUnstorable: one walk instead of two.
 func (c *keyTexts) doc(dst []byte, d transform.Doc, depth int) ([]byte, int, error) {
-	if depth > 0 && (depth > transform.MaxDepth || !transform.DistinctNames(d)) {
+	if depth > 0 && (depth > transform.MaxDepth || !c.distinct(d)) {
 		return dst, 0, errUnstorable
 	}
 	dst = append(dst, '{')

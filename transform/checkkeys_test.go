@@ -202,3 +202,143 @@ func BenchmarkDistinctNames(b *testing.B) {
 		})
 	}
 }
+
+// TestNameLists holds NameLists.Distinct to DistinctNames over documents
+// that reuse a few lists of name strings (a mapping's levels) and change
+// them: names left out (NULL fields), a name of the list put twice, a name
+// swapped for an equal one in other memory (a copy: the same text, a
+// different string), two names swapped, names from data (new strings in
+// every document), empty and one-field documents, more lists than it
+// remembers. Then that a mapping's lists stay remembered among documents
+// of names from data, and that a hit allocates nothing.
+func TestNameLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 4))
+	lists := make([][]string, 7)
+	for i := range lists {
+		n := []int{0, 1, 2, 16, 17, 25, 75}[i]
+		for j := range n {
+			lists[i] = append(lists[i], fmt.Sprintf("v%d", j))
+		}
+	}
+	var l NameLists
+	var nilLists *NameLists
+	kinds := map[string]int{}
+	for i := range 50_000 {
+		base := lists[r.IntN(len(lists))]
+		if r.IntN(3) > 0 { // most documents: the two widest lists, as a parent and its children
+			base = lists[5+r.IntN(2)]
+		}
+		d := make(Doc, 0, len(base)+1)
+		for _, k := range base {
+			if r.IntN(8) > 0 || i%2 == 0 {
+				d = append(d, Field{Key: k})
+			}
+		}
+		kind := "as built"
+		if len(d) < len(base) {
+			kind = "names left out"
+		}
+		if n := len(d); n > 1 {
+			a, b := r.IntN(n), r.IntN(n)
+			switch r.IntN(8) {
+			case 0:
+				if a != b {
+					d[b].Key, kind = d[a].Key, "a name twice"
+				}
+			case 1:
+				if a != b {
+					d[b].Key, kind = strings.Clone(d[a].Key), "a name twice, one a copy"
+				}
+			case 2:
+				d[a].Key, kind = strings.Clone(d[a].Key), "a copy of a name"
+			case 3:
+				if a != b {
+					d[a].Key, d[b].Key, kind = d[b].Key, d[a].Key, "two names swapped"
+				}
+			case 4:
+				d, kind = append(d, Field{Key: d[a].Key}), "a name added twice"
+			case 5:
+				for j := range d {
+					d[j].Key = strings.Clone(d[j].Key)
+				}
+				kind = "names from data"
+			}
+		}
+		kinds[kind]++
+		want := DistinctNames(d)
+		if got := l.Distinct(d); got != want {
+			t.Fatalf("document %d (%s, %d fields): Distinct = %v, DistinctNames %v", i, kind, len(d), got, want)
+		}
+		if got := nilLists.Distinct(d); got != want {
+			t.Fatalf("document %d (%s): a nil NameLists says %v, want %v", i, kind, got, want)
+		}
+	}
+	for _, k := range []string{"as built", "names left out", "a name twice", "a name twice, one a copy", "a copy of a name", "two names swapped", "a name added twice", "names from data"} {
+		if kinds[k] < 1000 {
+			t.Fatalf("%d documents of kind %q: not covered", kinds[k], k)
+		}
+	}
+
+	// A parent's and a child's full lists, then documents with names left
+	// out, among documents of names from data: only the data's are
+	// searched.
+	var m NameLists
+	doc := func(names []string, keep func(int) bool) Doc {
+		var d Doc
+		for j, k := range names {
+			if keep(j) {
+				d = append(d, Field{Key: k})
+			}
+		}
+		return d
+	}
+	all := func(int) bool { return true }
+	m.Distinct(doc(lists[5], all))
+	m.Distinct(doc(lists[6], all))
+	before := m.searched
+	data := 0
+	for i := range 1000 {
+		if i%3 == 0 {
+			d := doc(lists[5], all)
+			for j := range d {
+				d[j].Key = strings.Clone(d[j].Key)
+			}
+			m.Distinct(d)
+			data++
+			continue
+		}
+		d := doc(lists[5+i%2], func(j int) bool { return (i+j)%5 != 0 })
+		if !m.Distinct(d) {
+			t.Fatalf("document %d with names left out: not distinct", i)
+		}
+	}
+	if got := m.searched - before; got != data {
+		t.Fatalf("%d documents searched, want the %d of names from data alone", got, data)
+	}
+	d := doc(lists[6], all)
+	if n := testing.AllocsPerRun(100, func() {
+		if !m.Distinct(d) {
+			t.Fatal("a distinct document reported otherwise")
+		}
+	}); n != 0 {
+		t.Fatalf("a remembered list allocates %v times", n)
+	}
+}
+
+func BenchmarkNameLists(b *testing.B) {
+	for _, n := range []int{8, 25, 75} {
+		d := make(Doc, n)
+		for i := range d {
+			d[i].Key = fmt.Sprintf("column_%d", i)
+		}
+		var l NameLists
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !l.Distinct(d) {
+					b.Fatal("distinct names reported equal")
+				}
+			}
+		})
+	}
+}
