@@ -58,9 +58,12 @@ func AppendExtJSONSized(dst []byte, d transform.Doc) ([]byte, int, error) {
 // in slots chosen by where a name's bytes are. A mapping's field names are
 // the same strings in every document it builds: their text is copied, not
 // checked and escaped again (the wide benchmark writes 75 names a
-// document). A slot holds a copy of the name and a hit compares the whole
-// name, so a name from data whose bytes are later reused for another is
-// never mistaken for it. The nil *keyTexts remembers nothing.
+// document). A slot holds the name's string itself, and a hit is the same
+// string: the same bytes in memory and the same length. Strings do not
+// change, and the slot's reference keeps that memory from being reused
+// for another name while the slot remembers it (comparing the names' bytes
+// instead, against a copy, was a tenth of the writer's time on a 24-column
+// table). The nil *keyTexts remembers nothing.
 //
 // A name may sit in any of keyWays slots from its hash on, and a new name
 // takes a free one of them, or else one not met lately: three names
@@ -116,7 +119,7 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 				}
 				continue
 			}
-			if s.key == key {
+			if len(s.key) == len(key) && unsafe.StringData(s.key) == unsafe.StringData(key) {
 				s.used = true
 				return append(dst, s.text...), nil
 			}
@@ -136,7 +139,7 @@ func (c *keyTexts) appendKey(dst []byte, key string, check bool) ([]byte, error)
 	start := len(dst)
 	dst = append(appendJSONString(dst, key), ':')
 	if e != nil && ok {
-		e.key, e.text, e.used = strings.Clone(key), string(dst[start:]), true
+		e.key, e.text, e.used = key, string(dst[start:]), true
 	}
 	return dst, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -321,8 +322,11 @@ func TestSafe8(t *testing.T) {
 
 // TestKeyTextsMatch holds the writer that remembers field names to the
 // one that does not: random documents, then the same documents again (the
-// names are now remembered), then names from data that reuse one buffer,
-// so one address holds different names of one length in turn.
+// names are now remembered), then names from data of one length, each a
+// new string met twice (so that it is remembered), with collections in
+// between that free the ones no longer held: the memory of a dropped name
+// comes back as another's, which is how one address can hold different
+// names in turn.
 func TestKeyTextsMatch(t *testing.T) {
 	var keys keyTexts
 	docs := make([]transform.Doc, 0, 2000)
@@ -347,12 +351,26 @@ func TestKeyTextsMatch(t *testing.T) {
 	}
 	buf := make([]byte, 6)
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 5000 {
+	addrs := map[uintptr]string{}
+	reused := 0
+	for i := range 20_000 {
 		for i := range buf {
 			buf[i] = "ab\"\\\x00\x01é"[r.IntN(8)]
 		}
-		key := unsafe.String(&buf[0], len(buf)) // the same bytes, new contents
-		check(transform.Doc{{Key: key, Value: int32(1)}, {Key: "x", Value: transform.Doc{{Key: key, Value: nil}}}})
+		key := string(buf) // a new string
+		if prev, ok := addrs[uintptr(unsafe.Pointer(unsafe.StringData(key)))]; ok && prev != key {
+			reused++
+		}
+		addrs[uintptr(unsafe.Pointer(unsafe.StringData(key)))] = strings.Clone(key)
+		d := transform.Doc{{Key: key, Value: int32(1)}, {Key: "x", Value: transform.Doc{{Key: key, Value: nil}}}}
+		check(d)
+		check(d)
+		if i%500 == 0 {
+			runtime.GC()
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no address held two different names: the case is not covered")
 	}
 }
 
