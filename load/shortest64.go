@@ -66,7 +66,9 @@ func shortest64(v float64) (m uint64, e, nd int) {
 	d := s
 	switch {
 	case s >= 10 && inside(vbl, vbr, s/10*10, s/10*10+10, &d):
-		// the one multiple of 10^(k+1) inside
+		// the one multiple of 10^(k+1) inside (Giulietti's Java code asks
+		// s >= 100 here: Java's Double.toString prints two digits at
+		// least, strconv's shortest form one)
 	case inside(vbl, vbr, s, s+1, &d):
 	default:
 		// Both inside: the closer; 4·v against 4·(s+1/2).
