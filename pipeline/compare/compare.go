@@ -68,6 +68,7 @@ type Side struct {
 	w      *bufio.Writer
 	off    int64
 	buf    []byte
+	key    []byte // addKeyed's document key, reused
 }
 
 func (s *Side) open(dir, name string, mem int) error {
@@ -132,7 +133,10 @@ func (c *Comparison) add(s *Side, coll string, doc []byte, source string, off in
 }
 
 func (c *Comparison) addKeyed(s *Side, coll string, idv load.Value, doc []byte, flags byte, source string, off int64, size int) error {
-	key := IDKey(coll, idv)
+	// The side's scratch key: everything below copies what it keeps
+	// (the sorter, the pairing's maps and waiting documents).
+	s.key = appendIDKey(s.key[:0], coll, idv)
+	key := s.key
 	if c.Sampled != nil && !c.Sampled(key) {
 		return c.record(s, key, idv, nil, source, 0, 0, 0)
 	}
@@ -580,7 +584,11 @@ func mergePair(x *Entry, prevExp, prevFound []byte, fn func(kind string, exp, fo
 // idKey is the sort key of a document: its collection, a NUL, and its _id
 // in a canonical form where numbers of any BSON type compare by value.
 func IDKey(coll string, id load.Value) []byte {
-	k := make([]byte, 0, len(coll)+2+len(id.Data))
+	return appendIDKey(make([]byte, 0, len(coll)+2+len(id.Data)), coll, id)
+}
+
+// appendIDKey appends IDKey(coll, id) to k.
+func appendIDKey(k []byte, coll string, id load.Value) []byte {
 	k = append(k, coll...)
 	k = append(k, 0)
 	return load.AppendKey(k, id)
