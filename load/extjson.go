@@ -463,6 +463,8 @@ func appendShortDouble(dst []byte, f float64) ([]byte, bool) {
 
 // stripZeros drops v's trailing zeros (v > 0, below 10^15: 14 at most,
 // which 8+4+2+1 strips) and returns it with its digit count k less them.
+// It is inlined into the fast double path; stripZeros64, the general one,
+// cost money-like values there 18.7 -> 20.8 ns.
 func stripZeros(v uint64, k int) (uint64, int) {
 	if v%100_000_000 == 0 {
 		v /= 100_000_000
