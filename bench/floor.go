@@ -79,6 +79,7 @@ func floorRun(ctx context.Context, db string, reads [][]string) (Result, error) 
 			errs []string
 		)
 		settle()
+		busy := startBusy()
 		start := time.Now()
 		for i, q := range queries {
 			wg.Add(1)
@@ -96,6 +97,7 @@ func floorRun(ctx context.Context, db string, reads [][]string) (Result, error) 
 		}
 		wg.Wait()
 		el := time.Since(start)
+		total.MachineCPUSeconds += busy.stop().Seconds()
 		if len(errs) > 0 {
 			return Result{}, fmt.Errorf("floor: %s", strings.Join(errs, "; "))
 		}

@@ -152,8 +152,11 @@ type Result struct {
 	// CPUSeconds is the user and system time of denorm's process (not
 	// the source's), for runs of the denorm binary.
 	CPUSeconds float64 `json:"cpuSeconds,omitempty"`
-	PeakKiB    int64   `json:"peakRssKiB,omitempty"`
-	Note       string  `json:"note,omitempty"`
+	// MachineCPUSeconds is the whole machine's busy CPU time over the
+	// run (every process's: the source's too), where /proc/stat tells.
+	MachineCPUSeconds float64 `json:"machineCpuSeconds,omitempty"`
+	PeakKiB           int64   `json:"peakRssKiB,omitempty"`
+	Note              string  `json:"note,omitempty"`
 }
 
 func (r Result) rate() float64 { return float64(r.Docs) / r.Seconds }
@@ -804,12 +807,14 @@ type measured struct {
 	// cpu is the command's user and system time: with wall, it tells a
 	// run that worked longer from one that waited longer.
 	cpu time.Duration
-	out string
+	// machineCPU is the machine's busy time over the run (machineBusy).
+	machineCPU time.Duration
+	out        string
 }
 
 // result is m as a Result of docs documents and size bytes.
 func (m measured) result(docs, size int64) Result {
-	return Result{Docs: docs, Bytes: size, Seconds: m.wall.Seconds(), CPUSeconds: m.cpu.Seconds(), PeakKiB: m.peakKiB}
+	return Result{Docs: docs, Bytes: size, Seconds: m.wall.Seconds(), CPUSeconds: m.cpu.Seconds(), MachineCPUSeconds: m.machineCPU.Seconds(), PeakKiB: m.peakKiB}
 }
 
 // timeCmd runs a command, measuring wall time, CPU time and peak RSS, and
@@ -819,9 +824,10 @@ func timeCmd(name string, args ...string) (measured, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	settle()
+	busy := startBusy()
 	start := time.Now()
 	peak, err := procmem.Run(cmd, 10*time.Millisecond)
-	m := measured{wall: time.Since(start), peakKiB: peak, out: out.String()}
+	m := measured{wall: time.Since(start), machineCPU: busy.stop(), peakKiB: peak, out: out.String()}
 	if st := cmd.ProcessState; st != nil {
 		m.cpu = st.UserTime() + st.SystemTime()
 	}

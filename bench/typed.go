@@ -289,6 +289,18 @@ type TypedScale struct {
 	// with A's; VerifyRate its median docs/s over A's.
 	V          *Series `json:"v,omitempty"`
 	VerifyRate float64 `json:"verifyRate,omitempty"`
+	// CPUBound is the ratio A's median run could not beat on this
+	// machine with the CPU it took: the machine's busy time over the run
+	// (denorm's, the source's backends', anything else's) spread over
+	// every core, over the floor's time. A run near its bound kept every
+	// core busy, the source included: it is bound by the machine's CPU,
+	// not by waiting, and comes nearer the floor only by taking less.
+	CPUBound float64 `json:"cpuBoundRatio,omitempty"`
+	// BudgetNs is denorm's CPU time per value at which A's bound would be
+	// the goal (typedRatioGoal), the other processes taking what they
+	// took in A's median run: beside CPUNs, what denorm's CPU must come
+	// down to before the goal can be met on this machine.
+	BudgetNs float64 `json:"denormCpuBudgetNsPerValue,omitempty"`
 }
 
 // TypedFamily is one family's results.
@@ -377,6 +389,14 @@ func finishTyped(s *TypedScale) {
 	if s.V != nil && len(s.V.Runs) > 0 {
 		s.V.finish()
 		s.VerifyRate = s.V.DocsPS / s.A.DocsPS
+	}
+	if m := s.A.Median.MachineCPUSeconds; m > 0 {
+		n := float64(machineCores())
+		s.CPUBound = m / n / s.Floor.Median.Seconds
+		if s.Values > 0 {
+			others := m - s.A.Median.CPUSeconds
+			s.BudgetNs = max(n*typedRatioGoal*s.Floor.Median.Seconds-others, 0) * 1e9 / float64(s.Values)
+		}
 	}
 }
 
@@ -546,7 +566,7 @@ func typedFamilyRuns(ctx context.Context, c config, fam *TypedFamily, mapping st
 			}
 		}
 		finishTyped(s)
-		log.Printf("  typed %-36s %8d parents: A %.2fs, floor %.2fs, %.2fx", fam.Family, n, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio)
+		log.Printf("  typed %-36s %8d parents: A %.2fs, floor %.2fs, %.2fx (CPU-bound %.2fx)", fam.Family, n, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, s.CPUBound)
 		if s.Baseline != nil {
 			log.Printf("  typed %-36s %8d parents: baseline %.2fs, %.2fx", fam.Family, n, s.Baseline.Median.Seconds, s.BaselineRatio)
 		}
@@ -800,7 +820,7 @@ func printTyped(w io.Writer, t *TypedReport) {
 	if t.Baseline != "" {
 		base = "baseline ratio\t"
 	}
-	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tfixed s\tratio less fixed\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\t"+base)
+	fmt.Fprintln(tw, "family\tparents\tvalues\tA s\tfloor s\tratio\tfixed s\tratio less fixed\tdecode CPU ns/value\tCOPY ns/value\tA CPU ns/value\tCPU-bound ratio\tA CPU budget ns/value\t"+base)
 	for _, f := range t.Families {
 		for i, s := range f.Scales {
 			dec := ""
@@ -815,7 +835,11 @@ func printTyped(w io.Writer, t *TypedReport) {
 			if s.Fixed != nil && len(s.Fixed.Runs) > 0 {
 				fixed = fmt.Sprintf("%.3f\t%.2f\t", s.Fixed.Median.Seconds, s.LessFixed)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s%s\t%.1f\t%.1f\t%s\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, fixed, dec, s.CopyNs, s.CPUNs, b)
+			bound := "\t\t"
+			if s.CPUBound > 0 {
+				bound = fmt.Sprintf("%.2f\t%.1f\t", s.CPUBound, s.BudgetNs)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%s%s\t%.1f\t%.1f\t%s%s\n", f.Family, s.Parents, s.Values, s.A.Median.Seconds, s.Floor.Median.Seconds, s.Ratio, fixed, dec, s.CopyNs, s.CPUNs, bound, b)
 		}
 	}
 	tw.Flush()
