@@ -39,6 +39,7 @@ func tuneGC() {
 		debug.SetMemoryLimit(memoryLimit)
 		limitTuned = true
 	}
+	adviseHugeHeap()
 }
 
 // verifyGCPercent is verify's GOGC. verify's live heap is larger than
