@@ -110,13 +110,14 @@ func roundOdd(g *[2]uint64, cp uint64) uint64 {
 // floorLog10Pow2 is floor(q·log10(2)), floorLog10ThreeQuartersPow2
 // floor(log10(3/4·2^q)), floorLog2Pow10 floor(e·log2(10)), each exact over
 // the exponents doubles need (TestShortest64Logs checks them all).
-func floorLog10Pow2(q int) int { return q * 661_971_961_083 >> 41 }
+// The products need 64 bits: int64, so that 32-bit platforms build too.
+func floorLog10Pow2(q int) int { return int(int64(q) * 661_971_961_083 >> 41) }
 
 func floorLog10ThreeQuartersPow2(q int) int {
-	return (q*661_971_961_083 - 274_743_187_321) >> 41
+	return int((int64(q)*661_971_961_083 - 274_743_187_321) >> 41)
 }
 
-func floorLog2Pow10(e int) int { return e * 913_124_641_741 >> 38 }
+func floorLog2Pow10(e int) int { return int(int64(e) * 913_124_641_741 >> 38) }
 
 // stripZeros64 drops d's trailing zeros (d > 0, below 10^17) and returns
 // it with e, the power of ten, raised by their count. A test of

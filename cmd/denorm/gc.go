@@ -29,7 +29,8 @@ const (
 // GOGC or GOMEMLIMIT, and not a test running commands in its process).
 var limitTuned bool
 
-// tuneGC applies denorm's collector settings unless GOGC is set.
+// tuneGC applies denorm's collector settings unless GOGC is set, and asks
+// for huge pages over the heap's first arenas (thp_linux.go).
 func tuneGC() {
 	if os.Getenv("GOGC") != "" {
 		return
