@@ -99,7 +99,21 @@ var builtBinary struct {
 // sequential.
 //
 // TestMain removes the shared denorm binary (denormBinary) after the tests.
+// testChildren are checks a test runs in a new process of this test
+// binary (DENORM_TEST_CHILD=name): a process of its own from its first
+// allocation on, which the test process, its heap grown by the tests
+// before, is not. Each returns the process's exit status.
+var testChildren = map[string]func() int{}
+
 func TestMain(m *testing.M) {
+	if name := os.Getenv("DENORM_TEST_CHILD"); name != "" {
+		child := testChildren[name]
+		if child == nil {
+			fmt.Fprintf(os.Stderr, "DENORM_TEST_CHILD=%s: no such check\n", name)
+			os.Exit(2)
+		}
+		os.Exit(child())
+	}
 	code := m.Run()
 	if builtBinary.dir != "" {
 		_ = os.RemoveAll(builtBinary.dir)
