@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,70 @@ func mustParse(t *testing.T, uri string) connstr.String {
 		t.Fatalf("%s: %v", uri, err)
 	}
 	return cs
+}
+
+// TestConnectCauseProbe: when server selection gives up before any attempt
+// of the driver's has an error to tell (on a machine too busy for the
+// first attempt to finish in time, or one held by a server that never
+// replies), openServer dials the hosts itself: an address that refuses is
+// told as refusing, one that accepts as "nothing replied".
+func TestConnectCauseProbe(t *testing.T) {
+	// A listener that takes the driver's first connection, holds it
+	// without a reply and then closes: the driver has nothing to tell
+	// when selection gives up, and a dial after that is refused.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		l.Close()
+		if err == nil {
+			held <- c
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		select {
+		case c := <-held:
+			c.Close()
+		default:
+		}
+	})
+	silent := testenv.SilentServer(t, true)
+	for _, c := range []struct{ name, addr, want string }{
+		{"refused after", l.Addr().String(), "dial tcp " + l.Addr().String() + ": connect: connection refused"},
+		{"silent", silent, "nothing replied to the MongoDB handshake"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(context.Background(), "mongodb://u:secret@"+c.addr+"/db?serverSelectionTimeoutMS=2000", Options{})
+			if err == nil {
+				t.Fatal("opened a server that does not answer")
+			}
+			if !strings.Contains(err.Error(), "no server answered within 2s (serverSelectionTimeoutMS") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want the cause %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q holds the password", err)
+			}
+		})
+	}
+}
+
+// TestDialAny: the first host's error when none connects, nil when one
+// does; a host without a port is dialled at MongoDB's.
+func TestDialAny(t *testing.T) {
+	closed, open := testenv.ClosedPort(t), testenv.SilentServer(t, true)
+	ctx := context.Background()
+	if err := dialAny(ctx, []string{closed}, time.Second); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("closed port: %v", err)
+	}
+	if err := dialAny(ctx, []string{closed, open}, time.Second); err != nil {
+		t.Errorf("a closed port and a listener: %v", err)
+	}
+	// Unless a server listens there, the refusal names MongoDB's port.
+	if err := dialAny(ctx, []string{"127.0.0.1"}, time.Second); err != nil && !strings.Contains(err.Error(), "127.0.0.1:27017") {
+		t.Errorf("a host without a port: %v, want a dial of 127.0.0.1:27017", err)
+	}
 }

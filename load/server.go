@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
@@ -78,6 +79,15 @@ func openServer(ctx context.Context, uri connstr.String, opt Options, answered b
 			ce.Within = fmt.Sprintf("no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS)",
 				*copts.ServerSelectionTimeout, *copts.ConnectTimeout)
 		}
+		if _, silent := connectCause(ce.Err); silent && uri.Scheme() == "mongodb" {
+			// The driver's attempts told nothing (none had finished when
+			// server selection gave up, on a busy machine): a dial of our
+			// own tells an address that refuses from a server that
+			// accepts and never replies.
+			if derr := dialAny(ctx, copts.Hosts, min(*copts.ConnectTimeout, probeTimeout)); derr != nil {
+				ce.Probe = uri.RedactError(derr).Error()
+			}
+		}
 		return nil, ce
 	}
 	db := client.Database(dbName)
@@ -98,15 +108,51 @@ type ConnectError struct {
 	// FirstContact: the server never answered this run, and the one
 	// attempt made was not retried (see openServer).
 	FirstContact bool
+	// Probe is why a dial of denorm's own to the target's hosts failed,
+	// where the driver's attempts gave no cause (redacted).
+	Probe string
+}
+
+// probeTimeout bounds openServer's own dial of a silent target's hosts.
+const probeTimeout = 2 * time.Second
+
+// dialAny dials hosts (host:port, a host alone at MongoDB's port, or a
+// Unix socket's path) until one connects: nil when one did, else the first
+// host's error.
+func dialAny(ctx context.Context, hosts []string, timeout time.Duration) error {
+	var first error
+	d := net.Dialer{Timeout: timeout}
+	for _, h := range hosts {
+		network := "tcp"
+		switch _, _, err := net.SplitHostPort(h); {
+		case strings.HasSuffix(h, ".sock"):
+			network = "unix"
+		case err != nil: // no port: the driver's default
+			h = net.JoinHostPort(strings.Trim(h, "[]"), "27017")
+		}
+		c, err := d.DialContext(ctx, network, h)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Error gives the timeout that ended the attempts and the cause the
 // driver found (the last error of its server description: "connection
 // refused", a TLS or authentication failure), not its topology dump.
 func (e *ConnectError) Error() string {
-	msg := fmt.Sprintf("cannot reach the target %s: %s", e.Target, ConnectCause(e.Err))
+	cause := ConnectCause(e.Err)
+	if e.Probe != "" {
+		cause = e.Probe
+	}
+	msg := fmt.Sprintf("cannot reach the target %s: %s", e.Target, cause)
 	if e.Within != "" {
-		msg = fmt.Sprintf("cannot reach the target %s: %s: %s", e.Target, e.Within, ConnectCause(e.Err))
+		msg = fmt.Sprintf("cannot reach the target %s: %s: %s", e.Target, e.Within, cause)
 	}
 	if e.FirstContact {
 		msg += "; it never answered, so it is not tried again (--retry-for retries faults once a target has answered): check its address and that it is up"
@@ -120,6 +166,13 @@ var lastErrorRe = regexp.MustCompile(`Last error: (.*?)(?: }|$)`)
 
 // ConnectCause is the reason in a driver's server selection error.
 func ConnectCause(err error) string {
+	cause, _ := connectCause(err)
+	return cause
+}
+
+// connectCause is ConnectCause's, and silent when no attempt of the
+// driver's had an error to tell.
+func connectCause(err error) (cause string, silent bool) {
 	msg := err.Error()
 	if m := lastErrorRe.FindStringSubmatch(msg); m != nil {
 		cause := m[1]
@@ -128,17 +181,17 @@ func ConnectCause(err error) string {
 				cause += " (" + msg[:i] + ")"
 			}
 		}
-		return cause
+		return cause, false
 	}
 	if i := strings.Index(msg, ", current topology:"); i > 0 {
 		// No error from any attempt: a server that accepted connections
 		// and never replied (or none finished within the timeout).
 		msg = msg[:i]
 		if strings.HasSuffix(msg, "context deadline exceeded") {
-			msg = "nothing replied to the MongoDB handshake (is it a MongoDB-wire server, up and at this address?)"
+			return "nothing replied to the MongoDB handshake (is it a MongoDB-wire server, up and at this address?)", true
 		}
 	}
-	return msg
+	return msg, false
 }
 
 // Caps are the server profile's.
