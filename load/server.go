@@ -79,11 +79,12 @@ func openServer(ctx context.Context, uri connstr.String, opt Options, answered b
 			ce.Within = fmt.Sprintf("no server answered within %s (serverSelectionTimeoutMS; each connection attempt %s, connectTimeoutMS)",
 				*copts.ServerSelectionTimeout, *copts.ConnectTimeout)
 		}
-		if _, silent := connectCause(ce.Err); silent && uri.Scheme() == "mongodb" {
+		if _, silent := connectCause(ce.Err); silent && uri.Scheme() == "mongodb" && ctx.Err() == nil {
 			// The driver's attempts told nothing (none had finished when
 			// server selection gave up, on a busy machine): a dial of our
 			// own tells an address that refuses from a server that
-			// accepts and never replies.
+			// accepts and never replies (not once the run is
+			// cancelled: the dial would fail for that).
 			if derr := dialAny(ctx, copts.Hosts, min(*copts.ConnectTimeout, probeTimeout)); derr != nil {
 				ce.Probe = uri.RedactError(derr).Error()
 			}
