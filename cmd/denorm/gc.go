@@ -74,6 +74,7 @@ const (
 // tuneVerifyGC sets verify's collector percentage and memory limit,
 // where tuneGC set migrate's.
 func tuneVerifyGC(sortMemMiB int) {
+	unadviseHugeHeap()
 	if !limitTuned {
 		return
 	}

@@ -99,6 +99,12 @@ func hugeHeapChild() int {
 			return fail("smaps: %v", err)
 		} else if huge > 0 {
 			fmt.Printf("%d KiB of huge pages in the mapping at %#x\n", huge, p)
+			// verify's taking the advice back: the range is marked nh.
+			unadviseHugeHeap()
+			flags, _, _, err := smapsVMA(start)
+			if err != nil || !slices.Contains(flags, "nh") || slices.Contains(flags, "hg") {
+				return fail("after unadviseHugeHeap the mapping at %#x has VmFlags %v (%v), want nh and no hg", start, flags, err)
+			}
 			return 0
 		}
 	}
