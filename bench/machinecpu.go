@@ -26,27 +26,29 @@ const userHZ = 100
 // boot (user, nice, system, irq, softirq and steal: not idle or iowait),
 // from /proc/stat; ok is false where there is no such file.
 func machineBusy() (busy time.Duration, ok bool) {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	busy, _, err = parseProcStat(f)
-	return busy, err == nil
+	busy, _, ok = readProcStat()
+	return busy, ok
 }
 
 // machineCores is the number of CPUs /proc/stat lists, over which
 // machineBusy's time is spread; runtime.NumCPU where it cannot be read.
 func machineCores() int {
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return runtime.NumCPU()
-	}
-	defer f.Close()
-	if _, n, err := parseProcStat(f); err == nil && n > 0 {
+	if _, n, ok := readProcStat(); ok && n > 0 {
 		return n
 	}
 	return runtime.NumCPU()
+}
+
+// readProcStat is parseProcStat of /proc/stat; ok is false where it
+// cannot be read.
+func readProcStat() (busy time.Duration, cpus int, ok bool) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	busy, cpus, err = parseProcStat(f)
+	return busy, cpus, err == nil
 }
 
 // parseProcStat reads /proc/stat: the busy time of its first line, the
